@@ -1,0 +1,37 @@
+# AppLifecycle: the two commands for a fresh machine are `make demo` and `make test`.
+# Each target installs the Debian packages it needs, only when they are missing.
+
+SHELL := /bin/bash
+SWIFT ?= swift
+APT_PACKAGES := libsystemd-dev pkg-config dbus-daemon python3-dbusmock
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: deps build test demo bench install clean
+
+deps:
+	@missing=""; \
+	for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+demo: deps
+	$(SWIFT) build --product lifecycle-example
+	.build/debug/lifecycle-example
+
+bench: deps
+	$(SWIFT) build -c release --product lifecycle-bench
+	.build/release/lifecycle-bench
+
+clean:
+	rm -rf .build

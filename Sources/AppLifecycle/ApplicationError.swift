@@ -1,0 +1,53 @@
+/// An error from AppLifecycle, or one a host reports to the app.
+///
+/// Errors are an extensible struct with static codes (the swift-service-lifecycle idiom):
+/// callers match on ``code`` and read ``message`` for the human-readable detail.
+public struct ApplicationError: Error, Sendable, Hashable, Codable, CustomStringConvertible {
+    /// What kind of error this is.
+    public struct Code: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+        /// The code's stable string.
+        public var rawValue: String
+
+        /// Creates a code from its stable string.
+        ///
+        /// - Parameters:
+        ///   - rawValue: The stable string.
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// A state transition that the lifecycle does not allow.
+        public static let illegalTransition = Code(rawValue: "illegal-transition")
+        /// The app was asked to do something that needs it launched first, or launched twice.
+        public static let notLaunched = Code(rawValue: "not-launched")
+        /// A value from outside (a payload, a file, an argument) failed validation.
+        public static let invalidInput = Code(rawValue: "invalid-input")
+        /// Remote-notification registration failed.
+        public static let registrationFailed = Code(rawValue: "registration-failed")
+        /// A user activity could not be continued.
+        public static let userActivityFailed = Code(rawValue: "user-activity-failed")
+        /// Reading or writing a file the project owns failed.
+        public static let io = Code(rawValue: "io")
+        /// The host failed or vanished.
+        public static let host = Code(rawValue: "host")
+
+        /// The stable string.
+        public var description: String { rawValue }
+    }
+
+    /// What kind of error this is.
+    public var code: Code
+    /// A human-readable explanation.
+    public var message: String
+
+    /// Creates an error.
+    ///
+    /// - Parameters:
+    ///   - code: What kind of error this is.
+    ///   - message: A human-readable explanation.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// `"<code>: <message>"`.
+    public var description: String { "\(code.rawValue): \(message)" }
+}

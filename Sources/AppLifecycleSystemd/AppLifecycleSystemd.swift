@@ -1,0 +1,1 @@
+// AppLifecycleSystemd: placeholder until the host bridge lands.

@@ -1,0 +1,5 @@
+#pragma once
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-login.h>

@@ -1,0 +1,3 @@
+#include "CSystemdShim.h"
+
+int csd_shim_version(void) { return 1; }

@@ -1,0 +1,1 @@
+// SystemdBus: placeholder until the sd-bus layer lands.
