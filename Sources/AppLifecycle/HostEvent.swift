@@ -16,6 +16,9 @@ public enum HostEvent: Sendable, Hashable {
     case locked(Bool)
     /// The app's session became the foreground session (`true`) or was switched away from (`false`).
     case sessionActive(Bool)
+    /// The host wants the app in the foreground (`true`) or the background (`false`), as when
+    /// the user switches apps or `lifecycled` backgrounds an app another one replaced.
+    case foreground(Bool)
     /// The host asks the app to terminate (shutdown, SIGTERM, a host request).
     case terminate(TerminationReason)
     /// The wall clock, the time zone, the date or the UTC offset changed significantly.

@@ -1,0 +1,112 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What drives an ``Application``: the source of host events and the receiver of the app's
+/// acknowledgements.
+///
+/// A host hands facts to the app through ``Application/handle(_:)`` and learns what the app did
+/// through the methods below, all on the main actor. Every method has a default that does
+/// nothing, so a host implements only what it needs. AppLifecycle ships two: the virtual host of
+/// `AppLifecycleTesting`, and the systemd host of `AppLifecycleSystemd` (logind, the kernel's
+/// clocks and memory pressure, `sd_notify`).
+@MainActor
+public protocol ApplicationHost: AnyObject {
+    /// The time source for background time and callback deadlines.
+    var scheduler: any LifecycleScheduler { get }
+
+    /// Called once before the launch sequence; start sources and call ``Application/handle(_:)`` from here on.
+    ///
+    /// - Parameters:
+    ///   - application: The app.
+    func applicationWillLaunch(_ application: Application)
+
+    /// Called after launching finished (after the DidFinishLaunching notification); systemd hosts send `READY=1`.
+    ///
+    /// - Parameters:
+    ///   - application: The app.
+    func applicationDidFinishLaunching(_ application: Application)
+
+    /// Called after every state change.
+    ///
+    /// A host that holds a sleep delay lock releases it when the app reaches
+    /// ``ApplicationState/suspended``: the callbacks have returned and every background task ended or expired.
+    ///
+    /// - Parameters:
+    ///   - application: The app.
+    ///   - previousState: The state before.
+    ///   - state: The state after.
+    func application(_ application: Application, didChangeStateFrom previousState: ApplicationState, to state: ApplicationState)
+
+    /// Called when termination begins, before `applicationWillTerminate(_:)`; systemd hosts send
+    /// `STOPPING=1` and extend their stop timeout by the deadline.
+    ///
+    /// - Parameters:
+    ///   - application: The app.
+    ///   - deadline: How long the termination callbacks have.
+    func applicationWillTerminate(_ application: Application, deadline: Duration)
+
+    /// Called after the app reached ``ApplicationState/notRunning``; stop every source.
+    ///
+    /// - Parameters:
+    ///   - application: The app.
+    func applicationDidTerminate(_ application: Application)
+
+    /// What to do when a synchronous callback overruns its deadline (called on any thread, while
+    /// the main actor may still be blocked in the callback).
+    ///
+    /// The default ends the process at once with exit status 1, as iOS kills such an app. The
+    /// virtual host records the overrun instead, and the app then acts as if it had been killed.
+    var callbackDeadlineHandler: @Sendable (_ callback: String) -> Void { get }
+
+    /// Called after the app handled (or refused) a URL.
+    ///
+    /// - Parameters:
+    ///   - application: The app.
+    ///   - url: The URL.
+    ///   - handled: Whether the delegate handled it.
+    func application(_ application: Application, didOpen url: URL, handled: Bool)
+
+    /// Asks the host to present a local notification that fired while the app was not in the foreground.
+    ///
+    /// - Parameters:
+    ///   - application: The app.
+    ///   - notification: The notification.
+    func application(_ application: Application, present notification: LocalNotification)
+}
+
+extension ApplicationHost {
+    /// Does nothing.
+    public func applicationWillLaunch(_ application: Application) {}
+    /// Does nothing.
+    public func applicationDidFinishLaunching(_ application: Application) {}
+    /// Does nothing.
+    public func application(_ application: Application, didChangeStateFrom previousState: ApplicationState, to state: ApplicationState) {}
+    /// Does nothing.
+    public func applicationWillTerminate(_ application: Application, deadline: Duration) {}
+    /// Does nothing.
+    public func applicationDidTerminate(_ application: Application) {}
+    /// Logs to standard error and ends the process with status 1.
+    public var callbackDeadlineHandler: @Sendable (_ callback: String) -> Void {
+        { callback in
+            let line = "AppLifecycle: \(callback) overran its deadline; ending the process\n"
+            _ = line.withCString { write(2, $0, strlen($0)) }
+            _exit(1)
+        }
+    }
+    /// Does nothing.
+    public func application(_ application: Application, didOpen url: URL, handled: Bool) {}
+    /// Does nothing (the notification is logged by the app).
+    public func application(_ application: Application, present notification: LocalNotification) {}
+}
+
+/// A host with no event sources: the app launches, becomes active, and runs until something
+/// calls ``Application/handle(_:)`` with ``HostEvent/terminate(_:)``.
+@MainActor
+public final class ProcessOnlyHost: ApplicationHost {
+    /// The real scheduler.
+    public let scheduler: any LifecycleScheduler = SystemLifecycleScheduler()
+    /// Creates the host.
+    public init() {}
+}

@@ -1,0 +1,208 @@
+import Foundation
+
+extension Application {
+    /// `"ApplicationDidRegisterForRemoteNotificationsNotification"` (no UIKit counterpart): posted
+    /// after `application(_:didRegisterForRemoteNotificationsWithDeviceToken:)`.
+    public nonisolated static let didRegisterForRemoteNotificationsNotification = Notification.Name("ApplicationDidRegisterForRemoteNotificationsNotification")
+    /// `"ApplicationDidFailToRegisterForRemoteNotificationsNotification"`: posted after
+    /// `application(_:didFailToRegisterForRemoteNotificationsWithError:)`.
+    public nonisolated static let didFailToRegisterForRemoteNotificationsNotification = Notification.Name("ApplicationDidFailToRegisterForRemoteNotificationsNotification")
+    /// `"ApplicationDidReceiveRemoteNotificationNotification"`: posted after whichever
+    /// `didReceiveRemoteNotification` variant was called.
+    public nonisolated static let didReceiveRemoteNotificationNotification = Notification.Name("ApplicationDidReceiveRemoteNotificationNotification")
+    /// `"ApplicationHandleRemoteNotificationActionNotification"`: posted after
+    /// `application(_:handleActionWithIdentifier:forRemoteNotification:completionHandler:)`.
+    public nonisolated static let handleRemoteNotificationActionNotification = Notification.Name("ApplicationHandleRemoteNotificationActionNotification")
+    /// `"ApplicationDidReceiveLocalNotificationNotification"`: posted after `application(_:didReceive:)`.
+    public nonisolated static let didReceiveLocalNotificationNotification = Notification.Name("ApplicationDidReceiveLocalNotificationNotification")
+    /// `"ApplicationHandleLocalNotificationActionNotification"`: posted after
+    /// `application(_:handleActionWithIdentifier:for:completionHandler:)`.
+    public nonisolated static let handleLocalNotificationActionNotification = Notification.Name("ApplicationHandleLocalNotificationActionNotification")
+
+    /// The typed form of ``didRegisterForRemoteNotificationsNotification``.
+    public struct DidRegisterForRemoteNotificationsMessage: LifecycleMessage {
+        /// ``Application/didRegisterForRemoteNotificationsNotification``.
+        public static var name: Notification.Name { Application.didRegisterForRemoteNotificationsNotification }
+        /// The device token.
+        public var deviceToken: Data
+        /// Creates the message.
+        ///
+        /// - Parameters:
+        ///   - deviceToken: The device token.
+        public init(deviceToken: Data) { self.deviceToken = deviceToken }
+        /// ``ApplicationUserInfoKey/deviceToken``.
+        public var userInfo: UserInfo { [ApplicationUserInfoKey.deviceToken: .data(deviceToken)] }
+        /// Reads the token.
+        ///
+        /// - Parameters:
+        ///   - userInfo: The userInfo.
+        public init?(userInfo: UserInfo) {
+            guard let token = userInfo[ApplicationUserInfoKey.deviceToken]?.dataValue else { return nil }
+            self.deviceToken = token
+        }
+    }
+
+    /// The typed form of ``didFailToRegisterForRemoteNotificationsNotification``.
+    public struct DidFailToRegisterForRemoteNotificationsMessage: LifecycleMessage {
+        /// ``Application/didFailToRegisterForRemoteNotificationsNotification``.
+        public static var name: Notification.Name { Application.didFailToRegisterForRemoteNotificationsNotification }
+        /// The error.
+        public var error: ApplicationError
+        /// Creates the message.
+        ///
+        /// - Parameters:
+        ///   - error: The error.
+        public init(error: ApplicationError) { self.error = error }
+        /// ``ApplicationUserInfoKey/errorCode`` and ``ApplicationUserInfoKey/errorMessage``.
+        public var userInfo: UserInfo { error.userInfo }
+        /// Reads the error.
+        ///
+        /// - Parameters:
+        ///   - userInfo: The userInfo.
+        public init?(userInfo: UserInfo) {
+            guard let error = ApplicationError(userInfo: userInfo) else { return nil }
+            self.error = error
+        }
+    }
+
+    /// The typed form of ``didReceiveRemoteNotificationNotification``.
+    public struct DidReceiveRemoteNotificationMessage: LifecycleMessage {
+        /// ``Application/didReceiveRemoteNotificationNotification``.
+        public static var name: Notification.Name { Application.didReceiveRemoteNotificationNotification }
+        /// The payload.
+        public var payload: UserInfo
+        /// Creates the message.
+        ///
+        /// - Parameters:
+        ///   - payload: The payload.
+        public init(payload: UserInfo) { self.payload = payload }
+        /// ``ApplicationUserInfoKey/remoteNotification``.
+        public var userInfo: UserInfo { [ApplicationUserInfoKey.remoteNotification: .dictionary(payload.values)] }
+        /// Reads the payload.
+        ///
+        /// - Parameters:
+        ///   - userInfo: The userInfo.
+        public init?(userInfo: UserInfo) {
+            guard let payload = userInfo[ApplicationUserInfoKey.remoteNotification]?.dictionaryValue else { return nil }
+            self.payload = UserInfo(payload)
+        }
+    }
+
+    /// The typed form of ``handleRemoteNotificationActionNotification``.
+    public struct HandleRemoteNotificationActionMessage: LifecycleMessage {
+        /// ``Application/handleRemoteNotificationActionNotification``.
+        public static var name: Notification.Name { Application.handleRemoteNotificationActionNotification }
+        /// The action's identifier.
+        public var identifier: String?
+        /// The notification's payload.
+        public var payload: UserInfo
+        /// Creates the message.
+        ///
+        /// - Parameters:
+        ///   - identifier: The action's identifier.
+        ///   - payload: The payload.
+        public init(identifier: String?, payload: UserInfo) {
+            self.identifier = identifier
+            self.payload = payload
+        }
+        /// ``ApplicationUserInfoKey/actionIdentifier`` and ``ApplicationUserInfoKey/remoteNotification``.
+        public var userInfo: UserInfo {
+            var info: UserInfo = [ApplicationUserInfoKey.remoteNotification: .dictionary(payload.values)]
+            if let identifier { info[ApplicationUserInfoKey.actionIdentifier] = .string(identifier) }
+            return info
+        }
+        /// Reads the identifier and payload.
+        ///
+        /// - Parameters:
+        ///   - userInfo: The userInfo.
+        public init?(userInfo: UserInfo) {
+            guard let payload = userInfo[ApplicationUserInfoKey.remoteNotification]?.dictionaryValue else { return nil }
+            self.init(identifier: userInfo[ApplicationUserInfoKey.actionIdentifier]?.stringValue, payload: UserInfo(payload))
+        }
+    }
+
+    /// The typed form of ``didReceiveLocalNotificationNotification``.
+    public struct DidReceiveLocalNotificationMessage: LifecycleMessage {
+        /// ``Application/didReceiveLocalNotificationNotification``.
+        public static var name: Notification.Name { Application.didReceiveLocalNotificationNotification }
+        /// The notification.
+        public var notification: LocalNotification
+        /// Creates the message.
+        ///
+        /// - Parameters:
+        ///   - notification: The notification.
+        public init(notification: LocalNotification) { self.notification = notification }
+        /// ``ApplicationUserInfoKey/localNotification``.
+        public var userInfo: UserInfo { [ApplicationUserInfoKey.localNotification: notification.propertyList] }
+        /// Reads the notification.
+        ///
+        /// - Parameters:
+        ///   - userInfo: The userInfo.
+        public init?(userInfo: UserInfo) {
+            guard let notification = userInfo[ApplicationUserInfoKey.localNotification].flatMap(LocalNotification.init(propertyList:)) else { return nil }
+            self.notification = notification
+        }
+    }
+
+    /// The typed form of ``handleLocalNotificationActionNotification``.
+    public struct HandleLocalNotificationActionMessage: LifecycleMessage {
+        /// ``Application/handleLocalNotificationActionNotification``.
+        public static var name: Notification.Name { Application.handleLocalNotificationActionNotification }
+        /// The action's identifier.
+        public var identifier: String?
+        /// The notification.
+        public var notification: LocalNotification
+        /// Creates the message.
+        ///
+        /// - Parameters:
+        ///   - identifier: The action's identifier.
+        ///   - notification: The notification.
+        public init(identifier: String?, notification: LocalNotification) {
+            self.identifier = identifier
+            self.notification = notification
+        }
+        /// ``ApplicationUserInfoKey/actionIdentifier`` and ``ApplicationUserInfoKey/localNotification``.
+        public var userInfo: UserInfo {
+            var info: UserInfo = [ApplicationUserInfoKey.localNotification: notification.propertyList]
+            if let identifier { info[ApplicationUserInfoKey.actionIdentifier] = .string(identifier) }
+            return info
+        }
+        /// Reads the identifier and notification.
+        ///
+        /// - Parameters:
+        ///   - userInfo: The userInfo.
+        public init?(userInfo: UserInfo) {
+            guard let notification = userInfo[ApplicationUserInfoKey.localNotification].flatMap(LocalNotification.init(propertyList:)) else { return nil }
+            self.init(identifier: userInfo[ApplicationUserInfoKey.actionIdentifier]?.stringValue, notification: notification)
+        }
+    }
+}
+
+extension ApplicationError {
+    /// The error under ``ApplicationUserInfoKey/errorCode`` and ``ApplicationUserInfoKey/errorMessage``.
+    public var userInfo: UserInfo {
+        [ApplicationUserInfoKey.errorCode: .string(code.rawValue), ApplicationUserInfoKey.errorMessage: .string(message)]
+    }
+
+    /// Reads an error from its userInfo form, or `nil` when the code is missing.
+    ///
+    /// - Parameters:
+    ///   - userInfo: The userInfo.
+    public init?(userInfo: UserInfo) {
+        guard let code = userInfo[ApplicationUserInfoKey.errorCode]?.stringValue else { return nil }
+        self.init(Code(rawValue: code), userInfo[ApplicationUserInfoKey.errorMessage]?.stringValue ?? "")
+    }
+
+    /// Wraps any error: an ``ApplicationError`` as itself, anything else with its description.
+    ///
+    /// - Parameters:
+    ///   - error: The error.
+    ///   - code: The code for errors that are not ``ApplicationError``s.
+    public init(wrapping error: any Error, code: Code) {
+        if let error = error as? ApplicationError {
+            self = error
+        } else {
+            self.init(code, String(describing: error))
+        }
+    }
+}

@@ -1,0 +1,129 @@
+import Synchronization
+
+/// How an async notification sequence buffers notifications its consumer has not taken yet.
+///
+/// The buffer is bounded. When a slow consumer lets it fill up, ``Overflow/dropOldest``
+/// (the default) discards the oldest buffered notification to make room, so the consumer
+/// always catches up with the most recent state; ``Overflow/dropNewest`` discards the
+/// notification being posted, keeping the earliest ones. Either way the post itself never
+/// blocks and never fails, and ``NotificationSequence/droppedCount`` counts what was lost.
+public struct NotificationBufferingPolicy: Sendable, Hashable {
+    /// What to discard when the buffer is full.
+    public enum Overflow: Sendable, Hashable {
+        /// Discard the oldest buffered notification (keep the newest).
+        case dropOldest
+        /// Discard the notification being posted (keep the oldest).
+        case dropNewest
+    }
+
+    /// The most notifications buffered at once (at least 1).
+    public var capacity: Int
+    /// What to discard when the buffer is full.
+    public var overflow: Overflow
+
+    /// Creates a policy.
+    ///
+    /// - Parameters:
+    ///   - capacity: The most notifications buffered at once; values below 1 mean 1.
+    ///   - overflow: What to discard when the buffer is full.
+    public init(capacity: Int, overflow: Overflow = .dropOldest) {
+        self.capacity = max(1, capacity)
+        self.overflow = overflow
+    }
+
+    /// 256 notifications, dropping the oldest on overflow.
+    public static let `default` = NotificationBufferingPolicy(capacity: 256)
+
+    var streamPolicy: AsyncStream<Never>.Continuation.BufferingPolicy.Generic {
+        switch overflow {
+        case .dropOldest: return .bufferingNewest(capacity)
+        case .dropNewest: return .bufferingOldest(capacity)
+        }
+    }
+}
+
+extension AsyncStream.Continuation.BufferingPolicy {
+    /// The policy without its element type, so one value converts to any stream's policy.
+    enum Generic {
+        case bufferingNewest(Int)
+        case bufferingOldest(Int)
+    }
+}
+
+extension AsyncStream {
+    static func makeStream(bufferingPolicy generic: AsyncStream<Never>.Continuation.BufferingPolicy.Generic)
+        -> (stream: AsyncStream<Element>, continuation: AsyncStream<Element>.Continuation)
+    {
+        switch generic {
+        case .bufferingNewest(let count): return makeStream(of: Element.self, bufferingPolicy: .bufferingNewest(count))
+        case .bufferingOldest(let count): return makeStream(of: Element.self, bufferingPolicy: .bufferingOldest(count))
+        }
+    }
+}
+
+/// Counts the notifications an async sequence dropped on overflow.
+final class DropCounter: Sendable {
+    private let count = Atomic<Int>(0)
+    func increment() { count.add(1, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .relaxed) }
+}
+
+/// Keeps an async sequence's observer registered for as long as the sequence or an iterator lives.
+final class NotificationSubscription: Sendable {
+    let token: NotificationObservation
+    let drops: DropCounter
+    private let finish: @Sendable () -> Void
+
+    init(token: NotificationObservation, drops: DropCounter, finish: @escaping @Sendable () -> Void) {
+        self.token = token
+        self.drops = drops
+        self.finish = finish
+    }
+
+    func cancel() {
+        token.cancel()
+        finish()
+    }
+
+    deinit { cancel() }
+}
+
+/// An `AsyncSequence` of notifications from a ``LifecycleNotificationCenter``.
+///
+/// Created by ``LifecycleNotificationCenter/messages(of:object:buffering:)`` and
+/// ``LifecycleNotificationCenter/notifications(named:object:buffering:)``. Its observer stays
+/// registered while the sequence or one of its iterators is alive, or until ``cancel()``.
+public struct NotificationSequence<Element: Sendable>: AsyncSequence, Sendable {
+    let stream: AsyncStream<Element>
+    let subscription: NotificationSubscription
+
+    /// The number of notifications discarded so far because the buffer was full.
+    public var droppedCount: Int { subscription.drops.value }
+
+    /// Removes the observer and ends the sequence after the notifications already buffered.
+    public func cancel() { subscription.cancel() }
+
+    /// Creates an iterator.
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(base: stream.makeAsyncIterator(), subscription: subscription)
+    }
+
+    /// Iterates the notifications in the order they were posted.
+    public struct Iterator: AsyncIteratorProtocol {
+        var base: AsyncStream<Element>.Iterator
+        let subscription: NotificationSubscription
+
+        /// The next notification, or `nil` once the sequence was cancelled and drained.
+        public mutating func next() async -> Element? {
+            await base.next()
+        }
+
+        /// The next notification, or `nil` once the sequence was cancelled and drained.
+        ///
+        /// - Parameters:
+        ///   - actor: The caller's isolation.
+        public mutating func next(isolation actor: isolated (any Actor)?) async -> Element? {
+            await base.next(isolation: actor)
+        }
+    }
+}
