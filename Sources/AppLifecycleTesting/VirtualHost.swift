@@ -1,0 +1,175 @@
+import AppLifecycle
+import Foundation
+import Synchronization
+
+/// A host that drives an app through any sequence of events, deterministically.
+///
+/// ```swift
+/// let host = VirtualHost()
+/// let app = Application(delegate: MyDelegate(), host: host, notificationCenter: LifecycleNotificationCenter())
+/// let recorder = LifecycleRecorder(application: app)
+/// app.launch()
+/// host.send(.locked(true))
+/// host.advance(by: .seconds(31))
+/// try recorder.verifyOrder(["applicationWillResignActive(_:)", "UIApplicationWillResignActiveNotification"])
+/// ```
+///
+/// It records what the app acknowledged (state changes, URLs opened, notifications it asked the
+/// host to present, callbacks that overran their deadline) so tests can assert on the host side too.
+@MainActor
+public final class VirtualHost: ApplicationHost {
+    /// One step of a script.
+    public enum Step: Sendable, Hashable {
+        /// Hand the app a host event.
+        case event(HostEvent)
+        /// Move the virtual clock.
+        case advance(Duration)
+        /// A line for the timeline (printed by the example; no effect on the app).
+        case note(String)
+    }
+
+    /// The virtual clock.
+    public let clock = VirtualClock()
+    /// The app this host drives (set by ``applicationWillLaunch(_:)``).
+    public private(set) weak var application: Application?
+    /// Every state change the app reported, in order.
+    public private(set) var stateChanges: [(from: ApplicationState, to: ApplicationState)] = []
+    /// Every URL the app handled or refused, in order.
+    public private(set) var openedURLs: [(url: URL, handled: Bool)] = []
+    /// Local notifications the app asked the host to present.
+    public private(set) var presentedNotifications: [LocalNotification] = []
+    /// Whether the app finished launching.
+    public private(set) var didFinishLaunching = false
+    /// Whether the app terminated.
+    public private(set) var didTerminate = false
+    /// The deadline announced when termination began, if it did.
+    public private(set) var terminationDeadline: Duration?
+    /// Called for each script note (the example prints them).
+    public var noteHandler: (@MainActor (String) -> Void)?
+
+    private let overrunLog = OverrunLog()
+
+    /// Creates a host with its clock at zero.
+    public init() {}
+
+    /// The virtual clock.
+    public var scheduler: any LifecycleScheduler { clock }
+
+    /// The callbacks that overran their deadline, in order.
+    public var overruns: [String] { overrunLog.entries }
+
+    /// Records the overrun instead of ending the process.
+    public var callbackDeadlineHandler: @Sendable (String) -> Void {
+        { [overrunLog] callback in overrunLog.append(callback) }
+    }
+
+    /// Remembers the app.
+    ///
+    /// - Parameters:
+    ///   - application: The app.
+    public func applicationWillLaunch(_ application: Application) { self.application = application }
+    /// Records that launching finished.
+    ///
+    /// - Parameters:
+    ///   - application: The app.
+    public func applicationDidFinishLaunching(_ application: Application) { didFinishLaunching = true }
+    /// Records the state change.
+    ///
+    /// - Parameters:
+    ///   - application: The app.
+    ///   - previousState: The state before.
+    ///   - state: The state after.
+    public func application(_ application: Application, didChangeStateFrom previousState: ApplicationState, to state: ApplicationState) {
+        stateChanges.append((previousState, state))
+    }
+    /// Records the termination deadline.
+    ///
+    /// - Parameters:
+    ///   - application: The app.
+    ///   - deadline: The deadline.
+    public func applicationWillTerminate(_ application: Application, deadline: Duration) { terminationDeadline = deadline }
+    /// Records that the app terminated.
+    ///
+    /// - Parameters:
+    ///   - application: The app.
+    public func applicationDidTerminate(_ application: Application) { didTerminate = true }
+    /// Records the URL.
+    ///
+    /// - Parameters:
+    ///   - application: The app.
+    ///   - url: The URL.
+    ///   - handled: Whether it was handled.
+    public func application(_ application: Application, didOpen url: URL, handled: Bool) { openedURLs.append((url, handled)) }
+    /// Records the notification.
+    ///
+    /// - Parameters:
+    ///   - application: The app.
+    ///   - notification: The notification.
+    public func application(_ application: Application, present notification: LocalNotification) {
+        presentedNotifications.append(notification)
+    }
+
+    /// Hands the app an event (it must have been launched with this host).
+    ///
+    /// - Parameters:
+    ///   - event: The event.
+    public func send(_ event: HostEvent) {
+        guard let application else { preconditionFailure("VirtualHost.send before the app launched") }
+        application.handle(event)
+    }
+
+    /// Moves the virtual clock, firing due timers.
+    ///
+    /// - Parameters:
+    ///   - duration: How far.
+    public func advance(by duration: Duration) { clock.advance(by: duration) }
+
+    /// Performs one script step.
+    ///
+    /// - Parameters:
+    ///   - step: The step.
+    public func perform(_ step: Step) {
+        switch step {
+        case .event(let event): send(event)
+        case .advance(let duration): advance(by: duration)
+        case .note(let text): noteHandler?(text)
+        }
+    }
+
+    /// Performs a script's steps in order.
+    ///
+    /// - Parameters:
+    ///   - script: The steps.
+    public func run(_ script: [Step]) {
+        for step in script { perform(step) }
+    }
+
+    /// A day in the life of an app, after launch: lock, unlock, sleep, resume, a memory
+    /// warning, a clock change (while suspended, delivered on return), and termination.
+    public static let scriptedDay: [Step] = [
+        .note("09:00 the user locks the screen"),
+        .event(.locked(true)),
+        .advance(.seconds(60)),
+        .note("09:01 the user unlocks"),
+        .event(.locked(false)),
+        .note("12:30 the lid closes: the machine prepares for sleep"),
+        .event(.sleeping(true)),
+        .advance(.seconds(5)),
+        .note("12:30 while asleep, NTP steps the clock"),
+        .event(.significantTimeChange(SignificantTimeChange(reason: .clockSet))),
+        .advance(.seconds(3600)),
+        .note("13:30 the lid opens: the machine resumes"),
+        .event(.sleeping(false)),
+        .note("15:00 the system runs short of memory"),
+        .event(.memoryWarning(MemoryWarning(level: .medium, source: "virtual"))),
+        .note("18:00 the system shuts down"),
+        .event(.terminate(.shutdown)),
+    ]
+}
+
+/// The overruns a watchdog reports, from any thread; Sendable because its state is behind a mutex.
+final class OverrunLog: Sendable {
+    private let log = Mutex<[String]>([])
+    func append(_ callback: String) { log.withLock { $0.append(callback) } }
+    var entries: [String] { log.withLock { $0 } }
+}
