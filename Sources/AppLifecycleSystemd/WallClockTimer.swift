@@ -1,0 +1,237 @@
+import AppLifecycle
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One `CLOCK_REALTIME` timerfd that reports clock sets, local midnight and UTC-offset (DST) changes.
+///
+/// The timer is armed with `TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET` at the next significant local
+/// instant: the earlier of the next local midnight and the next UTC-offset transition of the time zone
+/// (see ``nextDeadline(after:in:)``). On readiness:
+/// - `read` fails with `ECANCELED`: the clock was set (by `clock_settime`, `date -s`, timedated, an NTP step)
+///   → ``AppLifecycle/SignificantTimeChange/Reason/clockSet``.
+/// - `read` returns an expiration count: the armed instant arrived →
+///   ``AppLifecycle/SignificantTimeChange/Reason/midnight`` or
+///   ``AppLifecycle/SignificantTimeChange/Reason/daylightSavingTime``, whichever was armed.
+///
+/// Either way the timer is re-armed from the current time. A DST change does not cancel a
+/// `CANCEL_ON_SET` timer (the kernel clock does not move, only the local offset does), which is why the
+/// transition must itself be an armed deadline. When a midnight and a transition fall on the same instant
+/// (zones whose DST starts at 00:00, like America/Havana or America/Sao_Paulo before 2019, where that day starts
+/// at 01:00), the deadline reports ``AppLifecycle/SignificantTimeChange/Reason/midnight``: the day rolled over,
+/// which is the fact apps most often key on; the offset change is observable from the same instant.
+/// If the clock is set past an armed deadline, only `.clockSet` is reported (the kernel reports the cancel).
+///
+/// The bridge must call ``updateTimeZone(_:)`` when the system time zone changes (``TimeZoneWatcher``), so
+/// the next midnight and transition are computed in the new zone.
+public final class WallClockTimer: ReadinessSource {
+    /// An instant the timer is armed for, and what its arrival means.
+    public struct Deadline: Sendable, Hashable, CustomStringConvertible {
+        /// The instant.
+        public var date: Date
+        /// ``AppLifecycle/SignificantTimeChange/Reason/midnight`` or
+        /// ``AppLifecycle/SignificantTimeChange/Reason/daylightSavingTime``.
+        public var reason: SignificantTimeChange.Reason
+
+        /// Creates a deadline.
+        ///
+        /// - Parameters:
+        ///   - date: The instant.
+        ///   - reason: What its arrival means.
+        public init(date: Date, reason: SignificantTimeChange.Reason) {
+            self.date = date
+            self.reason = reason
+        }
+
+        /// The instant in ISO 8601 (UTC) and the reason.
+        public var description: String { "\(reason.rawValue) at \(date)" }
+    }
+
+    private struct State {
+        var fd: Int32
+        var timeZone: TimeZone
+        var armed: Deadline?
+    }
+
+    /// `"timerfd"`.
+    public let name = "timerfd"
+    /// `POLLIN`.
+    public let pollEvents = Int16(POLLIN)
+    private let now: @Sendable () -> Date
+    private let state: Mutex<State>
+
+    /// Creates the timerfd and arms it at the next significant instant.
+    ///
+    /// The kernel always measures against the real `CLOCK_REALTIME`; `now` only chooses the deadline. Tests
+    /// pass a fixed `now` to get a deadline that is already past (the timer then expires at once).
+    ///
+    /// - Parameters:
+    ///   - timeZone: The local time zone to compute midnight and transitions in.
+    ///   - now: The current time; `Date()` by default.
+    /// - Throws: ``HostSourceError`` if the timerfd cannot be created or armed.
+    public init(timeZone: TimeZone = .current, now: @escaping @Sendable () -> Date = { Date() }) throws {
+        let fd = KernelInterfaces.timerCreate(clock: CLOCK_REALTIME)
+        guard fd >= 0 else {
+            throw HostSourceError(errno: errno, source: "timerfd", message: "timerfd_create(CLOCK_REALTIME)")
+        }
+        self.now = now
+        self.state = Mutex(State(fd: fd, timeZone: timeZone, armed: nil))
+        do {
+            try rearm()
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    deinit {
+        close()
+    }
+
+    /// The timerfd, or `-1` after ``close()``.
+    public var fileDescriptor: Int32 { state.withLock { $0.fd } }
+
+    /// The time zone the deadlines are computed in.
+    public var timeZone: TimeZone { state.withLock { $0.timeZone } }
+
+    /// The deadline the timer is armed for now.
+    public var armedDeadline: Deadline? { state.withLock { $0.armed } }
+
+    /// Switches to another time zone and re-arms the timer for it.
+    ///
+    /// - Parameters:
+    ///   - timeZone: The new local time zone.
+    /// - Throws: ``HostSourceError`` if re-arming fails.
+    public func updateTimeZone(_ timeZone: TimeZone) throws {
+        state.withLock { $0.timeZone = timeZone }
+        try rearm()
+    }
+
+    /// Re-computes the next deadline from the current time and arms the timer for it.
+    ///
+    /// Re-arming also clears a pending clock-set cancellation.
+    ///
+    /// - Throws: ``HostSourceError`` if `timerfd_settime` fails.
+    public func rearm() throws {
+        let current = now()
+        try state.withLock { state in
+            guard state.fd >= 0 else {
+                throw HostSourceError(code: .sourceGone, source: name, message: "re-arm after close")
+            }
+            let deadline = Self.nextDeadline(after: current, in: state.timeZone)
+            let seconds = deadline.date.timeIntervalSince1970.rounded(.down)
+            let nanoseconds = (deadline.date.timeIntervalSince1970 - seconds) * 1_000_000_000
+            var value = timespec(tv_sec: Int(seconds), tv_nsec: Int(nanoseconds))
+            if value.tv_sec <= 0 && value.tv_nsec <= 0 { value.tv_nsec = 1 }  // 0 would disarm the timer
+            let flags = KernelInterfaces.timerAbsoluteTime | KernelInterfaces.timerCancelOnSet
+            guard KernelInterfaces.timerSet(state.fd, flags: flags, value: value) == 0 else {
+                throw HostSourceError(errno: errno, source: name, message: "timerfd_settime(\(deadline))")
+            }
+            state.armed = deadline
+        }
+    }
+
+    /// Reads the timer and reports a clock set or the armed deadline, then re-arms.
+    ///
+    /// - Parameters:
+    ///   - revents: The events the loop saw (not needed: the `read` result decides).
+    /// - Returns: One ``AppLifecycle/HostEvent/significantTimeChange(_:)`` carrying the time zone
+    ///   identifier, or nothing on a spurious wake-up.
+    /// - Throws: ``HostSourceError`` if reading or re-arming fails.
+    public func handleReadiness(_ revents: Int16) throws -> [HostEvent] {
+        let (fd, armed, identifier) = state.withLock { ($0.fd, $0.armed, $0.timeZone.identifier) }
+        guard fd >= 0 else { return [] }
+        let reason: SignificantTimeChange.Reason
+        if KernelInterfaces.timerRead(fd) != nil {
+            reason = armed?.reason ?? .midnight
+        } else {
+            let error = errno
+            switch error {
+            case ECANCELED: reason = .clockSet
+            case EAGAIN, EINTR: return []
+            default: throw HostSourceError(errno: error, source: name, message: "read(timerfd)")
+            }
+        }
+        try rearm()
+        return [.significantTimeChange(SignificantTimeChange(reason: reason, timeZoneIdentifier: identifier))]
+    }
+
+    /// Closes the timerfd; idempotent.
+    public func close() {
+        state.withLock { state in
+            if state.fd >= 0 { _ = Glibc.close(state.fd) }
+            state.fd = -1
+            state.armed = nil
+        }
+    }
+
+    // MARK: - Pure computation
+
+    /// The next significant local instant strictly after `now`: the earlier of the next local midnight and the
+    /// next UTC-offset transition.
+    ///
+    /// When both fall on the same instant the result is a ``AppLifecycle/SignificantTimeChange/Reason/midnight``
+    /// deadline (see the type's discussion).
+    ///
+    /// - Parameters:
+    ///   - now: The current instant.
+    ///   - timeZone: The local time zone.
+    /// - Returns: The deadline to arm.
+    public static func nextDeadline(after now: Date, in timeZone: TimeZone) -> Deadline {
+        let midnight = nextLocalMidnight(after: now, in: timeZone)
+        if let transition = nextOffsetTransition(after: now, in: timeZone), transition < midnight {
+            return Deadline(date: transition, reason: .daylightSavingTime)
+        }
+        return Deadline(date: midnight, reason: .midnight)
+    }
+
+    /// The first instant of the next local calendar day.
+    ///
+    /// On a day where 00:00 does not exist (the clock jumps from 23:59:59 to 01:00), this is the first instant
+    /// that exists, 01:00; on a day with two 00:00 (a fall-back at midnight), it is the first one after `now`
+    /// at which the local date is the next day.
+    ///
+    /// - Parameters:
+    ///   - now: The current instant.
+    ///   - timeZone: The local time zone.
+    /// - Returns: An instant strictly after `now`.
+    public static func nextLocalMidnight(after now: Date, in timeZone: TimeZone) -> Date {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        if let end = calendar.dateInterval(of: .day, for: now)?.end, end > now {
+            return end
+        }
+        // Foundation could not compute the day (cannot happen for a valid zone): fall back to arithmetic on
+        // the current offset, which is exact except on a transition day.
+        let offset = Double(timeZone.secondsFromGMT(for: now))
+        let local = now.timeIntervalSince1970 + offset
+        let nextLocalDay = (local / 86_400).rounded(.down) * 86_400 + 86_400
+        return Date(timeIntervalSince1970: nextLocalDay - offset)
+    }
+
+    /// The next instant strictly after `now` at which the UTC offset of `timeZone` changes.
+    ///
+    /// Transitions in the time zone database that change only the abbreviation or the DST flag but not the
+    /// total offset are skipped: the local clock does not move, so they are not significant.
+    ///
+    /// - Parameters:
+    ///   - now: The current instant.
+    ///   - timeZone: The local time zone.
+    /// - Returns: The transition, or `nil` if the zone has no future offset change (UTC, most zones without DST).
+    public static func nextOffsetTransition(after now: Date, in timeZone: TimeZone) -> Date? {
+        var cursor = now
+        for _ in 0..<16 {
+            guard let transition = timeZone.nextDaylightSavingTimeTransition(after: cursor), transition > cursor else {
+                return nil
+            }
+            if timeZone.secondsFromGMT(for: transition) != timeZone.secondsFromGMT(for: transition - 1) {
+                return transition
+            }
+            cursor = transition
+        }
+        return nil
+    }
+}

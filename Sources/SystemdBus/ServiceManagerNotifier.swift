@@ -1,0 +1,115 @@
+import CSystemd
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Tells the service manager about the service's state with `sd_notify(3)`.
+///
+/// A thin wrapper over libsystemd: each call sends one datagram to the socket named by `$NOTIFY_SOCKET`
+/// (`READY=1`, `STATUS=…`, `STOPPING=1`, `EXTEND_TIMEOUT_USEC=…`, `WATCHDOG=1`). When the variable is not set
+/// (the process was not started by systemd with `Type=notify`), every call is a no-op that returns `false`.
+/// The environment is read on each call and never unset, so the notifier is a stateless value that may be
+/// used from any thread.
+public struct ServiceManagerNotifier: Sendable {
+    /// A failed `sd_notify` or `sd_watchdog_enabled` call.
+    public struct Error: Swift.Error, Sendable, Hashable, CustomStringConvertible {
+        /// The positive `errno` libsystemd returned (negated).
+        public var errno: Int32
+        /// The state string or call that failed.
+        public var message: String
+
+        /// Creates an error.
+        ///
+        /// - Parameters:
+        ///   - errno: The positive `errno`.
+        ///   - message: What failed.
+        public init(errno: Int32, message: String) {
+            self.errno = errno
+            self.message = message
+        }
+
+        /// One log line.
+        public var description: String {
+            "sd_notify: \(message): \(String(cString: strerror(errno))) (errno \(errno))"
+        }
+    }
+
+    /// Creates a notifier.
+    public init() {}
+
+    /// Whether `$NOTIFY_SOCKET` is set, i.e. whether the service manager listens.
+    public var isNotifySocketSet: Bool {
+        getenv("NOTIFY_SOCKET") != nil
+    }
+
+    /// The watchdog interval systemd expects pings within, or `nil` if the watchdog is off for this process.
+    ///
+    /// From `sd_watchdog_enabled(3)`: `$WATCHDOG_USEC`, honoured only if `$WATCHDOG_PID` is unset or names
+    /// this process. Ping at half this interval (``watchdog()``).
+    public var watchdogInterval: Duration? {
+        var microseconds: UInt64 = 0
+        let result = sd_watchdog_enabled(0, &microseconds)
+        guard result > 0, microseconds > 0 else { return nil }
+        return .microseconds(Int64(clamping: microseconds))
+    }
+
+    /// Sends a raw state string: newline-separated `KEY=VALUE` assignments.
+    ///
+    /// - Parameters:
+    ///   - state: The assignments, e.g. `"READY=1\nSTATUS=Serving"`.
+    /// - Returns: `true` if sent, `false` if `$NOTIFY_SOCKET` is not set.
+    /// - Throws: ``Error`` if sending failed.
+    @discardableResult
+    public func notify(_ state: String) throws -> Bool {
+        let result = sd_notify(0, state)
+        if result < 0 { throw Error(errno: -result, message: "send \(state.debugDescription)") }
+        return result > 0
+    }
+
+    /// `READY=1`: start-up finished.
+    ///
+    /// - Returns: `true` if sent, `false` if `$NOTIFY_SOCKET` is not set.
+    /// - Throws: ``Error`` if sending failed.
+    @discardableResult
+    public func ready() throws -> Bool { try notify("READY=1") }
+
+    /// `STATUS=…`: a one-line status shown by `systemctl status`.
+    ///
+    /// Newlines in `text` would start new assignments, so they are replaced by spaces.
+    ///
+    /// - Parameters:
+    ///   - text: The status text.
+    /// - Returns: `true` if sent, `false` if `$NOTIFY_SOCKET` is not set.
+    /// - Throws: ``Error`` if sending failed.
+    @discardableResult
+    public func status(_ text: String) throws -> Bool {
+        let line = String(text.map { $0 == "\n" || $0 == "\r" ? " " : $0 })
+        return try notify("STATUS=\(line)")
+    }
+
+    /// `STOPPING=1`: the service is shutting down.
+    ///
+    /// - Returns: `true` if sent, `false` if `$NOTIFY_SOCKET` is not set.
+    /// - Throws: ``Error`` if sending failed.
+    @discardableResult
+    public func stopping() throws -> Bool { try notify("STOPPING=1") }
+
+    /// `EXTEND_TIMEOUT_USEC=…`: asks for this much more time for the current start-up or shutdown phase.
+    ///
+    /// - Parameters:
+    ///   - microseconds: How long from now the service manager should wait at least.
+    /// - Returns: `true` if sent, `false` if `$NOTIFY_SOCKET` is not set.
+    /// - Throws: ``Error`` if sending failed.
+    @discardableResult
+    public func extendTimeout(microseconds: UInt64) throws -> Bool {
+        try notify("EXTEND_TIMEOUT_USEC=\(microseconds)")
+    }
+
+    /// `WATCHDOG=1`: the watchdog keep-alive ping.
+    ///
+    /// - Returns: `true` if sent, `false` if `$NOTIFY_SOCKET` is not set.
+    /// - Throws: ``Error`` if sending failed.
+    @discardableResult
+    public func watchdog() throws -> Bool { try notify("WATCHDOG=1") }
+}

@@ -1,0 +1,180 @@
+import AppLifecycle
+import Foundation
+import Synchronization
+import SystemdBus
+import Testing
+import UnixSignals
+
+@testable import AppLifecycleSystemd
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A bound AF_UNIX datagram socket standing in for systemd's notify socket.
+private struct NotifySocket {
+    let directory: TemporaryDirectory
+    let path: String
+    let fd: Int32
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        path = directory.appending("notify")
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard result == 0 else {
+            let error = errno
+            Glibc.close(fd)
+            directory.remove()
+            throw POSIXError(.init(rawValue: error) ?? .EIO)
+        }
+    }
+
+    /// The next datagram, or nil (with an issue) if none arrives within the hang guard.
+    func receive(sourceLocation: SourceLocation = #_sourceLocation) -> String? {
+        guard waitForReadiness(fd, events: Int16(POLLIN), sourceLocation: sourceLocation) != nil else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = recv(fd, &buffer, buffer.count, 0)
+        guard n >= 0 else { return nil }
+        return String(decoding: buffer[0..<n], as: UTF8.self)
+    }
+
+    func close() {
+        Glibc.close(fd)
+        directory.remove()
+    }
+}
+
+/// Sets environment variables for the duration of `body` and restores the previous values afterwards.
+private func withEnvironment<T>(_ values: [String: String?], _ body: () throws -> T) rethrows -> T {
+    let saved = values.keys.map { ($0, getenv($0).map { String(cString: $0) }) }
+    for (key, value) in values {
+        if let value { setenv(key, value, 1) } else { unsetenv(key) }
+    }
+    defer {
+        for (key, value) in saved {
+            if let value { setenv(key, value, 1) } else { unsetenv(key) }
+        }
+    }
+    return try body()
+}
+
+/// These tests change process-global environment variables ($NOTIFY_SOCKET, $WATCHDOG_*), so they run
+/// one at a time; no other test in this target reads those variables.
+@Suite("ServiceManagerNotifier and WatchdogTimer", .serialized)
+struct ServiceManagerTests {
+    @Test func sendsEachStateToTheNotifySocket() throws {
+        let socket = try NotifySocket()
+        defer { socket.close() }
+        let notifier = ServiceManagerNotifier()
+        try withEnvironment(["NOTIFY_SOCKET": socket.path]) {
+            #expect(notifier.isNotifySocketSet)
+            let sent = try notifier.ready()
+            #expect(sent)
+            #expect(socket.receive() == "READY=1")
+            try notifier.status("Serving 3 apps\nand more")
+            #expect(socket.receive() == "STATUS=Serving 3 apps and more")
+            try notifier.stopping()
+            #expect(socket.receive() == "STOPPING=1")
+            try notifier.extendTimeout(microseconds: 5_000_000)
+            #expect(socket.receive() == "EXTEND_TIMEOUT_USEC=5000000")
+            try notifier.watchdog()
+            #expect(socket.receive() == "WATCHDOG=1")
+        }
+    }
+
+    @Test func withoutNotifySocketEverythingIsANoOp() throws {
+        let notifier = ServiceManagerNotifier()
+        try withEnvironment(["NOTIFY_SOCKET": nil]) {
+            #expect(!notifier.isNotifySocketSet)
+            let sent = try notifier.ready()
+            #expect(!sent)
+        }
+    }
+
+    @Test func watchdogIntervalFollowsWatchdogUsecAndPid() throws {
+        let notifier = ServiceManagerNotifier()
+        withEnvironment(["WATCHDOG_USEC": "3000000", "WATCHDOG_PID": String(getpid())]) {
+            #expect(notifier.watchdogInterval == .seconds(3))
+        }
+        withEnvironment(["WATCHDOG_USEC": "3000000", "WATCHDOG_PID": nil]) {
+            #expect(notifier.watchdogInterval == .seconds(3))
+        }
+        withEnvironment(["WATCHDOG_USEC": "3000000", "WATCHDOG_PID": String(getpid() + 1)]) {
+            #expect(notifier.watchdogInterval == nil, "meant for another process")
+        }
+        try withEnvironment(["WATCHDOG_USEC": nil, "WATCHDOG_PID": nil]) {
+            #expect(notifier.watchdogInterval == nil)
+            let timer = try WatchdogTimer(notifier: notifier)
+            #expect(timer == nil, "no watchdog, no timer")
+        }
+    }
+
+    @Test func watchdogTimerPingsThroughTheNotifier() throws {
+        let socket = try NotifySocket()
+        defer { socket.close() }
+        try withEnvironment(["NOTIFY_SOCKET": socket.path, "WATCHDOG_USEC": "20000", "WATCHDOG_PID": nil]) {
+            let timer = try #require(try WatchdogTimer(notifier: ServiceManagerNotifier()))
+            defer { timer.close() }
+            #expect(timer.period == .microseconds(10_000), "half the watchdog interval")
+            guard let revents = waitForReadiness(timer.fileDescriptor, events: timer.pollEvents) else { return }
+            #expect(try timer.handleReadiness(revents) == [])
+            #expect(socket.receive() == "WATCHDOG=1")
+        }
+    }
+
+    @Test func watchdogTimerIsPeriodic() throws {
+        let pings = Mutex(0)
+        let timer = try WatchdogTimer(period: .milliseconds(5)) { pings.withLock { $0 += 1 } }
+        defer { timer.close() }
+        for _ in 0..<3 {
+            guard let revents = waitForReadiness(timer.fileDescriptor, events: timer.pollEvents) else { return }
+            _ = try timer.handleReadiness(revents)
+        }
+        #expect(pings.withLock { $0 } == 3)
+        #expect(throws: HostSourceError.self) { _ = try WatchdogTimer(period: .zero) {} }
+    }
+}
+
+@Suite("TerminationSignalWatcher")
+struct TerminationSignalWatcherTests {
+    /// The first element of `stream`, or nil if the hang guard (10 s) expires first.
+    private func first(of stream: AsyncStream<HostEvent>) async -> HostEvent?? {
+        await withTaskGroup(of: HostEvent??.self) { group in
+            group.addTask {
+                var iterator = stream.makeAsyncIterator()
+                return .some(await iterator.next())
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(10))
+                return nil
+            }
+            let result = await group.next() ?? nil
+            group.cancelAll()
+            return result
+        }
+    }
+
+    @Test func sigtermBecomesTerminateSignal() async throws {
+        let watcher = await TerminationSignalWatcher(trapping: [.sigterm])
+        defer { watcher.cancel() }
+        // The initializer returned after the handler was registered, so this SIGTERM is trapped.
+        kill(getpid(), SIGTERM)
+        let event = await first(of: watcher.events)
+        #expect(event == .some(.terminate(.signal)))
+    }
+
+    @Test func cancelFinishesTheStream() async {
+        let watcher = await TerminationSignalWatcher(trapping: [.sigusr2])
+        watcher.cancel()
+        let event = await first(of: watcher.events)
+        #expect(event == .some(nil), "the stream finished")
+    }
+}
