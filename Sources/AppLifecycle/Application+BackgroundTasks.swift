@@ -145,16 +145,13 @@ final class CompletionToken: Sendable {
     func finish(posting message: (any LifecycleMessage)? = nil) {
         guard !done.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let id = self.id
-        if Thread.isMainThread {
-            MainActor.assumeIsolated { application?.endCompletion(id, posting: message) }
-        } else {
-            Task { @MainActor [application] in application?.endCompletion(id, posting: message) }
-        }
+        MainActorContext.run { [application] in application?.endCompletion(id, posting: message) }
     }
 
     /// The delegate did not implement the method: the completion ends at once.
     @MainActor
     func finishNow() {
-        finish()
+        guard !done.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        application?.endCompletion(id, posting: nil)
     }
 }

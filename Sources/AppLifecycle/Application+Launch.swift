@@ -58,13 +58,15 @@ extension Application {
         for event in pending { process(event) }
     }
 
-    /// The seeds' gating rule for the launch URL.
+    /// The seeds' gating rule for the launch URL: "if either method returns NO, the URL is not
+    /// handled; if you do not implement one of the methods, only the return value of the
+    /// implemented method is considered"; ignored for a launch caused by a remote notification.
     ///
     /// - Parameters:
     ///   - will: The value of `willFinishLaunchingWithOptions`, or `nil` when not implemented.
     ///   - did: The value of `didFinishLaunchingWithOptions`, or `nil` when not implemented.
     ///   - forRemoteNotification: Whether a remote notification caused the launch.
-    nonisolated static func launchAccepted(will: Bool?, did: Bool?, forRemoteNotification: Bool) -> Bool {
+    public nonisolated static func launchAccepted(will: Bool?, did: Bool?, forRemoteNotification: Bool) -> Bool {
         if forRemoteNotification { return true }
         return (will ?? true) && (did ?? true)
     }

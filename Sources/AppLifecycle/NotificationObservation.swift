@@ -22,11 +22,7 @@ public final class NotificationObservation: Sendable, Hashable {
         guard entry.deactivate() else { return }
         let entry = self.entry
         let center = self.center
-        if Thread.isMainThread {
-            MainActor.assumeIsolated { center?.unlink(entry) }
-        } else {
-            Task { @MainActor in center?.unlink(entry) }
-        }
+        MainActorContext.run { center?.unlink(entry) }
     }
 
     /// Whether the observer still receives notifications.
@@ -56,4 +52,3 @@ public final class NotificationObservation: Sendable, Hashable {
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
 
-import Foundation

@@ -39,7 +39,7 @@ public final class StateRestorationCoder {
     ///   - value: The value.
     ///   - key: The key.
     /// - Throws: `EncodingError` when the value cannot be encoded.
-    public func encode<Value: Encodable>(_ value: Value, forKey key: String) throws {
+    public func encodeCodable<Value: Encodable>(_ value: Value, forKey key: String) throws {
         let data = try JSONEncoder().encode(value)
         values[key] = try JSONDecoder().decode(UserInfoValue.self, from: data)
     }
@@ -58,7 +58,7 @@ public final class StateRestorationCoder {
     ///   - type: The type to decode.
     ///   - key: The key.
     /// - Throws: `DecodingError` when the stored value does not decode as `type`.
-    public func decode<Value: Decodable>(_ type: Value.Type, forKey key: String) throws -> Value? {
+    public func decodeCodable<Value: Decodable>(_ type: Value.Type, forKey key: String) throws -> Value? {
         guard let value = values[key] else { return nil }
         return try JSONDecoder().decode(type, from: JSONEncoder().encode(value))
     }

@@ -14,6 +14,8 @@ import Foundation
 /// encodes as `{"$date": "<ISO 8601 with fractional seconds>"}` and bytes as
 /// `{"$data": "<base64>"}`, so that decoding gives back the same case. A dictionary whose
 /// only key is `$date` or `$data` with a string value is therefore read as a date or bytes.
+/// JSON has one number type: a ``double(_:)`` with no fractional part is written as a whole
+/// number and reads back as an ``int(_:)`` of the same value (``doubleValue`` is unchanged).
 public enum UserInfoValue: Sendable, Hashable {
     /// A string.
     case string(String)
