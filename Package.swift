@@ -43,9 +43,10 @@ let package = Package(
             dependencies: ["AppLifecycle", "AppLifecycleTesting", "AppLifecycleSystemd", argumentParser, logging],
             path: "Examples/LifecycleExample"
         ),
+        .target(name: "CAllocationCounter", path: "Benchmarks/CAllocationCounter"),
         .executableTarget(
             name: "LifecycleBench",
-            dependencies: ["AppLifecycle", "AppLifecycleSystemd", "SystemdBus", argumentParser],
+            dependencies: ["AppLifecycle", "AppLifecycleSystemd", "SystemdBus", "CAllocationCounter", argumentParser],
             path: "Benchmarks/LifecycleBench"
         ),
         .testTarget(name: "AppLifecycleTests", dependencies: ["AppLifecycle", "AppLifecycleTesting"]),

@@ -34,11 +34,18 @@ public final class LifecycleNotificationCenter {
     /// The process's shared center; ``Application`` posts here unless given another.
     public static let `default` = LifecycleNotificationCenter()
 
-    private var typedLists: [ObjectIdentifier: TypedObserverListBase] = [:]
-    private var typedListsByName: [String: [TypedObserverListBase]] = [:]
-    private var namedLists: [String: NamedObserverList] = [:]
-    private let allNames = NamedObserverList()
-    private var nextSequence: UInt64 = 0
+    @usableFromInline var typedLists: [ObjectIdentifier: TypedObserverListBase] = [:]
+    @usableFromInline var typedListsByName: [String: [TypedObserverListBase]] = [:]
+    @usableFromInline var namedLists: [String: NamedObserverList] = [:]
+    @usableFromInline let allNames = NamedObserverList()
+    @usableFromInline var nextSequence: UInt64 = 0
+    /// A direct-mapped cache in front of `typedLists`: posting the same few message types
+    /// again and again (the common case) skips hashing.
+    ///
+    /// This and the observer arrays below opt out of dynamic exclusivity checks (a runtime call
+    /// per access, a third of a one-observer post): they are touched only on the main actor, and
+    /// posting only reads them or takes copies, so no two accesses can overlap.
+    @exclusivity(unchecked) @usableFromInline var typeCache = TypeCache()
 
     /// Creates an empty center (tests and embedders; apps normally use ``default``).
     public init() {}
@@ -57,9 +64,9 @@ public final class LifecycleNotificationCenter {
         using handler: @escaping @MainActor (Message) -> Void
     ) -> NotificationObservation {
         let list = typedList(for: Message.self)
-        let entry = makeEntry(key: .typed(ObjectIdentifier(Message.self)))
-        list.entries.append(TypedEntry(entry: entry, filter: ObjectFilter(object), handler: handler))
-        return NotificationObservation(entry: entry, center: self)
+        let observer = TypedObserver(sequence: nextSequenceNumber(), key: .typed(ObjectIdentifier(Message.self)), object: object, handler: handler)
+        list.observers.append(observer)
+        return NotificationObservation(entry: observer, center: self)
     }
 
     /// Adds a named observer called with every notification of a name (or of all names).
@@ -82,9 +89,9 @@ public final class LifecycleNotificationCenter {
             list = allNames
             key = .allNames
         }
-        let entry = makeEntry(key: key)
-        list.entries.append(NamedEntry(entry: entry, filter: ObjectFilter(object), handler: handler))
-        return NotificationObservation(entry: entry, center: self)
+        let observer = NamedObserver(sequence: nextSequenceNumber(), key: key, object: object, handler: handler)
+        list.observers.append(observer)
+        return NotificationObservation(entry: observer, center: self)
     }
 
     // MARK: Posting
@@ -97,41 +104,81 @@ public final class LifecycleNotificationCenter {
     ///   - object: The posting object, matched against observers' object filters.
     @inlinable
     public func post<Message: LifecycleMessage>(_ message: Message, object: (any AnyObject & Sendable)? = nil) {
-        _post(message, object: object)
-    }
-
-    @usableFromInline
-    func _post<Message: LifecycleMessage>(_ message: Message, object: (any AnyObject & Sendable)?) {
-        let list = typedList(for: Message.self)
-        let typed = list.entries
-        let named = list.named.entries
-        let all = allNames.entries
         let objectID = object.map(ObjectIdentifier.init)
-        if named.isEmpty && all.isEmpty {
-            for observer in typed where observer.entry.isActive && ObjectFilter.matches(observer.filter, objectID) {
-                observer.handler(message)
-            }
+        if let list = typeCache.lookup(ObjectIdentifier(Message.self)),
+           Self.postToTypedObservers(message, list: list, objectID: objectID, allNamesEmpty: allNames.observers.isEmpty) {
             return
         }
+        let list = typedList(for: Message.self)
+        if list.named.observers.isEmpty && allNames.observers.isEmpty {
+            Self.deliver(message, to: list.observers, objectID: objectID)
+        } else {
+            postMixed(message, list: list, object: object)
+        }
+    }
+
+    /// The fast path of a typed post (typed observers only), with the list borrowed unretained:
+    /// every list is held by `typedLists` for the center's lifetime.
+    ///
+    /// Nonisolated so that its closures carry no isolation (an isolated closure costs a runtime
+    /// executor check per call); called only from ``post(_:object:)`` on the main actor.
+    ///
+    /// - Returns: `false` when the post needs the general path (name or all-name observers).
+    @inlinable
+    nonisolated static func postToTypedObservers<Message: LifecycleMessage>(
+        _ message: Message, list: Unmanaged<TypedObserverListBase>, objectID: ObjectIdentifier?, allNamesEmpty: Bool
+    ) -> Bool {
+        list._withUnsafeGuaranteedRef { base in
+            let list = unsafeDowncast(base, to: TypedObserverList<Message>.self)
+            guard allNamesEmpty && list.named.observers.isEmpty else { return false }
+            deliver(message, to: list.observers, objectID: objectID)
+            return true
+        }
+    }
+
+    /// The typed post loop, over a snapshot of the observers.
+    ///
+    /// The snapshot keeps every observer alive for the whole loop (removing an observer
+    /// meanwhile makes the center copy its array, not free this one), so each observer is
+    /// borrowed without a retain/release pair, which would otherwise be most of a post's cost.
+    @inlinable
+    nonisolated static func deliver<Message>(
+        _ message: Message, to observers: ContiguousArray<TypedObserver<Message>>, objectID: ObjectIdentifier?
+    ) {
+        let span = observers.span
+        for index in span.indices {
+            Unmanaged.passUnretained(span[index])._withUnsafeGuaranteedRef { observer in
+                observer.deliver(message, ifAccepts: objectID)
+            }
+        }
+    }
+
+    /// The general typed post: typed, named and all-name observers merged by registration order.
+    @usableFromInline
+    func postMixed<Message: LifecycleMessage>(_ message: Message, list: TypedObserverList<Message>, object: (any AnyObject & Sendable)?) {
+        let typed = list.observers
+        let named = list.named.observers
+        let all = allNames.observers
+        let objectID = object.map(ObjectIdentifier.init)
         let notification = LifecycleNotification(name: Message.name, object: object, userInfo: message.userInfo)
         var t = 0, n = 0, a = 0
         while true {
-            let ts = t < typed.count ? typed[t].entry.sequence : .max
-            let ns = n < named.count ? named[n].entry.sequence : .max
-            let asq = a < all.count ? all[a].entry.sequence : .max
+            let ts = t < typed.count ? typed[t].sequence : .max
+            let ns = n < named.count ? named[n].sequence : .max
+            let asq = a < all.count ? all[a].sequence : .max
             if ts == .max && ns == .max && asq == .max { break }
             if ts < ns && ts < asq {
                 let observer = typed[t]
                 t += 1
-                if observer.entry.isActive && ObjectFilter.matches(observer.filter, objectID) { observer.handler(message) }
+                if observer.accepts(objectID) { observer.handler(message) }
             } else if ns < asq {
                 let observer = named[n]
                 n += 1
-                if observer.entry.isActive && ObjectFilter.matches(observer.filter, objectID) { observer.handler(notification) }
+                if observer.accepts(objectID) { observer.handler(notification) }
             } else {
                 let observer = all[a]
                 a += 1
-                if observer.entry.isActive && ObjectFilter.matches(observer.filter, objectID) { observer.handler(notification) }
+                if observer.accepts(objectID) { observer.handler(notification) }
             }
         }
     }
@@ -153,16 +200,32 @@ public final class LifecycleNotificationCenter {
     ///   - notification: The notification.
     public func post(_ notification: LifecycleNotification) {
         let objectID = notification.object.map(ObjectIdentifier.init)
+        let named = namedLists[notification.name.rawValue]?.observers ?? []
+        let all = allNames.observers
+        let typedLists = typedListsByName[notification.name.rawValue] ?? []
+        if typedLists.allSatisfy({ $0.isEmpty }) {
+            // Names only: merge the two sorted lists without building a delivery plan.
+            var n = 0, a = 0
+            while n < named.count || a < all.count {
+                let observer: NamedObserver
+                if a >= all.count || (n < named.count && named[n].sequence < all[a].sequence) {
+                    observer = named[n]
+                    n += 1
+                } else {
+                    observer = all[a]
+                    a += 1
+                }
+                if observer.accepts(objectID) { observer.handler(notification) }
+            }
+            return
+        }
         var deliveries: [(sequence: UInt64, deliver: () -> Void)] = []
-        for list in typedListsByName[notification.name.rawValue] ?? [] {
+        for list in typedLists {
             deliveries += list.deliveries(decoding: notification.userInfo, objectID: objectID)
         }
-        let named = namedLists[notification.name.rawValue]?.entries ?? []
-        for observer in named + allNames.entries {
-            deliveries.append((observer.entry.sequence, {
-                if observer.entry.isActive && ObjectFilter.matches(observer.filter, objectID) {
-                    observer.handler(notification)
-                }
+        for observer in named + all {
+            deliveries.append((observer.sequence, {
+                if observer.accepts(objectID) { observer.handler(notification) }
             }))
         }
         deliveries.sort { $0.sequence < $1.sequence }
@@ -230,14 +293,14 @@ public final class LifecycleNotificationCenter {
     ///   - name: The name, or `nil`.
     public func observerCount(forName name: Notification.Name?) -> Int {
         let list = name.map { namedLists[$0.rawValue] } ?? allNames
-        return list?.entries.count { $0.entry.isActive } ?? 0
+        return list?.observers.count { $0.isActive } ?? 0
     }
 
     // MARK: Internals
 
-    private func makeEntry(key: ObserverEntry.ListKey) -> ObserverEntry {
+    private func nextSequenceNumber() -> UInt64 {
         nextSequence += 1
-        return ObserverEntry(sequence: nextSequence, key: key)
+        return nextSequence
     }
 
     private func namedList(for name: String) -> NamedObserverList {
@@ -247,15 +310,28 @@ public final class LifecycleNotificationCenter {
         return list
     }
 
-    @usableFromInline
+    @inlinable
     func typedList<Message: LifecycleMessage>(for type: Message.Type) -> TypedObserverList<Message> {
-        if let list = typedLists[ObjectIdentifier(type)] {
-            return unsafeDowncast(list, to: TypedObserverList<Message>.self)
+        let id = ObjectIdentifier(type)
+        if let cached = typeCache.lookup(id) {
+            return unsafeDowncast(cached.takeUnretainedValue(), to: TypedObserverList<Message>.self)
         }
-        let name = Message.name.rawValue
-        let list = TypedObserverList<Message>(named: namedList(for: name))
-        typedLists[ObjectIdentifier(type)] = list
-        typedListsByName[name, default: []].append(list)
+        return typedListMiss(for: type)
+    }
+
+    @usableFromInline
+    func typedListMiss<Message: LifecycleMessage>(for type: Message.Type) -> TypedObserverList<Message> {
+        let id = ObjectIdentifier(type)
+        let list: TypedObserverList<Message>
+        if let existing = typedLists[id] {
+            list = unsafeDowncast(existing, to: TypedObserverList<Message>.self)
+        } else {
+            let name = Message.name.rawValue
+            list = TypedObserverList<Message>(named: namedList(for: name))
+            typedLists[id] = list
+            typedListsByName[name, default: []].append(list)
+        }
+        typeCache.store(id, list)
         return list
     }
 
@@ -264,33 +340,38 @@ public final class LifecycleNotificationCenter {
         case .typed(let id):
             typedLists[id]?.remove(entry)
         case .named(let name):
-            namedLists[name]?.entries.removeAll { $0.entry === entry }
+            namedLists[name]?.observers.removeAll { $0 === entry }
         case .allNames:
-            allNames.entries.removeAll { $0.entry === entry }
+            allNames.observers.removeAll { $0 === entry }
         }
     }
 }
 
 /// The shared part of an observer registration: its order, its list, and whether it is active.
 ///
-/// Sendable because every stored property is immutable except `active`, which is atomic.
-final class ObserverEntry: Sendable {
+/// The base class of ``TypedObserver`` and ``NamedObserver``, so that the post loop finds the
+/// active flag in the observer itself. A ``NotificationObservation`` holds an observer through
+/// this class only, from any thread; that is safe (hence `@unchecked Sendable`) because every
+/// stored property declared here is immutable except `active`, which is atomic, and the
+/// subclasses' own properties are read and written only by the main-actor center.
+@usableFromInline
+class ObserverEntry: @unchecked Sendable {
     enum ListKey: Sendable {
         case typed(ObjectIdentifier)
         case named(String)
         case allNames
     }
 
-    let sequence: UInt64
+    @usableFromInline let sequence: UInt64
     let key: ListKey
-    private let active = Atomic<Bool>(true)
+    @usableFromInline let active = Atomic<Bool>(true)
 
     init(sequence: UInt64, key: ListKey) {
         self.sequence = sequence
         self.key = key
     }
 
-    @usableFromInline
+    @inlinable
     var isActive: Bool { active.load(ordering: .acquiring) }
 
     /// Marks the entry inactive; returns whether it was active.
@@ -299,69 +380,131 @@ final class ObserverEntry: Sendable {
     }
 }
 
-/// An observer's object filter: matches the same live object only.
-@usableFromInline
-struct ObjectFilter {
-    let id: ObjectIdentifier
-    weak var object: AnyObject?
-
-    init?(_ object: AnyObject?) {
-        guard let object else { return nil }
-        self.id = ObjectIdentifier(object)
-        self.object = object
-    }
-
-    @usableFromInline @inline(__always)
-    static func matches(_ filter: ObjectFilter?, _ posted: ObjectIdentifier?) -> Bool {
-        guard let filter else { return true }
-        return filter.id == posted && filter.object != nil
-    }
-}
-
-@usableFromInline
-struct TypedEntry<Message> {
-    let entry: ObserverEntry
-    let filter: ObjectFilter?
-    let handler: @MainActor (Message) -> Void
-}
-
-@usableFromInline
-struct NamedEntry {
-    let entry: ObserverEntry
-    let filter: ObjectFilter?
-    let handler: @MainActor (LifecycleNotification) -> Void
-}
-
+/// A direct-mapped cache of eight type → list slots, indexed by the type's metadata address.
 @MainActor @usableFromInline
+struct TypeCache {
+    @usableFromInline var keys = ContiguousArray<ObjectIdentifier?>(repeating: nil, count: 8)
+    /// Unretained: every list is also held by `typedLists`, which never removes one, so a list
+    /// outlives the cache entries that point at it.
+    @usableFromInline var lists = ContiguousArray<Unmanaged<TypedObserverListBase>?>(repeating: nil, count: 8)
+
+    @usableFromInline init() {}
+
+    @inlinable @inline(__always)
+    static func slot(_ id: ObjectIdentifier) -> Int { Int(truncatingIfNeeded: UInt(bitPattern: id) >> 4) & 7 }
+
+    @inlinable @inline(__always)
+    func lookup(_ id: ObjectIdentifier) -> Unmanaged<TypedObserverListBase>? {
+        let slot = Self.slot(id)
+        guard keys[slot] == id else { return nil }
+        return lists[slot]
+    }
+
+    @usableFromInline
+    mutating func store(_ id: ObjectIdentifier, _ list: TypedObserverListBase) {
+        let slot = Self.slot(id)
+        keys[slot] = id
+        lists[slot] = Unmanaged.passUnretained(list)
+    }
+}
+
+/// One typed observer: its registration, its object filter and its handler.
+///
+/// Not actor-isolated, so that the post loop can call it through a guaranteed reference without
+/// a runtime executor check per observer. The handler is a main-actor closure stored with its
+/// isolation erased (a synchronous global-actor function has the same representation as a plain
+/// one); that is safe because only ``LifecycleNotificationCenter``, which is main-actor
+/// isolated, creates observers and calls ``deliver(_:ifAccepts:)``.
+@usableFromInline
+final class TypedObserver<Message>: ObserverEntry, @unchecked Sendable {
+    @usableFromInline let filterID: ObjectIdentifier?
+    @usableFromInline weak var filterObject: AnyObject?
+    @usableFromInline let handler: (Message) -> Void
+
+    @MainActor
+    init(sequence: UInt64, key: ListKey, object: AnyObject?, handler: @escaping @MainActor (Message) -> Void) {
+        self.filterID = object.map(ObjectIdentifier.init)
+        self.filterObject = object
+        self.handler = unsafeBitCast(handler, to: ((Message) -> Void).self)
+        super.init(sequence: sequence, key: key)
+    }
+
+    /// Whether the observer is active and its filter (if any) matches the posting object.
+    @inlinable @inline(__always)
+    func accepts(_ posted: ObjectIdentifier?) -> Bool {
+        guard isActive else { return false }
+        guard let filterID else { return true }
+        return filterID == posted && filterObject != nil
+    }
+
+    /// Calls the handler when ``accepts(_:)``.
+    @inlinable @inline(__always)
+    func deliver(_ message: Message, ifAccepts posted: ObjectIdentifier?) {
+        if accepts(posted) { handler(message) }
+    }
+}
+
+/// One named or all-name observer (isolation erased like ``TypedObserver``'s, for the same reason).
+@usableFromInline
+final class NamedObserver: ObserverEntry, @unchecked Sendable {
+    @usableFromInline let filterID: ObjectIdentifier?
+    @usableFromInline weak var filterObject: AnyObject?
+    @usableFromInline let handler: (LifecycleNotification) -> Void
+
+    @MainActor
+    init(sequence: UInt64, key: ListKey, object: AnyObject?, handler: @escaping @MainActor (LifecycleNotification) -> Void) {
+        self.filterID = object.map(ObjectIdentifier.init)
+        self.filterObject = object
+        self.handler = unsafeBitCast(handler, to: ((LifecycleNotification) -> Void).self)
+        super.init(sequence: sequence, key: key)
+    }
+
+    @inlinable @inline(__always)
+    func accepts(_ posted: ObjectIdentifier?) -> Bool {
+        guard isActive else { return false }
+        guard let filterID else { return true }
+        return filterID == posted && filterObject != nil
+    }
+}
+
+/// Name observers of one name (or all names). Not actor-isolated so the nonisolated post path
+/// can read it; only the main-actor center creates, reads and mutates it.
+@usableFromInline
 final class NamedObserverList {
-    var entries: [NamedEntry] = []
+    @exclusivity(unchecked) @usableFromInline var observers: ContiguousArray<NamedObserver> = []
+    init() {}
 }
 
-@MainActor @usableFromInline
+/// Typed observers of one message type. Not actor-isolated so the nonisolated post path can
+/// borrow it; only the main-actor center creates, reads and mutates it.
+@usableFromInline
 class TypedObserverListBase {
-    let named: NamedObserverList
+    @usableFromInline let named: NamedObserverList
     init(named: NamedObserverList) { self.named = named }
+    var isEmpty: Bool { true }
     var activeCount: Int { 0 }
     func remove(_ entry: ObserverEntry) {}
     func deliveries(decoding userInfo: UserInfo, objectID: ObjectIdentifier?) -> [(sequence: UInt64, deliver: () -> Void)] { [] }
 }
 
-@MainActor @usableFromInline
+@usableFromInline
 final class TypedObserverList<Message: LifecycleMessage>: TypedObserverListBase {
-    var entries: [TypedEntry<Message>] = []
+    @exclusivity(unchecked) @usableFromInline var observers: ContiguousArray<TypedObserver<Message>> = []
 
-    override var activeCount: Int { entries.count { $0.entry.isActive } }
+    override var isEmpty: Bool { observers.isEmpty }
+
+    override var activeCount: Int { observers.count { $0.isActive } }
 
     override func remove(_ entry: ObserverEntry) {
-        entries.removeAll { $0.entry === entry }
+        observers.removeAll { $0 === entry }
     }
 
     override func deliveries(decoding userInfo: UserInfo, objectID: ObjectIdentifier?) -> [(sequence: UInt64, deliver: () -> Void)] {
-        let observers = entries
-        guard !observers.isEmpty, let message = Message(userInfo: userInfo) else { return [] }
-        return observers.map { observer in
-            (observer.entry.sequence, {
-                if observer.entry.isActive && ObjectFilter.matches(observer.filter, objectID) { observer.handler(message) }
+        let current = observers
+        guard !current.isEmpty, let message = Message(userInfo: userInfo) else { return [] }
+        return current.map { observer in
+            (observer.sequence, {
+                if observer.accepts(objectID) { observer.handler(message) }
             })
         }
     }

@@ -144,6 +144,22 @@ public final class VirtualHost: ApplicationHost {
         for step in script { perform(step) }
     }
 
+    /// Performs a script's steps in order, letting other main-actor work (an app's own tasks,
+    /// such as a save that ends a background task) run between steps.
+    ///
+    /// After each step the host yields until the main actor has had `turns` chances to run
+    /// queued work; time on the virtual clock does not move while it yields.
+    ///
+    /// - Parameters:
+    ///   - script: The steps.
+    ///   - turns: How many times to yield after each step (default 16).
+    public func play(_ script: [Step], turns: Int = 16) async {
+        for step in script {
+            perform(step)
+            for _ in 0..<turns { await Task.yield() }
+        }
+    }
+
     /// A day in the life of an app, after launch: lock, unlock, sleep, resume, a memory
     /// warning, a clock change (while suspended, delivered on return), and termination.
     public static let scriptedDay: [Step] = [

@@ -45,11 +45,12 @@ struct BackgroundExecutionTests {
     func expiry() {
         let delegate = FullDelegate()
         var expired: [String] = []
+        final class TaskBox { var id = BackgroundTaskIdentifier.invalid }
         delegate.onDidEnterBackground = { app in
-            var first = BackgroundTaskIdentifier.invalid
-            first = app.beginBackgroundTask(withName: "first") {
+            let first = TaskBox()
+            first.id = app.beginBackgroundTask(withName: "first") {
                 expired.append("first")
-                app.endBackgroundTask(first)
+                app.endBackgroundTask(first.id)
             }
             _ = app.beginBackgroundTask(withName: "second") { expired.append("second") }  // never ends itself
         }

@@ -104,6 +104,18 @@ struct NotificationCenterTests {
         _ = token
     }
 
+    @Test("a token cancelled on another thread stops delivery at once, before the center unlinks it")
+    func cancelOffMainActor() async {
+        let center = LifecycleNotificationCenter()
+        var count = 0
+        let token = center.addObserver(for: Application.DidBecomeActiveMessage.self) { _ in count += 1 }
+        center.post(Application.DidBecomeActiveMessage())
+        await Task.detached { token.cancel() }.value
+        center.post(Application.DidBecomeActiveMessage())
+        #expect(count == 1)
+        #expect(!token.isActive)
+    }
+
     @Test("async sequence: bounded buffer drops the oldest by default and counts drops")
     func asyncOverflowDropOldest() async {
         let center = LifecycleNotificationCenter()

@@ -1,0 +1,59 @@
+import AppLifecycle
+import AppLifecycleTesting
+import ArgumentParser
+import Foundation
+import Logging
+
+/// `lifecycle-example`: the notes app, run through a day of lifecycle events.
+@main
+struct LifecycleExample: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lifecycle-example",
+        abstract: "Runs the example notes app and prints every delegate callback and notification.")
+
+    enum HostKind: String, ExpressibleByArgument, CaseIterable {
+        case virtual
+    }
+
+    @Option(help: "Where lifecycle events come from: 'virtual' plays a scripted day.")
+    var host: HostKind = .virtual
+
+    @Flag(help: "Print one JSON object per line: {\"kind\", \"name\", \"state\", \"userInfo\"}.")
+    var traceJSON = false
+
+    @MainActor
+    func run() async throws {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .warning
+            return handler
+        }
+        switch host {
+        case .virtual:
+            await runVirtualDay()
+        }
+    }
+
+    @MainActor
+    func runVirtualDay() async {
+        let host = VirtualHost()
+        let printer = TimelinePrinter(format: traceJSON ? .json : .text, clock: { host.clock.now })
+        let app = Application(
+            delegate: NotesAppDelegate(), host: host,
+            configuration: .init(applicationIdentifier: "org.example.Notes", isStateRestorationEnabled: false))
+        let recorder = LifecycleRecorder(application: app)
+        recorder.onEntry = { printer.print($0) }
+        host.noteHandler = { printer.note($0) }
+
+        printer.note("08:00 the user opens the app with notes://today")
+        var options = LaunchOptions()
+        options.url = URL(string: "notes://today")
+        options.sourceApplication = "org.gnome.Nautilus"
+        app.launch(options: options)
+        for _ in 0..<16 { await Task.yield() }
+        await host.play(VirtualHost.scriptedDay)
+        if !traceJSON {
+            print("\n\(recorder.entries.count) events; final state: \(app.applicationState)")
+        }
+    }
+}
