@@ -181,11 +181,13 @@ public final class Application {
         exit(0)
     }
 
-    /// Launches the app and returns when it has terminated.
+    /// Lets the host prepare (``ApplicationHost/prepare(_:)``), launches the app, and returns when
+    /// it has terminated.
     ///
     /// - Parameters:
     ///   - launchOptions: Why the app was launched.
     public func run(launchOptions: LaunchOptions = LaunchOptions()) async {
+        await host.prepare(self)
         launch(options: launchOptions)
         await waitUntilTerminated()
     }

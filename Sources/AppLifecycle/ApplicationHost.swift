@@ -16,6 +16,16 @@ public protocol ApplicationHost: AnyObject {
     /// The time source for background time and callback deadlines.
     var scheduler: any LifecycleScheduler { get }
 
+    /// Called by ``Application/run(launchOptions:)`` before the launch sequence, and awaited.
+    ///
+    /// Start sources here and report the facts that hold at launch (the session is locked, the
+    /// session is not the active one) through ``Application/handle(_:)``, so the app launches
+    /// straight into the right state instead of becoming active and resigning at once.
+    ///
+    /// - Parameters:
+    ///   - application: The app.
+    func prepare(_ application: Application) async
+
     /// Called once before the launch sequence; start sources and call ``Application/handle(_:)`` from here on.
     ///
     /// - Parameters:
@@ -77,6 +87,8 @@ public protocol ApplicationHost: AnyObject {
 }
 
 extension ApplicationHost {
+    /// Does nothing.
+    public func prepare(_ application: Application) async {}
     /// Does nothing.
     public func applicationWillLaunch(_ application: Application) {}
     /// Does nothing.

@@ -1,1 +1,0 @@
-// AppLifecycleSystemd: placeholder until the host bridge lands.
