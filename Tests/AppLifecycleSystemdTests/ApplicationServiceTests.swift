@@ -20,10 +20,10 @@ struct ApplicationServiceTests {
         let group = ServiceGroup(services: [service], logger: Logger(label: "test"))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
-            while await delegate.calls.isEmpty { await Task.yield() }
+            while delegate.calls.isEmpty { await Task.yield() }
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
         }
-        #expect(await delegate.calls == ["active", "terminate"])
+        #expect(delegate.calls == ["active", "terminate"])
     }
 }
