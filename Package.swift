@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "AppLifecycleSystemd", targets: ["AppLifecycleSystemd"]),
         .executable(name: "lifecycle-example", targets: ["LifecycleExample"]),
         .executable(name: "lifecycle-bench", targets: ["LifecycleBench"]),
+        .executable(name: "lifecycled", targets: ["lifecycled"]),
+        .executable(name: "lifecyclectl", targets: ["lifecyclectl"]),
     ],
     dependencies: [
         // Logging is the one dependency of the core: every module logs through swift-log.
@@ -43,6 +45,14 @@ let package = Package(
             dependencies: ["AppLifecycle", "AppLifecycleTesting", "AppLifecycleSystemd", argumentParser, logging],
             path: "Examples/LifecycleExample"
         ),
+        .executableTarget(
+            name: "lifecycled",
+            dependencies: ["AppLifecycle", "AppLifecycleSystemd", "SystemdBus", "CSystemdShim", argumentParser, logging]
+        ),
+        .executableTarget(
+            name: "lifecyclectl",
+            dependencies: ["AppLifecycle", "SystemdBus", argumentParser]
+        ),
         .target(name: "CAllocationCounter", path: "Benchmarks/CAllocationCounter"),
         .executableTarget(
             name: "LifecycleBench",
@@ -53,6 +63,7 @@ let package = Package(
         .testTarget(name: "AppLifecycleTestingTests", dependencies: ["AppLifecycle", "AppLifecycleTesting"]),
         .testTarget(name: "SystemdBusTests", dependencies: ["SystemdBus", "AppLifecycleTesting"]),
         .testTarget(name: "AppLifecycleSystemdTests", dependencies: ["AppLifecycleSystemd", "AppLifecycle", "AppLifecycleTesting"]),
+        .testTarget(name: "LifecycledTests", dependencies: ["lifecycled", "lifecyclectl", "AppLifecycle", "AppLifecycleTesting", "SystemdBus"]),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["AppLifecycle", "AppLifecycleTesting", "AppLifecycleSystemd", "SystemdBus"]

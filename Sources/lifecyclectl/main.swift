@@ -1,0 +1,2 @@
+// lifecyclectl: the command-line client (being written).
+print("lifecyclectl")

@@ -1,0 +1,2 @@
+// lifecycled: the host daemon (being written).
+print("lifecycled")
