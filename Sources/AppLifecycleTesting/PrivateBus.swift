@@ -122,6 +122,22 @@ public final class PrivateBus: @unchecked Sendable {
         try start()
     }
 
+    /// Runs a command-line tool to completion (no shell) and returns its exit code and output.
+    ///
+    /// For driving the bus from tests, for example
+    /// `PrivateBus.runCommand("/usr/bin/busctl", ["--address=\(bus.address)", "introspect", …])`.
+    /// It blocks the calling thread until the tool exits; when the tool talks to an object the
+    /// test process itself exports, call it off the Swift concurrency pool.
+    ///
+    /// - Parameters:
+    ///   - executable: The absolute path of the tool.
+    ///   - arguments: Its arguments.
+    /// - Returns: The exit code (128+signal if killed) and the standard output.
+    /// - Throws: ``FixtureError`` if the tool cannot be started.
+    public static func runCommand(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        try ChildProcess.run(executable, arguments)
+    }
+
     /// Stops the daemon and removes the temporary directory. Safe to call more than once.
     public func stop() {
         kill()

@@ -1,1 +1,335 @@
-final class ExportedObject {}
+import CSystemd
+import CSystemdShim
+import Glibc
+import Logging
+import Synchronization
+
+/// An interface exported at an object path, as returned by ``BusConnection/export(_:at:)``.
+///
+/// Holds the current property values: change them with ``setProperty(_:_:)``, which emits
+/// `PropertiesChanged` as the property declares. Emit the interface's signals with
+/// ``emitSignal(_:arguments:)``. Call ``unexport()`` to remove the object from the bus; it
+/// is also removed when the connection closes.
+public final class ExportedObject: Sendable {
+    /// The object path.
+    public let path: String
+    /// The exported interface's description.
+    public let interface: ExportedInterface
+    private let values: Mutex<[String: BusValue]>
+    private let connection: WeakConnection
+    let box: ObjectBox
+
+    init(path: String, interface: ExportedInterface, connection: BusConnection) {
+        self.path = path
+        self.interface = interface
+        self.values = Mutex(Dictionary(interface.properties.map { ($0.name, $0.initialValue) }, uniquingKeysWith: { a, _ in a }))
+        self.connection = WeakConnection(connection)
+        self.box = ObjectBox(interface: interface, connection: connection, logger: connection.logger)
+        self.box.object = self
+    }
+
+    /// The current value of a property, or `nil` if there is no such property.
+    ///
+    /// - Parameters:
+    ///   - name: The property name.
+    public func property(_ name: String) -> BusValue? {
+        values.withLock { $0[name] }
+    }
+
+    /// Changes a property and announces it (`PropertiesChanged`) as the property declares.
+    ///
+    /// - Parameters:
+    ///   - name: The property name.
+    ///   - value: The new value; must have the property's signature.
+    /// - Throws: ``BusError`` if the property is unknown, the type differs, or the connection is closed.
+    public func setProperty(_ name: String, _ value: BusValue) throws {
+        guard let declared = interface.properties.first(where: { $0.name == name }) else {
+            throw BusError(name: BusError.Name.unknownProperty, message: "no property \(name) on \(interface.name)", errno: ENOENT)
+        }
+        guard value.signature == declared.signature else {
+            throw BusError(name: BusError.Name.invalidSignature,
+                           message: "property \(name) has type \(declared.signature), not \(value.signature)", errno: EINVAL)
+        }
+        guard let connection = connection.connection else { throw BusError.notConnected }
+        try connection.loop.performAndWait { [self] in
+            values.withLock { $0[name] = value }
+            guard declared.changeSignal == .emitsValue || declared.changeSignal == .invalidates else { return }
+            try emitChanged([name], on: connection)
+        }
+    }
+
+    /// Stores a value set remotely (already validated) and announces it after the `Set`
+    /// reply has gone out (sd-bus does not emit `PropertiesChanged` for a remote `Set`).
+    /// Loop thread only.
+    func storeRemote(_ name: String, _ value: BusValue) {
+        values.withLock { $0[name] = value }
+        guard let connection = connection.connection,
+              let declared = interface.properties.first(where: { $0.name == name }),
+              declared.changeSignal == .emitsValue || declared.changeSignal == .invalidates else { return }
+        connection.loop.perform { [self] in
+            do {
+                try emitChanged([name], on: connection)
+            } catch {
+                connection.logger.debug("could not announce \(interface.name).\(name): \(error)")
+            }
+        }
+    }
+
+    private func emitChanged(_ names: [String], on connection: BusConnection) throws {
+        guard let bus = connection.bus, connection.isOpen else { throw BusError.notConnected }
+        var pointers: [UnsafeMutablePointer<CChar>?] = names.map { strdup($0) } + [nil]
+        defer { pointers.forEach { free($0) } }
+        let r = pointers.withUnsafeMutableBufferPointer {
+            sd_bus_emit_properties_changed_strv(bus, path, interface.name, $0.baseAddress)
+        }
+        try BusError.check(r, "emit PropertiesChanged \(interface.name) \(names)")
+    }
+
+    /// Emits one of the interface's declared signals from this object.
+    ///
+    /// - Parameters:
+    ///   - member: The signal name; must be declared in the interface.
+    ///   - arguments: The arguments; their signature must match the declaration.
+    /// - Throws: ``BusError`` if the signal is undeclared, the signature differs, or sending fails.
+    public func emitSignal(_ member: String, arguments: [BusValue] = []) throws {
+        guard let declared = interface.signals.first(where: { $0.name == member }) else {
+            throw BusError(name: BusError.Name.unknownMethod, message: "no signal \(member) on \(interface.name)", errno: ENOENT)
+        }
+        let signature = BusValue.signature(of: arguments)
+        guard signature == declared.signature else {
+            throw BusError(name: BusError.Name.invalidSignature,
+                           message: "signal \(member) has signature \(declared.signature), not \(signature)", errno: EINVAL)
+        }
+        guard let connection = connection.connection else { throw BusError.notConnected }
+        try connection.emitSignal(path: path, interface: interface.name, member: member, arguments: arguments)
+    }
+
+    /// Removes the object from the bus. Calling it again does nothing.
+    public func unexport() {
+        guard let connection = connection.connection else { return }
+        _ = try? connection.loop.performAndWait { [self] in
+            box.destroySlot()
+            connection.exported[ObjectIdentifier(self)] = nil
+        }
+    }
+}
+
+/// The userdata of an exported vtable: dispatches sd-bus callbacks to Swift.
+///
+/// Owns the C vtable and the strings it points to; they are freed in `deinit`, which runs
+/// only after sd-bus destroyed the slot (the destroy callback drops the last retain).
+final class ObjectBox: SlotBox, @unchecked Sendable {
+    // Why @unchecked Sendable is safe: `vtable` and `strings` are written once on the loop
+    // thread before the slot exists and freed in deinit; `object` is a weak reference set
+    // once before registration; everything else is immutable.
+    let interface: ExportedInterface
+    let connection: WeakConnection
+    let logger: Logger
+    weak var object: ExportedObject?
+    var vtable: UnsafeMutablePointer<sd_bus_vtable>?
+    var strings: [UnsafeMutablePointer<CChar>] = []
+
+    init(interface: ExportedInterface, connection: BusConnection, logger: Logger) {
+        self.interface = interface
+        self.connection = WeakConnection(connection)
+        self.logger = logger
+    }
+
+    deinit {
+        if let vtable { csd_vtable_free(vtable) }
+        strings.forEach { free($0) }
+    }
+
+    private func keep(_ string: String) -> UnsafeMutablePointer<CChar> {
+        let copy = strdup(string)!
+        strings.append(copy)
+        return copy
+    }
+
+    /// Builds the C vtable. Loop thread only.
+    func buildVTable() -> UnsafeMutablePointer<sd_bus_vtable> {
+        let count = 2 + interface.methods.count + interface.signals.count + interface.properties.count
+        let table = csd_vtable_new(count)!
+        var index = 0
+        csd_vtable_set_start(table, index, 0)
+        index += 1
+        let empty = keep("")
+        for method in interface.methods {
+            let flags = method.requiresPrivilege ? 0 : csd_vtable_flag_unprivileged()
+            csd_vtable_set_method(table, index, keep(method.name), keep(method.inSignature), keep(method.outSignature),
+                                  empty, ObjectBox.methodTrampoline, flags)
+            index += 1
+        }
+        for signal in interface.signals {
+            csd_vtable_set_signal(table, index, keep(signal.name), keep(signal.signature), empty, 0)
+            index += 1
+        }
+        for property in interface.properties {
+            var flags: UInt64 = 0
+            switch property.changeSignal {
+            case .emitsValue: flags |= csd_vtable_flag_property_emits_change()
+            case .invalidates: flags |= csd_vtable_flag_property_emits_invalidation()
+            case .constant: flags |= csd_vtable_flag_property_const()
+            case .none: break
+            }
+            let setter: sd_bus_property_set_t? = property.validateSet == nil ? nil : ObjectBox.setterTrampoline
+            if setter != nil { flags |= csd_vtable_flag_unprivileged() }
+            csd_vtable_set_property(table, index, keep(property.name), keep(property.signature),
+                                    ObjectBox.getterTrampoline, setter, flags)
+            index += 1
+        }
+        csd_vtable_set_end(table, index)
+        vtable = table
+        return table
+    }
+
+    // MARK: Trampolines (called by sd-bus on the loop thread)
+
+    static let methodTrampoline: sd_bus_message_handler_t = { message, userdata, error in
+        let box: ObjectBox = SlotBox.from(userdata)
+        return box.handleMethod(message!, error)
+    }
+
+    static let getterTrampoline: sd_bus_property_get_t = { _, _, _, property, reply, userdata, error in
+        let box: ObjectBox = SlotBox.from(userdata)
+        let name = String(cString: property!)
+        guard let value = box.object?.property(name) else {
+            return sd_bus_error_set(error, BusError.Name.unknownProperty, "no property \(name)")
+        }
+        do {
+            try BusMessageCodec.append(value, to: reply!)
+            return 0
+        } catch let failure as BusError {
+            return sd_bus_error_set(error, failure.name, failure.message)
+        } catch let other {
+            return sd_bus_error_set(error, BusError.Name.failed, "\(other)")
+        }
+    }
+
+    static let setterTrampoline: sd_bus_property_set_t = { _, _, _, property, value, userdata, error in
+        let box: ObjectBox = SlotBox.from(userdata)
+        let name = String(cString: property!)
+        guard let declared = box.interface.properties.first(where: { $0.name == name }), let validate = declared.validateSet else {
+            return sd_bus_error_set(error, BusError.Name.propertyReadOnly, "property \(name) is read-only")
+        }
+        do {
+            guard let newValue = try BusMessageCodec.readNext(from: value!) else {
+                return sd_bus_error_set(error, BusError.Name.invalidArgs, "missing value")
+            }
+            try validate(newValue)
+            box.object?.storeRemote(name, newValue)
+            return 0
+        } catch let failure as BusError {
+            return sd_bus_error_set(error, failure.name, failure.message)
+        } catch let other {
+            return sd_bus_error_set(error, BusError.Name.failed, "\(other)")
+        }
+    }
+
+    /// Decodes a call, runs the Swift handler in a task and replies later. Loop thread only.
+    private func handleMethod(_ message: OpaquePointer, _ error: UnsafeMutablePointer<sd_bus_error>?) -> Int32 {
+        let member = sd_bus_message_get_member(message).map { String(cString: $0) } ?? ""
+        guard let method = interface.methods.first(where: { $0.name == member }), let connection = connection.connection else {
+            return sd_bus_error_set(error, BusError.Name.unknownMethod, "no method \(member) on \(interface.name)")
+        }
+        let arguments: [BusValue]
+        do {
+            arguments = try BusMessageCodec.readAll(from: message)
+        } catch let failure {
+            return sd_bus_error_set(error, BusError.Name.invalidArgs, failure.message)
+        }
+        let sender = sd_bus_message_get_sender(message).map { String(cString: $0) }
+        let path = sd_bus_message_get_path(message).map { String(cString: $0) } ?? ""
+        // Keep the call alive until the reply is sent (sd-bus allows replying later).
+        sd_bus_message_ref(message)
+        let call = SendablePointer(message)
+        let interfaceName = interface.name
+        let logger = self.logger
+        Task {
+            let credentials: BusCredentials? = if let sender { try? await connection.credentials(of: sender) } else { nil }
+            let request = BusMethodCall(sender: sender, credentials: credentials, path: path, interface: interfaceName,
+                                        member: member, arguments: arguments)
+            let result: Result<[BusValue], BusError>
+            do {
+                let values = try await method.handler(request)
+                let signature = BusValue.signature(of: values)
+                if signature == method.outSignature {
+                    result = .success(values)
+                } else {
+                    logger.error("handler of \(interfaceName).\(member) returned \(signature), declared \(method.outSignature)")
+                    result = .failure(BusError(name: BusError.Name.failed,
+                                               message: "internal error: reply has signature \(signature)", errno: EINVAL))
+                }
+            } catch let failure as BusError {
+                result = .failure(failure)
+            } catch {
+                result = .failure(BusError(name: BusError.Name.failed, message: "\(error)", errno: 0))
+            }
+            let sent = connection.loop.perform {
+                ObjectBox.reply(to: call.pointer, with: result, logger: logger)
+                sd_bus_message_unref(call.pointer)
+            }
+            if !sent { logger.debug("loop shut down before replying to \(interfaceName).\(member)") }
+        }
+        return 1
+    }
+
+    /// Sends a method return or error for a kept call. Loop thread only.
+    private static func reply(to call: OpaquePointer, with result: Result<[BusValue], BusError>, logger: Logger) {
+        switch result {
+        case .success(let values):
+            var message: OpaquePointer?
+            var r = sd_bus_message_new_method_return(call, &message)
+            if r >= 0, let message {
+                defer { sd_bus_message_unref(message) }
+                do {
+                    try BusMessageCodec.append(values, to: message)
+                    r = sd_bus_send(nil, message, nil)
+                } catch let failure {
+                    reply(to: call, with: .failure(failure), logger: logger)
+                    return
+                }
+            }
+            if r < 0 { logger.debug("could not send reply: \(BusError(errno: r))") }
+        case .failure(let failure):
+            var error = sd_bus_error()
+            _ = sd_bus_error_set(&error, failure.name, failure.message)
+            let r = sd_bus_reply_method_error(call, &error)
+            sd_bus_error_free(&error)
+            if r < 0 { logger.debug("could not send error reply: \(BusError(errno: r))") }
+        }
+    }
+}
+
+extension BusConnection {
+    /// Exports an interface at an object path.
+    ///
+    /// The vtable is built at run time and registered with `sd_bus_add_object_vtable`, so
+    /// sd-bus answers `Introspect`, `Get`/`GetAll`/`Set` and `Ping` itself. Method handlers run
+    /// in tasks and get the decoded arguments and the caller's credentials; what they return
+    /// becomes the reply, a thrown ``BusError`` becomes an error reply with its name and message.
+    ///
+    /// - Parameters:
+    ///   - interface: The interface description.
+    ///   - path: The object path, for example `/org/example/App`.
+    /// - Returns: The exported object, to change properties, emit signals and unexport.
+    /// - Throws: ``BusError`` if the path or interface is invalid, already exported, or the connection is closed.
+    public func export(_ interface: ExportedInterface, at path: String) throws -> ExportedObject {
+        let object = ExportedObject(path: path, interface: interface, connection: self)
+        try loop.performAndWait { [self] in
+            guard let bus, isOpen else { throw BusError.notConnected }
+            let box = object.box
+            let table = box.buildVTable()
+            let userdata = box.retainedUserdata()
+            var slot: OpaquePointer?
+            let r = sd_bus_add_object_vtable(bus, &slot, path, interface.name, table, userdata)
+            guard r >= 0, let slot else {
+                SlotBox.releaseUserdata(userdata)
+                throw BusError(errno: r, context: "export \(interface.name) at \(path)")
+            }
+            box.adopt(slot)
+            exported[ObjectIdentifier(object)] = object
+        }
+        return object
+    }
+}

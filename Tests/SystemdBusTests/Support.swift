@@ -61,3 +61,13 @@ final class Collector<Value: Sendable>: Sendable {
         }
     }
 }
+
+import Foundation
+
+/// Runs blocking work on a fresh thread, so the Swift concurrency pool stays free (exported
+/// method handlers run in tasks and must be able to answer a tool the test is waiting for).
+func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}

@@ -1,0 +1,126 @@
+/// The description of a D-Bus interface to export: methods, signals and properties.
+///
+/// Pass it to ``BusConnection/export(_:at:)``. sd-bus builds the introspection data, and the
+/// standard `org.freedesktop.DBus.Properties`, `Introspectable` and `Peer` interfaces, from it.
+public struct ExportedInterface: Sendable {
+    /// The interface name, for example `org.example.Lifecycle1`.
+    public var name: String
+    /// The methods.
+    public var methods: [Method]
+    /// The signals.
+    public var signals: [Signal]
+    /// The properties.
+    public var properties: [Property]
+
+    /// Creates an interface description.
+    ///
+    /// - Parameters:
+    ///   - name: The interface name.
+    ///   - methods: The methods.
+    ///   - signals: The signals.
+    ///   - properties: The properties.
+    public init(name: String, methods: [Method] = [], signals: [Signal] = [], properties: [Property] = []) {
+        self.name = name
+        self.methods = methods
+        self.signals = signals
+        self.properties = properties
+    }
+
+    /// A method and the handler that answers it.
+    public struct Method: Sendable {
+        /// The method name.
+        public var name: String
+        /// The input signature; sd-bus rejects calls with other arguments (`InvalidArgs`).
+        public var inSignature: String
+        /// The output signature; a handler result with another signature becomes a `Failed` error.
+        public var outSignature: String
+        /// Whether only privileged callers may call it (sd-bus checks `CAP_SYS_ADMIN` or the same
+        /// uid on untrusted buses); `false` lets everyone call it, and the handler checks
+        /// ``BusMethodCall/credentials`` itself.
+        public var requiresPrivilege: Bool
+        /// The handler: runs in a task; its result is the reply, a thrown ``BusError`` the error reply.
+        public var handler: @Sendable (BusMethodCall) async throws -> [BusValue]
+
+        /// Creates a method.
+        ///
+        /// - Parameters:
+        ///   - name: The method name.
+        ///   - inSignature: The input signature (`""` for none).
+        ///   - outSignature: The output signature (`""` for none).
+        ///   - requiresPrivilege: Whether sd-bus should restrict it to privileged callers.
+        ///   - handler: Answers a call; throw ``BusError`` for a D-Bus error reply with that name.
+        public init(
+            _ name: String, inSignature: String = "", outSignature: String = "", requiresPrivilege: Bool = false,
+            handler: @escaping @Sendable (BusMethodCall) async throws -> [BusValue]
+        ) {
+            self.name = name
+            self.inSignature = inSignature
+            self.outSignature = outSignature
+            self.requiresPrivilege = requiresPrivilege
+            self.handler = handler
+        }
+    }
+
+    /// A signal the object may emit (declared for introspection and checked on emission).
+    public struct Signal: Sendable {
+        /// The signal name.
+        public var name: String
+        /// The signature of its arguments.
+        public var signature: String
+
+        /// Creates a signal declaration.
+        ///
+        /// - Parameters:
+        ///   - name: The signal name.
+        ///   - signature: The signature of its arguments.
+        public init(_ name: String, signature: String = "") {
+            self.name = name
+            self.signature = signature
+        }
+    }
+
+    /// A property with its initial value.
+    public struct Property: Sendable {
+        /// How clients learn about changes (`org.freedesktop.DBus.Property.EmitsChangedSignal`).
+        public enum ChangeSignal: Sendable {
+            /// `PropertiesChanged` carries the new value.
+            case emitsValue
+            /// `PropertiesChanged` lists the property as invalidated, without the value.
+            case invalidates
+            /// The value never changes.
+            case constant
+            /// No signal; clients must poll.
+            case none
+        }
+
+        /// The property name.
+        public var name: String
+        /// Its D-Bus type signature (a single complete type).
+        public var signature: String
+        /// The initial value; must have ``signature``.
+        public var initialValue: BusValue
+        /// How changes are announced.
+        public var changeSignal: ChangeSignal
+        /// For a writable property, a validator run (on the loop thread) before a remote `Set` is
+        /// accepted; throw ``BusError`` to refuse. `nil` makes the property read-only remotely.
+        public var validateSet: (@Sendable (BusValue) throws -> Void)?
+
+        /// Creates a property.
+        ///
+        /// - Parameters:
+        ///   - name: The property name.
+        ///   - initialValue: The initial value; its signature becomes the property's type.
+        ///   - changeSignal: How changes are announced.
+        ///   - validateSet: Makes the property writable by clients when given; throw to refuse a value.
+        public init(
+            _ name: String, initialValue: BusValue, changeSignal: ChangeSignal = .emitsValue,
+            validateSet: (@Sendable (BusValue) throws -> Void)? = nil
+        ) {
+            self.name = name
+            self.signature = initialValue.signature
+            self.initialValue = initialValue
+            self.changeSignal = changeSignal
+            self.validateSet = validateSet
+        }
+    }
+}

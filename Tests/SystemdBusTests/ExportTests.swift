@@ -1,0 +1,211 @@
+import AppLifecycleTesting
+import Foundation
+import Glibc
+import Synchronization
+import SystemdBus
+import Testing
+
+@Suite("Exported objects")
+struct ExportTests {
+    static let name = "org.example.Test"
+    static let path = "/org/example/Test"
+    static let iface = "org.example.Test1"
+
+    static func exampleInterface() -> ExportedInterface {
+        ExportedInterface(
+            name: iface,
+            methods: [
+                .init("Add", inSignature: "ii", outSignature: "i") { call in
+                    guard let a = call.arguments[0].int32Value, let b = call.arguments[1].int32Value else { return [] }
+                    return [.int32(a &+ b)]
+                },
+                .init("Fail") { _ in
+                    throw BusError(name: "org.example.Error.Nope", message: "nope, on purpose")
+                },
+                .init("WhoAmI", outSignature: "uu") { call in
+                    [.uint32(call.credentials?.uid ?? 9999), .uint32(call.credentials?.pid ?? 0)]
+                },
+                .init("MakePipe", outSignature: "h") { _ in
+                    var fds: [Int32] = [0, 0]
+                    guard pipe(&fds) == 0 else { throw BusError(errno: errno) }
+                    close(fds[1])
+                    let fd = BusFileDescriptor(owning: fds[0])
+                    return [.unixFD(fd)]
+                },
+                .init("Echo", inSignature: "v", outSignature: "v") { call in call.arguments },
+                .init("Wrong", outSignature: "s") { _ in [.int32(1)] },
+            ],
+            signals: [.init("Changed", signature: "s")],
+            properties: [
+                .init("Count", initialValue: .int32(0)),
+                .init("Version", initialValue: .string("1.0"), changeSignal: .constant),
+                .init("Label", initialValue: .string("start")) { value in
+                    if value.stringValue?.isEmpty != false {
+                        throw BusError(name: BusError.Name.invalidArgs, message: "Label may not be empty")
+                    }
+                },
+            ])
+    }
+
+    @Test("methods: replies, error names, caller credentials, fds, reply signature check")
+    func methods() async throws {
+        try await BusFixture.with { env in
+            let object = try env.connection.export(Self.exampleInterface(), at: Self.path)
+            defer { object.unexport() }
+            #expect(try await env.connection.requestName(Self.name) == .primaryOwner)
+            let client = try env.secondConnection("client")
+            defer { client.close() }
+
+            let sum = try await client.call(destination: Self.name, path: Self.path, interface: Self.iface, member: "Add",
+                                            arguments: [.int32(2), .int32(40)])
+            #expect(sum == [.int32(42)])
+
+            let failure = await #expect(throws: BusError.self) {
+                _ = try await client.call(destination: Self.name, path: Self.path, interface: Self.iface, member: "Fail")
+            }
+            #expect(failure?.name == "org.example.Error.Nope")
+            #expect(failure?.message == "nope, on purpose")
+
+            let badArgs = await #expect(throws: BusError.self) {
+                _ = try await client.call(destination: Self.name, path: Self.path, interface: Self.iface, member: "Add",
+                                          arguments: [.string("x")])
+            }
+            #expect(badArgs?.name == BusError.Name.invalidArgs)
+
+            let wrong = await #expect(throws: BusError.self) {
+                _ = try await client.call(destination: Self.name, path: Self.path, interface: Self.iface, member: "Wrong")
+            }
+            #expect(wrong?.name == BusError.Name.failed)
+
+            let who = try await client.call(destination: Self.name, path: Self.path, interface: Self.iface, member: "WhoAmI")
+            #expect(who == [.uint32(getuid()), .uint32(UInt32(getpid()))])
+
+            let piped = try await client.call(destination: Self.name, path: Self.path, interface: Self.iface, member: "MakePipe")
+            let fd = try #require(piped.first?.fileDescriptor)
+            var byte: UInt8 = 0
+            #expect(read(fd.rawValue!, &byte, 1) == 0)  // the write end was closed: EOF
+            fd.close()
+
+            let echoed = try await client.call(destination: Self.name, path: Self.path, interface: Self.iface, member: "Echo",
+                                               arguments: [.variant(.vardict(["k": .uint64(7)]))])
+            #expect(echoed.first?.unwrapped.dictionaryValue?["k"]?.uint64Value == 7)
+        }
+    }
+
+    @Test("properties: Get/GetAll/Set through sd-bus, validation, PropertiesChanged on change")
+    func properties() async throws {
+        try await BusFixture.with { env in
+            let object = try env.connection.export(Self.exampleInterface(), at: Self.path)
+            defer { object.unexport() }
+            try await env.connection.requestName(Self.name)
+            let client = try env.secondConnection("client")
+            defer { client.close() }
+
+            #expect(try await client.getProperty(destination: Self.name, path: Self.path, interface: Self.iface, name: "Version")
+                    == .string("1.0"))
+            let all = try await client.getAllProperties(destination: Self.name, path: Self.path, interface: Self.iface)
+            #expect(all["Count"] == .int32(0))
+            #expect(all["Label"] == .string("start"))
+
+            let changes = Collector<PropertiesChange>()
+            let subscription = try await client.observeProperties(sender: Self.name, path: Self.path, interface: Self.iface) {
+                changes.add($0)
+            }
+            defer { subscription.cancel() }
+
+            try object.setProperty("Count", .int32(5))
+            let change = try await changes.next("Count change")
+            #expect(change.changed["Count"] == .int32(5))
+            #expect(#expect(throws: BusError.self) { try object.setProperty("Count", .string("five")) }?.name
+                    == BusError.Name.invalidSignature)
+
+            try await client.setProperty(destination: Self.name, path: Self.path, interface: Self.iface, name: "Label",
+                                         value: .string("renamed"))
+            #expect(object.property("Label") == .string("renamed"))
+            let labelChange = try await changes.next("Label change")
+            #expect(labelChange.changed["Label"] == .string("renamed"))
+
+            let refused = await #expect(throws: BusError.self) {
+                try await client.setProperty(destination: Self.name, path: Self.path, interface: Self.iface, name: "Label",
+                                             value: .string(""))
+            }
+            #expect(refused?.name == BusError.Name.invalidArgs)
+            #expect(object.property("Label") == .string("renamed"))
+
+            let readOnly = await #expect(throws: BusError.self) {
+                try await client.setProperty(destination: Self.name, path: Self.path, interface: Self.iface, name: "Count",
+                                             value: .int32(1))
+            }
+            #expect(readOnly?.name == BusError.Name.propertyReadOnly)
+        }
+    }
+
+    @Test("signals: declared signals are emitted and received with a verified sender")
+    func signals() async throws {
+        try await BusFixture.with { env in
+            let object = try env.connection.export(Self.exampleInterface(), at: Self.path)
+            defer { object.unexport() }
+            try await env.connection.requestName(Self.name)
+            let client = try env.secondConnection("client")
+            defer { client.close() }
+            let received = Collector<BusSignal>()
+            let subscription = try await client.subscribe(sender: Self.name, path: Self.path, interface: Self.iface,
+                                                          member: "Changed", signature: "s") { received.add($0) }
+            defer { subscription.cancel() }
+            #expect(throws: BusError.self) { try object.emitSignal("Changed", arguments: [.int32(1)]) }
+            #expect(throws: BusError.self) { try object.emitSignal("Undeclared") }
+            try object.emitSignal("Changed", arguments: [.string("hello")])
+            let signal = try await received.next("Changed")
+            #expect(signal.arguments == [.string("hello")])
+            #expect(signal.sender == env.connection.uniqueName)
+        }
+    }
+
+    @Test("busctl introspects the exported object and gdbus can call it")
+    func externalTools() async throws {
+        try await BusFixture.with { env in
+            let object = try env.connection.export(Self.exampleInterface(), at: Self.path)
+            defer { object.unexport() }
+            try await env.connection.requestName(Self.name)
+            let address = env.bus.address
+            let introspection = try await offPool {
+                try PrivateBus.runCommand("/usr/bin/busctl", ["--address=\(address)", "introspect", Self.name, Self.path])
+            }
+            #expect(introspection.status == 0)
+            let lines = introspection.output.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }
+            #expect(lines.contains { $0.hasPrefix(".Add method ii i") })
+            #expect(lines.contains { $0.hasPrefix(".Changed signal s") })
+            #expect(lines.contains { $0.hasPrefix(".Count property i 0 emits-change") })
+            #expect(lines.contains { $0.hasPrefix(".Label property s \"start\" emits-change writable") })
+            #expect(lines.contains { $0.hasPrefix(".Version property s \"1.0\" const") })
+            #expect(lines.contains { $0.hasPrefix("org.freedesktop.DBus.Properties interface") })
+
+            let called = try await offPool {
+                try PrivateBus.runCommand("/usr/bin/gdbus", [
+                    "call", "--address", address, "--dest", Self.name, "--object-path", Self.path,
+                    "--method", "\(Self.iface).Add", "20", "22",
+                ])
+            }
+            #expect(called.status == 0)
+            #expect(called.output.trimmingCharacters(in: .whitespacesAndNewlines) == "(42,)")
+        }
+    }
+
+    @Test("unexport removes the object")
+    func unexport() async throws {
+        try await BusFixture.with { env in
+            let object = try env.connection.export(Self.exampleInterface(), at: Self.path)
+            try await env.connection.requestName(Self.name)
+            let client = try env.secondConnection("client")
+            defer { client.close() }
+            _ = try await client.call(destination: Self.name, path: Self.path, interface: Self.iface, member: "Add",
+                                      arguments: [.int32(1), .int32(1)])
+            object.unexport()
+            let gone = await #expect(throws: BusError.self) {
+                _ = try await client.call(destination: Self.name, path: Self.path, interface: Self.iface, member: "Add",
+                                          arguments: [.int32(1), .int32(1)])
+            }
+            #expect(gone?.name == BusError.Name.unknownObject || gone?.name == BusError.Name.unknownMethod)
+        }
+    }
+}
