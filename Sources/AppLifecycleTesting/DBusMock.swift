@@ -10,6 +10,15 @@ import Foundation
 /// Arguments to the helpers are GVariant text (what `gdbus call` accepts): `"true"`,
 /// `"uint32 1000"`, `"'a string'"`, `"@as []"`; use ``quote(_:)`` for strings.
 ///
+/// Facts about python-dbusmock 0.28.7's templates that tests rely on:
+/// - logind: `Suspend`/`PowerOff`/… do nothing (no `PrepareForSleep`/`PrepareForShutdown`;
+///   emit those with ``emitSignal(path:interface:name:signature:arguments:)``). `Inhibit(ssss)`
+///   returns `h`, the write end of a pipe; the inhibitor is listed by `ListInhibitors`
+///   (`a(ssssuu)`, uid 1000, pid 123456) until every copy of the fd is closed.
+///   The Manager has no `InhibitDelayMaxUSec` (add it with ``addProperty(path:interface:name:value:)``).
+///   Sessions exist only after ``addSession(id:seat:uid:username:active:)``.
+/// - Every `Set`/`UpdateProperties` emits `PropertiesChanged(sa{sv}as)` with no invalidated names.
+///
 /// Templates and their names: `logind` (`org.freedesktop.login1`, system),
 /// `timedated` (`org.freedesktop.timedate1`, system), `low_memory_monitor`
 /// (`org.freedesktop.LowMemoryMonitor`, system), `notification_daemon`
@@ -174,6 +183,22 @@ public final class DBusMock: @unchecked Sendable {
             DBusMock.quote(interface), DBusMock.quote(name), DBusMock.quote(inSignature),
             DBusMock.quote(outSignature), DBusMock.quote(code),
         ])
+    }
+
+    /// Adds a property to a mock object (`org.freedesktop.DBus.Mock.AddProperty`).
+    ///
+    /// For example logind's `InhibitDelayMaxUSec`, which the 0.28.7 template does not define:
+    /// `addProperty(interface: "org.freedesktop.login1.Manager", name: "InhibitDelayMaxUSec", value: "uint64 5000000")`.
+    ///
+    /// - Parameters:
+    ///   - path: The object; defaults to the main object.
+    ///   - interface: The property's interface.
+    ///   - name: The property name.
+    ///   - value: The value as GVariant text (its type becomes the property's type).
+    /// - Throws: ``FixtureError`` if the call fails (for example the property exists).
+    public func addProperty(path: String? = nil, interface: String, name: String, value: String) throws {
+        try call(path: path, interface: DBusMock.mockInterface, method: "AddProperty",
+                 arguments: [DBusMock.quote(interface), DBusMock.quote(name), "<\(value)>"])
     }
 
     /// Adds a logind session (logind template's `org.freedesktop.DBus.Mock.AddSession`).
