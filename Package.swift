@@ -51,7 +51,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "lifecyclectl",
-            dependencies: ["AppLifecycle", "SystemdBus", argumentParser]
+            // AppLifecycleSystemd too: lifecyclectl speaks lifecycled's protocol through the same
+            // codec and subscriber the apps use, rather than a copy of them.
+            dependencies: ["AppLifecycle", "SystemdBus", "AppLifecycleSystemd", argumentParser]
         ),
         .target(name: "CAllocationCounter", path: "Benchmarks/CAllocationCounter"),
         .executableTarget(
@@ -63,7 +65,10 @@ let package = Package(
         .testTarget(name: "AppLifecycleTestingTests", dependencies: ["AppLifecycle", "AppLifecycleTesting"]),
         .testTarget(name: "SystemdBusTests", dependencies: ["SystemdBus", "AppLifecycleTesting"]),
         .testTarget(name: "AppLifecycleSystemdTests", dependencies: ["AppLifecycleSystemd", "AppLifecycle", "AppLifecycleTesting"]),
-        .testTarget(name: "LifecycledTests", dependencies: ["lifecycled", "lifecyclectl", "AppLifecycle", "AppLifecycleTesting", "SystemdBus"]),
+        .testTarget(
+            name: "LifecycledTests",
+            dependencies: ["lifecycled", "lifecyclectl", "AppLifecycle", "AppLifecycleTesting", "AppLifecycleSystemd", "SystemdBus"]
+        ),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["AppLifecycle", "AppLifecycleTesting", "AppLifecycleSystemd", "SystemdBus"]

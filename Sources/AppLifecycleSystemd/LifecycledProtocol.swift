@@ -1,0 +1,257 @@
+import AppLifecycle
+import Foundation
+import SystemdBus
+
+/// The names, members and encodings of `lifecycled`'s session-bus interface, shared by the
+/// daemon, the apps it hosts, ``LifecycleSubscriber`` and `lifecyclectl`.
+///
+/// ## Interface `org.applifecycle.Lifecycled1` at `/org/applifecycle/Lifecycled1`
+///
+/// | member | kind | signature | meaning |
+/// | --- | --- | --- | --- |
+/// | `RegisterApp` | method | `s` → `a{sv}a{sv}` | an app process registers under its id; returns its launch options and the host facts |
+/// | `ReportState` | method | `ss` | an app reports its new state |
+/// | `ReportNotification` | method | `ssa{sv}` | an app reports a notification it posted (rebroadcast as `Notification`) |
+/// | `BackgroundTaskBegan` | method | `sus` | an app began a background task (id, name) |
+/// | `BackgroundTaskEnded` | method | `su` | an app ended a background task |
+/// | `OpenURL` | method | `sa{sv}` → `s` | open a URL in the app whose manifest claims its scheme, launching it if needed; returns the app id |
+/// | `Launch` | method | `sa{sv}` | launch an app with launch options |
+/// | `Terminate` | method | `s` | terminate an app (willTerminate, then SIGTERM, then SIGKILL at the deadlines) |
+/// | `Post` | method | `ssa{sv}` | deliver a named notification with userInfo into an app's center |
+/// | `Simulate` | method | `sa{sv}` | inject a host event (`sleep`, `wake`, `lock`, `unlock`, `memory-warning`, `time-change`, `terminate`); refused unless enabled |
+/// | `GetState` | method | `s` → `s` | an app's state |
+/// | `ListApps` | method | → `a(sssu)` | id, state, name, pid (0 when not running) of every known app |
+/// | `Notification` | signal | `ssa{sv}` | app id, notification name, userInfo: every lifecycle notification of every app |
+/// | `StateChanged` | signal | `sss` | app id, previous state, new state |
+/// | `Command` | signal | `ssa{sv}` | app id, command, arguments: the daemon tells a hosted app a host fact (``HostEventBusCodec``) |
+/// | `HostState` | property | `a{sv}` | `sleeping`, `locked`, `session-active` (Booleans) |
+/// | `Apps` | property | `a(sssu)` | as `ListApps` |
+/// | `SimulationEnabled` | property | `b` | whether `Simulate` is accepted |
+/// | `Version` | property | `u` | the protocol version (1) |
+///
+/// Errors are `org.applifecycle.Lifecycled1.Error.<Name>` (``ErrorName``), or the standard
+/// `org.freedesktop.DBus.Error.AccessDenied` / `InvalidArgs`.
+public enum LifecycledProtocol {
+    /// The well-known name, versioned.
+    public static let busName = "org.applifecycle.Lifecycled1"
+    /// The object path.
+    public static let objectPath = "/org/applifecycle/Lifecycled1"
+    /// The interface.
+    public static let interface = "org.applifecycle.Lifecycled1"
+    /// The protocol version.
+    public static let version: UInt32 = 1
+
+    /// The environment variable that names the app id of a process lifecycled launched.
+    public static let appIDEnvironment = "LIFECYCLE_APP_ID"
+    /// The environment variable that carries the launch options (their userInfo's JSON).
+    public static let launchOptionsEnvironment = "LIFECYCLE_LAUNCH_OPTIONS"
+    /// The environment variable that forces the in-process bridge (`0`) or lifecycled (`1`).
+    public static let useDaemonEnvironment = "LIFECYCLE_USE_DAEMON"
+
+    /// Method names.
+    public enum Method {
+        /// `RegisterApp(s) → (a{sv}, a{sv})`.
+        public static let registerApp = "RegisterApp"
+        /// `ReportState(ss)`.
+        public static let reportState = "ReportState"
+        /// `ReportNotification(ssa{sv})`.
+        public static let reportNotification = "ReportNotification"
+        /// `BackgroundTaskBegan(sus)`.
+        public static let backgroundTaskBegan = "BackgroundTaskBegan"
+        /// `BackgroundTaskEnded(su)`.
+        public static let backgroundTaskEnded = "BackgroundTaskEnded"
+        /// `OpenURL(sa{sv}) → s`.
+        public static let openURL = "OpenURL"
+        /// `Launch(sa{sv})`.
+        public static let launch = "Launch"
+        /// `Terminate(s)`.
+        public static let terminate = "Terminate"
+        /// `Post(ssa{sv})`.
+        public static let post = "Post"
+        /// `Simulate(sa{sv})`.
+        public static let simulate = "Simulate"
+        /// `GetState(s) → s`.
+        public static let getState = "GetState"
+        /// `ListApps() → a(sssu)`.
+        public static let listApps = "ListApps"
+    }
+
+    /// Signal names.
+    public enum Signal {
+        /// `Notification(ssa{sv})`.
+        public static let notification = "Notification"
+        /// `StateChanged(sss)`.
+        public static let stateChanged = "StateChanged"
+        /// `Command(ssa{sv})`.
+        public static let command = "Command"
+    }
+
+    /// Property names.
+    public enum Property {
+        /// `HostState a{sv}`.
+        public static let hostState = "HostState"
+        /// `Apps a(sssu)`.
+        public static let apps = "Apps"
+        /// `SimulationEnabled b`.
+        public static let simulationEnabled = "SimulationEnabled"
+        /// `Version u`.
+        public static let version = "Version"
+    }
+
+    /// Error names (`org.applifecycle.Lifecycled1.Error.*`).
+    public enum ErrorName {
+        /// No manifest with this id.
+        public static let unknownApp = "org.applifecycle.Lifecycled1.Error.UnknownApp"
+        /// No app claims the URL's scheme.
+        public static let noHandler = "org.applifecycle.Lifecycled1.Error.NoHandler"
+        /// The URL is malformed or too long.
+        public static let invalidURL = "org.applifecycle.Lifecycled1.Error.InvalidURL"
+        /// `Simulate` is not enabled.
+        public static let simulationDisabled = "org.applifecycle.Lifecycled1.Error.SimulationDisabled"
+        /// The app could not be launched.
+        public static let launchFailed = "org.applifecycle.Lifecycled1.Error.LaunchFailed"
+        /// The caller is not the process registered for this app.
+        public static let notRegistered = "org.applifecycle.Lifecycled1.Error.NotRegistered"
+    }
+
+    /// Limits on arguments; larger ones are refused with `InvalidArgs`.
+    public enum Limits {
+        /// The longest app id.
+        public static let appIDLength = 255
+        /// The longest URL.
+        public static let urlLength = 8192
+        /// The longest notification name.
+        public static let notificationNameLength = 255
+        /// The most entries in a userInfo (all levels).
+        public static let userInfoEntries = 1024
+        /// The deepest userInfo nesting.
+        public static let userInfoDepth = 8
+        /// The largest encoded userInfo, in bytes of its JSON form.
+        public static let userInfoBytes = 64 * 1024
+    }
+
+    /// Whether a string is a valid app id: reverse-DNS, 2+ dot-separated elements of
+    /// `[A-Za-z0-9_-]`, not starting with a digit or `-`, at most ``Limits/appIDLength``.
+    ///
+    /// - Parameters:
+    ///   - id: The candidate.
+    public static func isValidAppID(_ id: String) -> Bool {
+        guard !id.isEmpty, id.utf8.count <= Limits.appIDLength else { return false }
+        let elements = id.split(separator: ".", omittingEmptySubsequences: false)
+        guard elements.count >= 2 else { return false }
+        for element in elements {
+            guard let first = element.first, !first.isNumber, first != "-" else { return false }
+            guard element.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) else { return false }
+        }
+        return true
+    }
+
+    /// Checks a userInfo against ``Limits``.
+    ///
+    /// - Parameters:
+    ///   - userInfo: The userInfo.
+    /// - Throws: ``ApplicationError`` with code `invalidInput` naming the limit.
+    public static func validate(_ userInfo: UserInfo) throws {
+        guard userInfo.nestingDepth <= Limits.userInfoDepth else {
+            throw ApplicationError(.invalidInput, "userInfo nested deeper than \(Limits.userInfoDepth)")
+        }
+        func count(_ value: UserInfoValue) -> Int {
+            switch value {
+            case .array(let values): return values.count + values.map(count).reduce(0, +)
+            case .dictionary(let values): return values.count + values.values.map(count).reduce(0, +)
+            default: return 0
+            }
+        }
+        guard count(.dictionary(userInfo.values)) <= Limits.userInfoEntries else {
+            throw ApplicationError(.invalidInput, "userInfo has more than \(Limits.userInfoEntries) entries")
+        }
+        guard userInfo.json.utf8.count <= Limits.userInfoBytes else {
+            throw ApplicationError(.invalidInput, "userInfo is larger than \(Limits.userInfoBytes) bytes")
+        }
+    }
+}
+
+/// Encodes host events as `lifecycled` `Command` signals (`command`, `a{sv}` arguments) and back.
+///
+/// | HostEvent | command | arguments |
+/// | --- | --- | --- |
+/// | `.sleeping(b)` | `sleeping` | `value: b` |
+/// | `.locked(b)` | `locked` | `value: b` |
+/// | `.sessionActive(b)` | `session-active` | `value: b` |
+/// | `.foreground(b)` | `foreground` | `value: b` |
+/// | `.terminate(r)` | `terminate` | `reason: s` |
+/// | `.significantTimeChange(c)` | `time-change` | `reason: s`, `timezone: s`? |
+/// | `.memoryWarning(w)` | `memory-warning` | `level: s`, `source: s` |
+/// | `.openURL(u, o)` | `open-url` | `url: s`, the `UIApplicationOpenURLOptions…Key` entries |
+/// | `.remoteNotification(p)` | `remote-notification` | `payload: a{sv}` |
+/// | `.localNotification(n)` | `local-notification` | `notification: a{sv}` |
+/// | `.backgroundFetch` | `background-fetch` | — |
+///
+/// Other events have no command (they are not host facts a daemon forwards) and encode to `nil`.
+/// Decoding validates every argument and returns `nil` for an unknown command or a bad argument.
+public enum HostEventBusCodec {
+    /// The command and arguments for an event, or `nil` when it is not forwarded.
+    ///
+    /// - Parameters:
+    ///   - event: The event.
+    public static func encode(_ event: HostEvent) -> (command: String, arguments: UserInfo)? {
+        switch event {
+        case .sleeping(let value): return ("sleeping", ["value": .bool(value)])
+        case .locked(let value): return ("locked", ["value": .bool(value)])
+        case .sessionActive(let value): return ("session-active", ["value": .bool(value)])
+        case .foreground(let value): return ("foreground", ["value": .bool(value)])
+        case .terminate(let reason): return ("terminate", ["reason": .string(reason.rawValue)])
+        case .significantTimeChange(let change):
+            var arguments: UserInfo = ["reason": .string(change.reason.rawValue)]
+            if let zone = change.timeZoneIdentifier { arguments["timezone"] = .string(zone) }
+            return ("time-change", arguments)
+        case .memoryWarning(let warning):
+            return ("memory-warning", ["level": .string(warning.level.rawValue), "source": .string(warning.source)])
+        case .openURL(let url, let options):
+            return ("open-url", options.userInfo.merging(["url": .string(url.absoluteString)]))
+        case .remoteNotification(let payload):
+            return ("remote-notification", ["payload": .dictionary(payload.values)])
+        case .localNotification(let notification):
+            return ("local-notification", ["notification": notification.propertyList])
+        case .backgroundFetch:
+            return ("background-fetch", [:])
+        default:
+            return nil
+        }
+    }
+
+    /// The event for a command, or `nil` when the command is unknown or an argument is invalid.
+    ///
+    /// - Parameters:
+    ///   - command: The command name.
+    ///   - arguments: Its arguments.
+    public static func decode(command: String, arguments: UserInfo) -> HostEvent? {
+        let value = arguments["value"]?.boolValue
+        switch command {
+        case "sleeping": return value.map(HostEvent.sleeping)
+        case "locked": return value.map(HostEvent.locked)
+        case "session-active": return value.map(HostEvent.sessionActive)
+        case "foreground": return value.map(HostEvent.foreground)
+        case "terminate":
+            return arguments["reason"]?.stringValue.flatMap(TerminationReason.init(rawValue:)).map(HostEvent.terminate)
+        case "time-change":
+            guard let reason = arguments["reason"]?.stringValue.flatMap(SignificantTimeChange.Reason.init(rawValue:)) else { return nil }
+            return .significantTimeChange(SignificantTimeChange(reason: reason, timeZoneIdentifier: arguments["timezone"]?.stringValue))
+        case "memory-warning":
+            guard let level = arguments["level"]?.stringValue.flatMap(MemoryWarning.Level.init(rawValue:)) else { return nil }
+            return .memoryWarning(MemoryWarning(level: level, source: arguments["source"]?.stringValue ?? "lifecycled"))
+        case "open-url":
+            guard let text = arguments["url"]?.stringValue, text.utf8.count <= LifecycledProtocol.Limits.urlLength,
+                  let url = URL(string: text), url.scheme != nil else { return nil }
+            return .openURL(url, OpenURLOptions(userInfo: arguments))
+        case "remote-notification":
+            return arguments["payload"]?.dictionaryValue.map { .remoteNotification(UserInfo($0)) }
+        case "local-notification":
+            return arguments["notification"].flatMap(LocalNotification.init(propertyList:)).map(HostEvent.localNotification)
+        case "background-fetch":
+            return .backgroundFetch
+        default:
+            return nil
+        }
+    }
+}

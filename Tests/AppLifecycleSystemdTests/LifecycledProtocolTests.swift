@@ -1,0 +1,49 @@
+import AppLifecycle
+import AppLifecycleSystemd
+import Foundation
+import Testing
+
+@Suite("lifecycled protocol encodings")
+struct LifecycledProtocolTests {
+    @Test("every forwarded host event survives a Command round trip")
+    func commandRoundTrip() throws {
+        let events: [HostEvent] = [
+            .sleeping(true), .locked(false), .sessionActive(true), .foreground(false), .terminate(.shutdown),
+            .significantTimeChange(.init(reason: .timeZone, timeZoneIdentifier: "Europe/Berlin")),
+            .memoryWarning(.init(level: .critical, source: "psi")),
+            .openURL(URL(string: "notes://n/1")!, OpenURLOptions(sourceApplication: "org.example.Mail", annotation: ["k": 1])),
+            .remoteNotification(["aps": ["alert": "hi"]]),
+            .localNotification(LocalNotification(identifier: "tea", alertBody: "Tea")),
+            .backgroundFetch,
+        ]
+        for event in events {
+            let (command, arguments) = try #require(HostEventBusCodec.encode(event))
+            #expect(HostEventBusCodec.decode(command: command, arguments: arguments) == event, "\(command)")
+        }
+        #expect(HostEventBusCodec.encode(.statusBarFrame(.zero)) == nil)
+    }
+
+    @Test("bad commands and arguments decode to nil")
+    func badCommands() {
+        #expect(HostEventBusCodec.decode(command: "reboot", arguments: [:]) == nil)
+        #expect(HostEventBusCodec.decode(command: "sleeping", arguments: ["value": "yes"]) == nil)
+        #expect(HostEventBusCodec.decode(command: "memory-warning", arguments: ["level": "huge"]) == nil)
+        #expect(HostEventBusCodec.decode(command: "open-url", arguments: ["url": "no scheme"]) == nil)
+        #expect(HostEventBusCodec.decode(command: "open-url", arguments: ["url": .string("x://" + String(repeating: "a", count: 9000))]) == nil)
+    }
+
+    @Test("app ids and userInfo limits")
+    func validation() {
+        #expect(LifecycledProtocol.isValidAppID("org.example.Notes"))
+        #expect(LifecycledProtocol.isValidAppID("io.github.my-app_2"))
+        for bad in ["", "notes", "org..example", "org.1example", "org.example.-x", "org.exa mple", "org.ex/ample"] {
+            #expect(!LifecycledProtocol.isValidAppID(bad), "\(bad)")
+        }
+        var deep: UserInfoValue = "leaf"
+        for _ in 0..<10 { deep = ["k": deep] }
+        #expect(throws: ApplicationError.self) { try LifecycledProtocol.validate(["deep": deep]) }
+        #expect(throws: Never.self) { try LifecycledProtocol.validate(["ok": ["a": 1]]) }
+        let many = UserInfo(Dictionary(uniqueKeysWithValues: (0..<2000).map { ("k\($0)", UserInfoValue.int(Int64($0))) }))
+        #expect(throws: ApplicationError.self) { try LifecycledProtocol.validate(many) }
+    }
+}
