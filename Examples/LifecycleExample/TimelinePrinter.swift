@@ -48,6 +48,12 @@ final class TimelinePrinter {
         emit("\n\(timestamp())  ── \(text)")
     }
 
+    /// A closing line (text format only).
+    func summary(_ text: String) {
+        guard format == .text else { return }
+        emit("\n" + text)
+    }
+
     private func timestamp() -> String {
         let total = clock().timeInterval
         let minutes = Int(total) / 60
