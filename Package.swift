@@ -58,7 +58,7 @@ let package = Package(
         .target(name: "CAllocationCounter", path: "Benchmarks/CAllocationCounter"),
         .executableTarget(
             name: "LifecycleBench",
-            dependencies: ["AppLifecycle", "AppLifecycleSystemd", "SystemdBus", "CAllocationCounter", argumentParser],
+            dependencies: ["AppLifecycle", "AppLifecycleSystemd", "AppLifecycleTesting", "SystemdBus", "CAllocationCounter", argumentParser],
             path: "Benchmarks/LifecycleBench"
         ),
         .testTarget(name: "AppLifecycleTests", dependencies: ["AppLifecycle", "AppLifecycleTesting"]),

@@ -9,6 +9,6 @@ struct LifecycleBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lifecycle-bench",
         abstract: "Benchmarks AppLifecycle against references measured in the same run.",
-        subcommands: [CenterBenchmark.self],
+        subcommands: [CenterBenchmark.self, LatencyBenchmark.self, SleepDelayBenchmark.self],
         defaultSubcommand: CenterBenchmark.self)
 }
