@@ -56,7 +56,7 @@ final class FakeLogind: Sendable {
                         sink.yield("release:\(what)")
                         let entry = inhibitors.withLock { $0.removeValue(forKey: readEnd) }
                         entry?.token?.cancel()
-                        close(readEnd)
+                        Glibc.close(readEnd)
                     }
                     inhibitors.withLock { $0[readEnd] = (what, token) }
                     return [.unixFD(BusFileDescriptor(owning: fds[1]))]
