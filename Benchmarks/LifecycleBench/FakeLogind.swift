@@ -14,9 +14,7 @@ final class FakeLogind: Sendable {
     let connection: BusConnection
     private let manager: ExportedObject
     private let session: ExportedObject
-    private let inhibitors = Mutex<[Int32: (what: String, token: EventSourceToken?)]>([:])
-    private let releases = Mutex<[(what: String, at: ContinuousClock.Instant)]>([])
-    private let takes = Mutex<[(what: String, at: ContinuousClock.Instant)]>([])
+    private let ledger = LockLedger()
     /// Every release and take of a delay lock, as `"release:sleep"`, `"take:sleep"`…, as it happens.
     let lockEvents: AsyncStream<String>
     private let lockEventSink: AsyncStream<String>.Continuation
@@ -25,9 +23,7 @@ final class FakeLogind: Sendable {
         connection = try BusConnection(.address(address), loop: loop, description: "fake-logind")
         (lockEvents, lockEventSink) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .unbounded)
         let sink = lockEventSink
-        let released = releases
-        let taken = takes
-        let inhibitors = self.inhibitors
+        let ledger = self.ledger
         let uid = getuid()
         manager = try connection.export(ExportedInterface(
             name: "org.freedesktop.login1.Manager",
@@ -49,16 +45,15 @@ final class FakeLogind: Sendable {
                     guard pipe(&fds) == 0 else { throw BusError(errno: errno) }
                     _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
                     let readEnd = fds[0]
-                    taken.withLock { $0.append((what, .now)) }
+                    ledger.taken(what)
                     sink.yield("take:\(what)")
                     let token = try loop.addIO(fd: readEnd, events: EventLoop.IOEvents.hangUp) { _ in
-                        released.withLock { $0.append((what, .now)) }
+                        ledger.released(what)
                         sink.yield("release:\(what)")
-                        let entry = inhibitors.withLock { $0.removeValue(forKey: readEnd) }
-                        entry?.token?.cancel()
+                        ledger.forget(readEnd)?.cancel()
                         Glibc.close(readEnd)
                     }
-                    inhibitors.withLock { $0[readEnd] = (what, token) }
+                    ledger.hold(readEnd, token)
                     return [.unixFD(BusFileDescriptor(owning: fds[1]))]
                 },
             ],
@@ -93,17 +88,27 @@ final class FakeLogind: Sendable {
     }
 
     /// The instants at which a lock of a kind was released (its fd closed), in order.
-    func releaseInstants(of what: String) -> [ContinuousClock.Instant] {
-        releases.withLock { $0.filter { $0.what == what }.map(\.at) }
-    }
-
-    /// How many times a lock of a kind was taken.
-    func takeCount(of what: String) -> Int { takes.withLock { $0.count { $0.what == what } } }
+    func releaseInstants(of what: String) -> [ContinuousClock.Instant] { ledger.releaseInstants(of: what) }
 
     func close() {
         lockEventSink.finish()
         manager.unexport()
         session.unexport()
         connection.close()
+    }
+}
+
+/// What the fake logind's inhibitors did, from the loop thread and the benchmark alike.
+final class LockLedger: Sendable {
+    private let held = Mutex<[Int32: EventSourceToken]>([:])
+    private let releases = Mutex<[(what: String, at: ContinuousClock.Instant)]>([])
+    private let takes = Mutex<[(what: String, at: ContinuousClock.Instant)]>([])
+
+    func taken(_ what: String) { takes.withLock { $0.append((what, .now)) } }
+    func released(_ what: String) { releases.withLock { $0.append((what, .now)) } }
+    func hold(_ fd: Int32, _ token: EventSourceToken) { held.withLock { $0[fd] = token } }
+    func forget(_ fd: Int32) -> EventSourceToken? { held.withLock { $0.removeValue(forKey: fd) } }
+    func releaseInstants(of what: String) -> [ContinuousClock.Instant] {
+        releases.withLock { $0.filter { $0.what == what }.map(\.at) }
     }
 }
