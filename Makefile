@@ -25,13 +25,17 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
+# The scripted day on real D-Bus signals: private buses, python-dbusmock's logind, timedated,
+# low_memory_monitor and gnome_screensaver, and the real host bridge.
 demo: deps
 	$(SWIFT) build --product lifecycle-example
-	.build/debug/lifecycle-example
+	.build/debug/lifecycle-example --host sandbox
 
 bench: deps
 	$(SWIFT) build -c release --product lifecycle-bench
-	.build/release/lifecycle-bench
+	.build/release/lifecycle-bench center
+	.build/release/lifecycle-bench latency
+	.build/release/lifecycle-bench sleep-delay
 
 clean:
 	rm -rf .build
