@@ -51,7 +51,7 @@ let package = Package(
         ),
         .testTarget(name: "AppLifecycleTests", dependencies: ["AppLifecycle", "AppLifecycleTesting"]),
         .testTarget(name: "AppLifecycleTestingTests", dependencies: ["AppLifecycle", "AppLifecycleTesting"]),
-        .testTarget(name: "SystemdBusTests", dependencies: ["SystemdBus"]),
+        .testTarget(name: "SystemdBusTests", dependencies: ["SystemdBus", "AppLifecycleTesting"]),
         .testTarget(name: "AppLifecycleSystemdTests", dependencies: ["AppLifecycleSystemd", "AppLifecycle", "AppLifecycleTesting"]),
         .testTarget(
             name: "IntegrationTests",

@@ -1,0 +1,528 @@
+import CSystemd
+import Glibc
+import Logging
+import Synchronization
+
+/// A connection to a D-Bus bus through sd-bus, driven by an ``EventLoop``.
+///
+/// Open it on the system bus, the user's session bus, or any address; it attaches to the
+/// loop (`sd_bus_attach_event`) and all its I/O happens there. The sd-bus object is confined
+/// to the loop thread: every public method may be called from any thread or task and hops to
+/// the loop; every handler you pass is called on the loop thread.
+///
+/// Signals are received through ``subscribe(sender:path:interface:member:signature:arg0:handler:)``,
+/// which verifies that the sender is the *current* owner of a well-known name; raw
+/// ``addMatch(_:handler:)`` does not verify anything.
+///
+/// When the bus goes away (the daemon stops or restarts), the connection closes itself,
+/// pending calls fail with ``BusError/Name/noReply`` or ``BusError/Name/disconnected``, and the
+/// handlers registered with ``addDisconnectHandler(_:)`` run; open a new connection to
+/// reconnect. Call ``close()`` when done (it is also done on ``EventLoop/shutdown()``).
+public final class BusConnection: @unchecked Sendable {
+    // Why @unchecked Sendable is safe: `bus`, `filter`, `trackers`, `disconnectHandlers`,
+    // `hookID` and `exported` are read and written only on the loop thread (each access is
+    // inside a closure run by `loop`, or in an sd-bus callback, which runs on the loop thread).
+    // `loop`, `address`, `uniqueName` and `logger` are immutable; `open` is an Atomic.
+
+    /// Where to connect.
+    public enum Address: Sendable, Equatable, CustomStringConvertible {
+        /// The system bus; honours `DBUS_SYSTEM_BUS_ADDRESS` (`sd_bus_open_system`).
+        case system
+        /// The user's session bus; honours `DBUS_SESSION_BUS_ADDRESS` (`sd_bus_open_user`).
+        case session
+        /// A bus daemon at an explicit address, for example `unix:path=/tmp/x/bus`.
+        case address(String)
+
+        /// `system`, `session` or the address.
+        public var description: String {
+            switch self {
+            case .system: "system"
+            case .session: "session"
+            case .address(let address): address
+            }
+        }
+    }
+
+    /// The loop the connection runs on.
+    public let loop: EventLoop
+    /// Where the connection was opened.
+    public let address: Address
+    /// The connection's unique name on the bus, for example `:1.42`.
+    public let uniqueName: String
+    let logger: Logger
+
+    var bus: OpaquePointer?
+    private let open = Atomic<Bool>(true)
+    private var filter: FilterBox?
+    private var hookID: UInt64 = 0
+    var trackers: [String: NameOwnerTracker] = [:]
+    private var disconnectHandlers: [@Sendable () -> Void] = []
+    var exported: [ObjectIdentifier: ExportedObject] = [:]
+
+    /// Opens a connection and attaches it to a loop.
+    ///
+    /// Blocks the calling thread until the bus has answered `Hello` (the unique name is known).
+    ///
+    /// - Parameters:
+    ///   - address: The bus to connect to.
+    ///   - loop: The loop that will run the connection.
+    ///   - description: A name for the connection in sd-bus debug output and logs.
+    /// - Throws: ``BusError`` if the bus cannot be reached or authentication fails.
+    public init(_ address: Address, loop: EventLoop, description: String? = nil) throws {
+        self.loop = loop
+        self.address = address
+        var logger = Logger(label: "SystemdBus")
+        logger[metadataKey: "bus"] = "\(address)"
+        let opened = try loop.performAndWait { () throws -> OpenedBus in
+            try BusConnection.openOnLoop(address, event: loop.event, description: description)
+        }
+        self.bus = opened.bus
+        self.uniqueName = opened.uniqueName
+        logger[metadataKey: "unique-name"] = "\(opened.uniqueName)"
+        self.logger = logger
+        try loop.performAndWait { [self] in try installFilterOnLoop() }
+        self.logger.debug("connected")
+    }
+
+    deinit {
+        // Normally closed explicitly or by a disconnect; as a safety net, close on the loop.
+        // Filter and hook only hold weak references, so nothing calls back into `self`.
+        if let bus {
+            let pointer = SendablePointer(bus)
+            loop.perform { sd_bus_flush_close_unref(pointer.pointer) }
+        }
+    }
+
+    /// Whether the connection is still open.
+    public var isOpen: Bool { open.load(ordering: .acquiring) }
+
+    /// Closes the connection: flushes queued messages, frees every slot (pending calls fail,
+    /// subscriptions and exported objects end) and releases the bus.
+    ///
+    /// Disconnect handlers do not run for an explicit close. Safe to call more than once.
+    public func close() {
+        _ = try? loop.performAndWait { [self] in closeOnLoop(disconnected: false) }
+    }
+
+    /// Registers a handler that runs once, on the loop thread, when the bus disconnects.
+    ///
+    /// It fires when the peer closes the connection (for example the bus daemon stops), not
+    /// on ``close()``. If the connection is already closed, the handler runs soon on the loop.
+    ///
+    /// - Parameters:
+    ///   - handler: Called on the loop thread after the connection has been closed.
+    public func addDisconnectHandler(_ handler: @escaping @Sendable () -> Void) {
+        loop.perform { [self] in
+            if isOpen { disconnectHandlers.append(handler) } else { handler() }
+        }
+    }
+
+    // MARK: - Method calls
+
+    /// Calls a method and returns the reply's values.
+    ///
+    /// The call is asynchronous (`sd_bus_call_async`); the task suspends until the reply,
+    /// an error reply, the timeout, or cancellation (the pending call is then dropped).
+    ///
+    /// - Parameters:
+    ///   - destination: The bus name to call (well-known or unique); `nil` for a peer connection.
+    ///   - path: The object path.
+    ///   - interface: The interface, or `nil` to let the peer pick.
+    ///   - member: The method name.
+    ///   - arguments: The arguments, in order; their signatures make the call's signature.
+    ///   - timeout: How long to wait for the reply; `nil` uses sd-bus's default (25 s).
+    /// - Returns: The reply's values (empty for a method without output).
+    /// - Throws: ``BusError`` with the peer's error name and message on an error reply,
+    ///   ``BusError/Name/noReply`` on timeout, `CancellationError` when the task is cancelled.
+    public func call(
+        destination: String?, path: String, interface: String?, member: String,
+        arguments: [BusValue] = [], timeout: Duration? = nil
+    ) async throws -> [BusValue] {
+        let state = CallState()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[BusValue], any Error>) in
+                guard state.install(continuation) else { return }
+                let accepted = loop.perform { [self] in
+                    let box = startCall(
+                        destination: destination, path: path, interface: interface, member: member,
+                        arguments: arguments, timeout: timeout
+                    ) { result in state.finish(result.mapError { $0 as any Error }) }
+                    if state.isCancelled { box?.destroySlot() } else { state.box = box }
+                }
+                if !accepted { state.finish(.failure(BusError.loopShutDown)) }
+            }
+        } onCancel: {
+            state.finish(.failure(CancellationError()))
+            loop.perform { state.box?.destroySlot() }
+        }
+    }
+
+    /// Starts an asynchronous call; `completion` runs exactly once on the loop thread. Loop thread only.
+    @discardableResult
+    func startCall(
+        destination: String?, path: String, interface: String?, member: String,
+        arguments: [BusValue], timeout: Duration? = nil,
+        completion: @escaping (Result<[BusValue], BusError>) -> Void
+    ) -> PendingCallBox? {
+        guard let bus, isOpen else {
+            completion(.failure(.notConnected))
+            return nil
+        }
+        var message: OpaquePointer?
+        let r = sd_bus_message_new_method_call(bus, &message, destination, path, interface, member)
+        guard r >= 0, let message else {
+            completion(.failure(BusError(errno: r, context: "new method call \(interface ?? "").\(member)")))
+            return nil
+        }
+        defer { sd_bus_message_unref(message) }
+        do {
+            try BusMessageCodec.append(arguments, to: message)
+        } catch {
+            completion(.failure(error))
+            return nil
+        }
+        let box = PendingCallBox(completion: completion)
+        let userdata = box.retainedUserdata()
+        var slot: OpaquePointer?
+        let usec = timeout.map { UInt64(max(1, $0.components.seconds * 1_000_000 + $0.components.attoseconds / 1_000_000_000_000)) } ?? 0
+        let sent = sd_bus_call_async(bus, &slot, message, { reply, userdata, _ in
+            let box: PendingCallBox = SlotBox.from(userdata)
+            box.complete(BusConnection.decodeReply(reply!))
+            return 1
+        }, userdata, usec)
+        guard sent >= 0, let slot else {
+            SlotBox.releaseUserdata(userdata)
+            completion(.failure(BusError(errno: sent, context: "call \(interface ?? "").\(member) on \(destination ?? "peer")")))
+            return nil
+        }
+        box.adopt(slot)
+        return box
+    }
+
+    /// Turns a reply message into values or the error it carries.
+    static func decodeReply(_ reply: OpaquePointer) -> Result<[BusValue], BusError> {
+        if sd_bus_message_is_method_error(reply, nil) > 0 {
+            if let error = sd_bus_message_get_error(reply) {
+                return .failure(BusError(error, fallbackErrno: sd_bus_message_get_errno(reply)))
+            }
+            return .failure(BusError(name: BusError.Name.failed, message: "error reply", errno: 0))
+        }
+        do {
+            return .success(try BusMessageCodec.readAll(from: reply))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    // MARK: - Signals
+
+    /// Emits a signal from this connection.
+    ///
+    /// - Parameters:
+    ///   - path: The object path the signal comes from.
+    ///   - interface: The interface of the signal.
+    ///   - member: The signal name.
+    ///   - arguments: The signal's arguments.
+    ///   - destination: A unique or well-known name for a unicast signal, or `nil` to broadcast.
+    /// - Throws: ``BusError`` if the message cannot be built or queued, or the connection is closed.
+    public func emitSignal(
+        path: String, interface: String, member: String, arguments: [BusValue] = [], destination: String? = nil
+    ) throws {
+        try loop.performAndWait { [self] in
+            guard let bus, isOpen else { throw BusError.notConnected }
+            var message: OpaquePointer?
+            try BusError.check(sd_bus_message_new_signal(bus, &message, path, interface, member), "new signal \(interface).\(member)")
+            defer { sd_bus_message_unref(message) }
+            if let destination {
+                try BusError.check(sd_bus_message_set_destination(message, destination), "set destination")
+            }
+            try BusMessageCodec.append(arguments, to: message!)
+            try BusError.check(sd_bus_send(bus, message, nil), "send signal \(interface).\(member)")
+        }
+    }
+
+    /// Adds a raw match rule; every matching message is decoded and handed to `handler`.
+    ///
+    /// No sender verification happens here: prefer
+    /// ``subscribe(sender:path:interface:member:signature:arg0:handler:)``. Returns once the
+    /// bus daemon has installed the rule, so no matching message sent afterwards is missed.
+    ///
+    /// - Parameters:
+    ///   - rule: A D-Bus match rule, for example `type='signal',interface='org.example.X'`.
+    ///   - handler: Called on the loop thread for each matching message.
+    /// - Returns: The subscription; cancel it to remove the rule.
+    /// - Throws: ``BusError`` if the rule is invalid or the daemon refuses it.
+    public func addMatch(_ rule: String, handler: @escaping @Sendable (BusSignal) -> Void) async throws -> BusSubscription {
+        try await addRawMatch(rule) { message in
+            if let signal = BusConnection.decodeSignal(message) { handler(signal) }
+        }
+    }
+
+    /// Installs a match whose handler gets the raw message on the loop thread.
+    func addRawMatch(_ rule: String, handler: @escaping @Sendable (OpaquePointer) -> Void) async throws -> BusSubscription {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<BusSubscription, any Error>) in
+            let accepted = loop.perform { [self] in
+                addRawMatchOnLoop(rule, handler: handler) { continuation.resume(with: $0.mapError { $0 as any Error }) }
+            }
+            if !accepted { continuation.resume(throwing: BusError.loopShutDown) }
+        }
+    }
+
+    /// Installs a match; `installed` runs once on the loop thread. Loop thread only.
+    func addRawMatchOnLoop(
+        _ rule: String, handler: @escaping @Sendable (OpaquePointer) -> Void,
+        installed: @escaping (Result<BusSubscription, BusError>) -> Void
+    ) {
+        guard let bus, isOpen else {
+            installed(.failure(.notConnected))
+            return
+        }
+        let box = MatchBox(handler: handler)
+        let subscription = BusSubscription(connection: self, box: box)
+        box.installed = { result in installed(result.map { subscription }) }
+        let userdata = box.retainedUserdata()
+        var slot: OpaquePointer?
+        let r = sd_bus_add_match_async(bus, &slot, rule, { message, userdata, _ in
+            let box: MatchBox = SlotBox.from(userdata)
+            box.handler(message!)
+            return 0
+        }, { reply, userdata, _ in
+            let box: MatchBox = SlotBox.from(userdata)
+            if case .failure(let error) = BusConnection.decodeReply(reply!) {
+                box.finishInstall(.failure(error))
+                box.destroySlot()
+            } else {
+                box.finishInstall(.success(()))
+            }
+            return 0
+        }, userdata)
+        guard r >= 0, let slot else {
+            SlotBox.releaseUserdata(userdata)
+            installed(.failure(BusError(errno: r, context: "add match \(rule)")))
+            return
+        }
+        box.adopt(slot)
+    }
+
+    /// Decodes a signal message into a ``BusSignal``; `nil` (logged) if it cannot be read.
+    static func decodeSignal(_ message: OpaquePointer) -> BusSignal? {
+        func string(_ pointer: UnsafePointer<CChar>?) -> String? { pointer.map { String(cString: $0) } }
+        do {
+            let arguments = try BusMessageCodec.readAll(from: message)
+            var signal = BusSignal(
+                sender: string(sd_bus_message_get_sender(message)) ?? "",
+                path: string(sd_bus_message_get_path(message)) ?? "",
+                interface: string(sd_bus_message_get_interface(message)) ?? "",
+                member: string(sd_bus_message_get_member(message)) ?? "",
+                arguments: arguments,
+                destination: string(sd_bus_message_get_destination(message))
+            )
+            signal.signature = BusMessageCodec.signature(of: message)
+            return signal
+        } catch {
+            Logger(label: "SystemdBus").notice("dropped an undecodable message: \(error)")
+            return nil
+        }
+    }
+
+    // MARK: - Names and credentials
+
+    /// The reply of ``requestName(_:flags:)``.
+    public enum RequestNameReply: UInt32, Sendable {
+        /// The connection now owns the name.
+        case primaryOwner = 1
+        /// Someone else owns it; the connection is queued.
+        case inQueue = 2
+        /// Someone else owns it and queueing was refused.
+        case exists = 3
+        /// The connection already owned the name.
+        case alreadyOwner = 4
+    }
+
+    /// Flags for ``requestName(_:flags:)`` (`DBUS_NAME_FLAG_*`).
+    public struct RequestNameFlags: OptionSet, Sendable {
+        /// The raw flag bits.
+        public let rawValue: UInt32
+        /// Creates flags from raw bits.
+        ///
+        /// - Parameters:
+        ///   - rawValue: The `DBUS_NAME_FLAG_*` bits.
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+        /// Let another connection take the name over with `replaceExisting`.
+        public static let allowReplacement = RequestNameFlags(rawValue: 1)
+        /// Take the name over if the owner allowed replacement.
+        public static let replaceExisting = RequestNameFlags(rawValue: 2)
+        /// Fail instead of queueing when the name is taken.
+        public static let doNotQueue = RequestNameFlags(rawValue: 4)
+    }
+
+    /// Requests a well-known name (`org.freedesktop.DBus.RequestName`).
+    ///
+    /// - Parameters:
+    ///   - name: The well-known name, for example `org.example.App`.
+    ///   - flags: How to behave if the name is taken; defaults to `doNotQueue`.
+    /// - Returns: What the daemon did.
+    /// - Throws: ``BusError`` (for example `AccessDenied` when the bus policy forbids owning it).
+    @discardableResult
+    public func requestName(_ name: String, flags: RequestNameFlags = [.doNotQueue]) async throws -> RequestNameReply {
+        let reply = try await callDaemon("RequestName", [.string(name), .uint32(flags.rawValue)])
+        guard let code = reply.first?.uint32Value, let result = RequestNameReply(rawValue: code) else {
+            throw BusError(name: BusError.Name.failed, message: "unexpected RequestName reply \(reply)", errno: EBADMSG)
+        }
+        return result
+    }
+
+    /// Releases a well-known name (`org.freedesktop.DBus.ReleaseName`).
+    ///
+    /// - Parameters:
+    ///   - name: The well-known name.
+    /// - Returns: `true` if the name was released, `false` if this connection did not own it.
+    /// - Throws: ``BusError`` on failure.
+    @discardableResult
+    public func releaseName(_ name: String) async throws -> Bool {
+        let reply = try await callDaemon("ReleaseName", [.string(name)])
+        return reply.first?.uint32Value == 1
+    }
+
+    /// Returns the unique name that currently owns a name (`GetNameOwner`), or `nil`.
+    ///
+    /// - Parameters:
+    ///   - name: A well-known name.
+    /// - Throws: ``BusError`` on failure other than "no owner".
+    public func nameOwner(_ name: String) async throws -> String? {
+        do {
+            return try await callDaemon("GetNameOwner", [.string(name)]).first?.stringValue
+        } catch let error as BusError where error.name == BusError.Name.nameHasNoOwner {
+            return nil
+        }
+    }
+
+    /// Returns the credentials of a peer (`GetConnectionCredentials`).
+    ///
+    /// Use the unique name of a message's sender (``BusSignal/sender``,
+    /// ``BusMethodCall/sender``) to check who is calling.
+    ///
+    /// - Parameters:
+    ///   - sender: A unique (or well-known) bus name.
+    /// - Returns: The uid, pid and groups the daemon reports.
+    /// - Throws: ``BusError``, for example `NameHasNoOwner` if the peer is gone.
+    public func credentials(of sender: String) async throws -> BusCredentials {
+        let reply = try await callDaemon("GetConnectionCredentials", [.string(sender)])
+        return BusConnection.credentials(sender, from: reply)
+    }
+
+    static func credentials(_ sender: String, from reply: [BusValue]) -> BusCredentials {
+        let dict = reply.first?.dictionaryValue ?? [:]
+        let groups = dict["UnixGroupIDs"]?.arrayValue?.compactMap(\.uint32Value)
+        return BusCredentials(
+            uniqueName: sender, uid: dict["UnixUserID"]?.uint32Value, pid: dict["ProcessID"]?.uint32Value, groupIDs: groups
+        )
+    }
+
+    func callDaemon(_ member: String, _ arguments: [BusValue]) async throws -> [BusValue] {
+        try await call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                       interface: "org.freedesktop.DBus", member: member, arguments: arguments)
+    }
+
+    // MARK: - Loop-thread internals
+
+    private struct OpenedBus: @unchecked Sendable {
+        // Safe: the pointer is created on the loop thread and only handed back to the
+        // initializer to be stored; it is used again only on the loop thread.
+        let bus: OpaquePointer
+        let uniqueName: String
+    }
+
+    private static func openOnLoop(_ address: Address, event: OpaquePointer, description: String?) throws -> OpenedBus {
+        var bus: OpaquePointer?
+        switch address {
+        case .system:
+            try BusError.check(sd_bus_open_system(&bus), "sd_bus_open_system")
+        case .session:
+            try BusError.check(sd_bus_open_user(&bus), "sd_bus_open_user")
+        case .address(let text):
+            try BusError.check(sd_bus_new(&bus), "sd_bus_new")
+            do {
+                try BusError.check(sd_bus_set_address(bus, text), "sd_bus_set_address \(text)")
+                try BusError.check(sd_bus_set_bus_client(bus, 1), "sd_bus_set_bus_client")
+                try BusError.check(sd_bus_start(bus), "sd_bus_start \(text)")
+            } catch {
+                sd_bus_unref(bus)
+                throw error
+            }
+        }
+        guard let bus else { throw BusError(errno: ENOMEM, context: "sd_bus_open") }
+        do {
+            if let description { _ = sd_bus_set_description(bus, description) }
+            try BusError.check(sd_bus_attach_event(bus, event, 0), "sd_bus_attach_event")
+            var name: UnsafePointer<CChar>?
+            try BusError.check(sd_bus_get_unique_name(bus, &name), "sd_bus_get_unique_name")
+            return OpenedBus(bus: bus, uniqueName: name.map { String(cString: $0) } ?? "")
+        } catch {
+            sd_bus_flush_close_unref(bus)
+            throw error
+        }
+    }
+
+    private func installFilterOnLoop() throws {
+        guard let bus else { throw BusError.notConnected }
+        let box = FilterBox(connection: self)
+        let userdata = box.retainedUserdata()
+        var slot: OpaquePointer?
+        let r = sd_bus_add_filter(bus, &slot, { message, userdata, _ in
+            let box: FilterBox = SlotBox.from(userdata)
+            if sd_bus_message_is_signal(message, "org.freedesktop.DBus.Local", "Disconnected") > 0,
+               let connection = box.connection {
+                // Do not free the bus inside its own callback: finish on the next iteration.
+                connection.loop.perform { connection.closeOnLoop(disconnected: true) }
+            }
+            return 0
+        }, userdata)
+        guard r >= 0, let slot else {
+            SlotBox.releaseUserdata(userdata)
+            throw BusError(errno: r, context: "sd_bus_add_filter")
+        }
+        box.adopt(slot)
+        filter = box
+        let weakSelf = WeakConnection(self)
+        hookID = loop.addShutdownHook { weakSelf.connection?.closeOnLoop(disconnected: false) }
+    }
+
+    func closeOnLoop(disconnected: Bool) {
+        guard let bus else { return }
+        open.store(false, ordering: .releasing)
+        if disconnected { logger.notice("bus disconnected") } else { logger.debug("closing") }
+        self.bus = nil
+        loop.removeShutdownHook(hookID)
+        filter = nil
+        trackers.removeAll()
+        exported.removeAll()
+        // Frees every floating slot: pending calls fail, matches and objects are removed.
+        sd_bus_flush_close_unref(bus)
+        let handlers = disconnectHandlers
+        disconnectHandlers.removeAll()
+        if disconnected { for handler in handlers { handler() } }
+    }
+}
+
+/// A weak reference to a connection, for callbacks that must not keep it alive.
+final class WeakConnection: Sendable {
+    // Sendable: a weak reference is read atomically by the Swift runtime; the connection is Sendable.
+    weak let connection: BusConnection?
+    init(_ connection: BusConnection) { self.connection = connection }
+}
+
+/// The userdata of the connection's message filter (disconnect detection).
+final class FilterBox: SlotBox, @unchecked Sendable {
+    // Safe for the same reason as SlotBox; `connection` is a weak immutable reference.
+    weak let connection: BusConnection?
+    init(connection: BusConnection) { self.connection = connection }
+}
+
+/// A raw pointer handed to the loop thread to be used there only.
+struct SendablePointer: @unchecked Sendable {
+    // Safe: used only to move an sd-bus pointer into a closure that runs on the loop thread,
+    // which is the only thread that dereferences it.
+    let pointer: OpaquePointer
+    init(_ pointer: OpaquePointer) { self.pointer = pointer }
+}

@@ -1,0 +1,417 @@
+import CSystemd
+import CSystemdShim
+import Glibc
+import Logging
+import Synchronization
+
+/// One sd-event loop running on its own dedicated thread.
+///
+/// The loop thread blocks in `sd_event_run`, that is in `epoll_wait`, until one of its
+/// sources is ready: there is no polling and no periodic wake-up. Work from other threads
+/// is handed over with ``perform(_:)``, which queues the closure and writes to an eventfd
+/// that the loop watches, so the loop wakes at once.
+///
+/// sd-event and sd-bus objects are not thread-safe. Every object of this package that
+/// wraps one (``BusConnection``, ``EventSourceToken``) touches it only on this loop's
+/// thread; handlers you register (``addIO(fd:events:handler:)``,
+/// ``addTimer(clock:deadlineMicroseconds:accuracyMicroseconds:handler:)``, bus signal
+/// and method handlers) are always called on the loop thread, one at a time, so they must
+/// return quickly: hand long work to a `Task` or another thread.
+///
+/// Sources live until their token is cancelled or the loop shuts down; dropping the token
+/// does not cancel the source. Call ``shutdown()`` when done: it cancels every remaining
+/// source, runs the shutdown hooks of attached connections, and joins the thread.
+public final class EventLoop: @unchecked Sendable {
+    // Why @unchecked Sendable is safe here:
+    // - `event`, `wakeFD`, `wakeSource`, `thread` are written once in `init` before the loop
+    //   thread starts (pthread_create is a happens-before edge) and never written again.
+    // - `confined` is read and written only on the loop thread (every access is inside a
+    //   closure run by the loop, or in `run()` itself, which is the loop thread).
+    // - `pending` and `threadID` are synchronization primitives (Mutex, Atomic).
+
+    /// The name of the loop, used for the thread name and in log messages.
+    public let name: String
+
+    let event: OpaquePointer
+    private let wakeFD: Int32
+    private var wakeSource: OpaquePointer?
+    private var thread: pthread_t = 0
+    private let threadID = Atomic<UInt>(0)
+    private let joined = Mutex<Bool>(false)
+    private let pending = Mutex<Pending>(Pending())
+    private var confined = Confined()
+    let logger: Logger
+
+    private struct Pending: ~Copyable {
+        var queue: [@Sendable () -> Void] = []
+        var isShutDown = false
+    }
+
+    /// State touched only on the loop thread.
+    private struct Confined {
+        var stopping = false
+        var sources: [ObjectIdentifier: EventSourceToken] = [:]
+        var shutdownHooks: [(id: UInt64, hook: () -> Void)] = []
+        var nextHookID: UInt64 = 1
+    }
+
+    /// Creates an sd-event loop and starts its dedicated thread.
+    ///
+    /// The loop is ready for ``perform(_:)`` and source registration when this returns.
+    ///
+    /// - Parameters:
+    ///   - name: A short name for the thread (the first 15 bytes become the thread name) and logs.
+    /// - Throws: ``BusError`` if sd-event, the eventfd or the thread cannot be created.
+    public init(name: String = "sd-event") throws {
+        self.name = name
+        var logger = Logger(label: "SystemdBus")
+        logger[metadataKey: "loop"] = "\(name)"
+        self.logger = logger
+
+        var event: OpaquePointer?
+        try BusError.check(sd_event_new(&event), "sd_event_new")
+        guard let event else { throw BusError(errno: ENOMEM, context: "sd_event_new") }
+        self.event = event
+
+        let fd = csd_eventfd_nonblock()
+        if fd < 0 {
+            let code = Glibc.errno
+            sd_event_unref(event)
+            throw BusError(errno: code, context: "eventfd")
+        }
+        self.wakeFD = fd
+
+        var source: OpaquePointer?
+        let r = sd_event_add_io(event, &source, fd, UInt32(EPOLLIN.rawValue), { _, _, _, userdata in
+            Unmanaged<EventLoop>.fromOpaque(userdata!).takeUnretainedValue().drainQueue()
+            return 0
+        }, Unmanaged.passUnretained(self).toOpaque())
+        if r < 0 {
+            close(fd)
+            sd_event_unref(event)
+            throw BusError(errno: r, context: "sd_event_add_io(eventfd)")
+        }
+        self.wakeSource = source
+        _ = sd_event_source_set_description(source, "wakeup")
+
+        // The thread keeps the loop alive until it exits (balanced in the thread body).
+        let context = Unmanaged.passRetained(self).toOpaque()
+        var tid: pthread_t = 0
+        let created = pthread_create(&tid, nil, { context in
+            let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeRetainedValue()
+            loop.run()
+            return nil
+        }, context)
+        if created != 0 {
+            Unmanaged<EventLoop>.fromOpaque(context).release()
+            sd_event_source_disable_unref(source)
+            close(fd)
+            sd_event_unref(event)
+            throw BusError(errno: created, context: "pthread_create")
+        }
+        self.thread = tid
+    }
+
+    deinit {
+        // The thread holds a strong reference while it runs, so deinit only happens after
+        // the loop thread has finished its cleanup.
+        close(wakeFD)
+    }
+
+    /// Whether the caller runs on this loop's thread.
+    ///
+    /// Handlers registered with the loop always run on it; use this in assertions.
+    public var isOnLoopThread: Bool {
+        threadID.load(ordering: .acquiring) == UInt(bitPattern: Int(bitPattern: UInt(pthread_self())))
+    }
+
+    /// Runs `body` on the loop thread, asynchronously and in submission order.
+    ///
+    /// Returns at once; the closure runs on the next loop iteration (even when called from
+    /// the loop thread itself, the closure is queued, not run inline). Closures submitted
+    /// after ``shutdown()`` are dropped.
+    ///
+    /// - Parameters:
+    ///   - body: The work to run on the loop thread.
+    /// - Returns: `false` if the loop has shut down and the closure was dropped.
+    @discardableResult
+    public func perform(_ body: @escaping @Sendable () -> Void) -> Bool {
+        let accepted = pending.withLock { state -> Bool in
+            if state.isShutDown { return false }
+            state.queue.append(body)
+            return true
+        }
+        if accepted {
+            wake()
+        } else {
+            logger.debug("perform after shutdown: work dropped")
+        }
+        return accepted
+    }
+
+    /// Runs `body` on the loop thread and waits for its result.
+    ///
+    /// Called on the loop thread, `body` runs inline. Called from another thread, that
+    /// thread blocks until the loop has run it, so never call this from a thread the loop
+    /// itself waits for.
+    ///
+    /// - Parameters:
+    ///   - body: The work to run on the loop thread.
+    /// - Returns: What `body` returned.
+    /// - Throws: What `body` threw, or ``BusError`` if the loop has shut down.
+    public func performAndWait<T: Sendable>(_ body: @escaping @Sendable () throws -> T) throws -> T {
+        if isOnLoopThread { return try body() }
+        let semaphore = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+        sem_init(semaphore, 0, 0)
+        defer {
+            sem_destroy(semaphore)
+            semaphore.deallocate()
+        }
+        let result = Mutex<Result<T, any Error>?>(nil)
+        let signal = SemaphoreReference(semaphore)
+        let accepted = perform {
+            let value = Result { try body() }
+            result.withLock { $0 = value }
+            sem_post(signal.pointer)
+        }
+        guard accepted else { throw BusError.loopShutDown }
+        while sem_wait(semaphore) != 0 && Glibc.errno == EINTR {}
+        let value = result.withLock { $0.take() }
+        return try value!.get()
+    }
+
+    /// Runs `body` on the loop thread and returns its result to the awaiting task.
+    ///
+    /// The task suspends (no thread blocks) until the loop has run `body`.
+    ///
+    /// - Parameters:
+    ///   - body: The work to run on the loop thread.
+    /// - Returns: What `body` returned.
+    /// - Throws: What `body` threw, or ``BusError`` if the loop has shut down.
+    public func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let accepted = perform {
+                continuation.resume(with: Result { try body() })
+            }
+            if !accepted { continuation.resume(throwing: BusError.loopShutDown) }
+        }
+    }
+
+    /// Watches a file descriptor for readiness.
+    ///
+    /// The handler runs on the loop thread with the `revents` that `epoll` reported
+    /// (`EPOLLIN`, `EPOLLPRI`, `EPOLLERR`, `EPOLLHUP`…) every time the fd is ready, until the
+    /// token is cancelled. The watch is level-triggered: read or drain the fd in the handler,
+    /// or it fires again at once. The caller keeps owning the fd: cancel the token *before*
+    /// closing the fd (an fd may only be watched once per loop; a second watch fails with
+    /// `EEXIST`). `EPOLLERR` and `EPOLLHUP` are always reported by epoll; a handler that sees
+    /// them and does not want to spin should cancel its token.
+    ///
+    /// Typical uses: a timerfd (`EPOLLIN`), inotify (`EPOLLIN`), a PSI trigger on
+    /// `memory.pressure` (`EPOLLPRI`), a FIFO (`EPOLLIN`).
+    ///
+    /// - Parameters:
+    ///   - fd: The file descriptor to watch. It should be non-blocking.
+    ///   - events: The `EPOLL*` event mask, for example `UInt32(EPOLLIN.rawValue)`.
+    ///   - handler: Called on the loop thread with the reported `revents`.
+    /// - Returns: The token that cancels the watch.
+    /// - Throws: ``BusError`` if sd-event refuses the fd (for example `EEXIST`, `EBADF`, `EPERM`).
+    public func addIO(
+        fd: Int32, events: UInt32, handler: @escaping @Sendable (_ revents: UInt32) -> Void
+    ) throws -> EventSourceToken {
+        let box = EventHandlerBox(io: handler)
+        return try performAndWait { [self] in
+            let token = EventSourceToken(loop: self, kind: .io)
+            box.token = token
+            var source: OpaquePointer?
+            let userdata = Unmanaged.passRetained(box).toOpaque()
+            let r = sd_event_add_io(event, &source, fd, events, { _, _, revents, userdata in
+                let box = Unmanaged<EventHandlerBox>.fromOpaque(userdata!).takeUnretainedValue()
+                box.io?(revents)
+                return 0
+            }, userdata)
+            if r < 0 {
+                Unmanaged<EventHandlerBox>.fromOpaque(userdata).release()
+                throw BusError(errno: r, context: "sd_event_add_io(fd \(fd))")
+            }
+            _ = sd_event_source_set_destroy_callback(source) { userdata in
+                Unmanaged<EventHandlerBox>.fromOpaque(userdata!).release()
+            }
+            _ = sd_event_source_set_description(source, "io-\(fd)")
+            token.attach(source!)
+            confined.sources[ObjectIdentifier(token)] = token
+            return token
+        }
+    }
+
+    /// Schedules a one-shot timer at an absolute time on a clock.
+    ///
+    /// The handler runs once on the loop thread when the clock reaches the deadline; the
+    /// token can then be rearmed with ``EventSourceToken/rearm(deadlineMicroseconds:)`` (also
+    /// from inside the handler). sd-event may coalesce wake-ups within `accuracyMicroseconds`
+    /// after the deadline to save power; pass 1 for "as exact as possible".
+    ///
+    /// - Parameters:
+    ///   - clock: `CLOCK_MONOTONIC`, `CLOCK_REALTIME`, `CLOCK_BOOTTIME`, or their `_ALARM` variants.
+    ///   - deadlineMicroseconds: The absolute deadline on that clock, in µs (see ``now(clock:)``).
+    ///   - accuracyMicroseconds: The allowed lateness; 0 means sd-event's default (250 ms).
+    ///   - handler: Called on the loop thread with the token, so it can rearm or cancel.
+    /// - Returns: The token that cancels or rearms the timer.
+    /// - Throws: ``BusError`` if the clock is not supported.
+    public func addTimer(
+        clock: clockid_t, deadlineMicroseconds: UInt64, accuracyMicroseconds: UInt64 = 0,
+        handler: @escaping @Sendable (EventSourceToken) -> Void
+    ) throws -> EventSourceToken {
+        let box = EventHandlerBox(timer: handler)
+        return try performAndWait { [self] in
+            let token = EventSourceToken(loop: self, kind: .timer)
+            box.token = token
+            var source: OpaquePointer?
+            let userdata = Unmanaged.passRetained(box).toOpaque()
+            let r = sd_event_add_time(event, &source, clock, deadlineMicroseconds, accuracyMicroseconds, { _, _, userdata in
+                let box = Unmanaged<EventHandlerBox>.fromOpaque(userdata!).takeUnretainedValue()
+                if let token = box.token { box.timer?(token) }
+                return 0
+            }, userdata)
+            if r < 0 {
+                Unmanaged<EventHandlerBox>.fromOpaque(userdata).release()
+                throw BusError(errno: r, context: "sd_event_add_time(clock \(clock))")
+            }
+            _ = sd_event_source_set_destroy_callback(source) { userdata in
+                Unmanaged<EventHandlerBox>.fromOpaque(userdata!).release()
+            }
+            _ = sd_event_source_set_description(source, "timer")
+            token.attach(source!)
+            confined.sources[ObjectIdentifier(token)] = token
+            return token
+        }
+    }
+
+    /// Returns the current time of a clock in microseconds.
+    ///
+    /// Use it to compute absolute deadlines for
+    /// ``addTimer(clock:deadlineMicroseconds:accuracyMicroseconds:handler:)``.
+    ///
+    /// - Parameters:
+    ///   - clock: The clock, for example `CLOCK_MONOTONIC`.
+    public static func now(clock: clockid_t) -> UInt64 {
+        var ts = timespec()
+        clock_gettime(clock, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000 + UInt64(ts.tv_nsec) / 1_000
+    }
+
+    /// Stops the loop and joins its thread.
+    ///
+    /// Work queued before the call still runs; later ``perform(_:)`` calls are dropped. Then
+    /// the shutdown hooks of attached objects run (connections close), every remaining
+    /// source is cancelled, and the thread exits. Safe to call more than once and from any
+    /// thread; called on the loop thread it cannot join itself, so it returns at once and
+    /// the loop ends after the current iteration.
+    public func shutdown() {
+        let accepted = pending.withLock { state -> Bool in
+            if state.isShutDown { return false }
+            state.queue.append({ [self] in confined.stopping = true })
+            state.isShutDown = true
+            return true
+        }
+        if accepted { wake() }
+        if isOnLoopThread { return }
+        let mustJoin = joined.withLock { done -> Bool in
+            if done { return false }
+            done = true
+            return true
+        }
+        if mustJoin { pthread_join(thread, nil) }
+    }
+
+    // MARK: - Loop-thread internals
+
+    /// Registers a hook that runs on the loop thread when the loop shuts down. Loop thread only.
+    func addShutdownHook(_ hook: @escaping () -> Void) -> UInt64 {
+        precondition(isOnLoopThread)
+        let id = confined.nextHookID
+        confined.nextHookID += 1
+        confined.shutdownHooks.append((id, hook))
+        return id
+    }
+
+    /// Removes a shutdown hook. Loop thread only.
+    func removeShutdownHook(_ id: UInt64) {
+        precondition(isOnLoopThread)
+        confined.shutdownHooks.removeAll { $0.id == id }
+    }
+
+    /// Forgets a cancelled token. Loop thread only.
+    func forget(_ token: EventSourceToken) {
+        confined.sources[ObjectIdentifier(token)] = nil
+    }
+
+    private func wake() {
+        var one: UInt64 = 1
+        // EAGAIN means the counter is saturated, so the loop is awake anyway.
+        _ = withUnsafeBytes(of: &one) { write(wakeFD, $0.baseAddress, 8) }
+    }
+
+    private func drainQueue() {
+        var counter: UInt64 = 0
+        _ = withUnsafeMutableBytes(of: &counter) { read(wakeFD, $0.baseAddress, 8) }
+        let work = pending.withLock { state -> [@Sendable () -> Void] in
+            let work = state.queue
+            state.queue.removeAll()
+            return work
+        }
+        for item in work { item() }
+    }
+
+    private func run() {
+        threadID.store(UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))), ordering: .releasing)
+        _ = csd_set_thread_name(name)
+        logger.debug("event loop started")
+        while !confined.stopping {
+            let r = sd_event_run(event, UInt64.max)
+            if r < 0 {
+                logger.error("sd_event_run failed: \(BusError(errno: r))")
+                if r == -ESTALE || r == -ECHILD { break }
+            }
+        }
+        // Shutdown: hooks first (connections flush and close), then the remaining sources.
+        let hooks = confined.shutdownHooks
+        confined.shutdownHooks.removeAll()
+        for entry in hooks.reversed() { entry.hook() }
+        for token in Array(confined.sources.values) { token.cancelOnLoop() }
+        confined.sources.removeAll()
+        sd_event_source_disable_unref(wakeSource)
+        wakeSource = nil
+        // Late perform() calls were rejected; drop anything that slipped in before the flag.
+        pending.withLock { $0.queue.removeAll() }
+        sd_event_unref(event)
+        logger.debug("event loop stopped")
+    }
+}
+
+/// A pointer to a semaphore that outlives the closure using it (see performAndWait).
+private struct SemaphoreReference: @unchecked Sendable {
+    // Safe: the semaphore is allocated before and destroyed after the only closure that
+    // posts it has run (performAndWait waits for that post before destroying it).
+    let pointer: UnsafeMutablePointer<sem_t>
+    init(_ pointer: UnsafeMutablePointer<sem_t>) { self.pointer = pointer }
+}
+
+/// Keeps a source's Swift handler alive for as long as sd-event holds the source.
+final class EventHandlerBox: @unchecked Sendable {
+    // Safe: `io`/`timer` are immutable; `token` is written once on the loop thread before the
+    // source exists and read only by the source's callbacks, which run on the loop thread.
+    let io: (@Sendable (UInt32) -> Void)?
+    let timer: (@Sendable (EventSourceToken) -> Void)?
+    weak var token: EventSourceToken?
+
+    init(io: @escaping @Sendable (UInt32) -> Void) {
+        self.io = io
+        self.timer = nil
+    }
+
+    init(timer: @escaping @Sendable (EventSourceToken) -> Void) {
+        self.io = nil
+        self.timer = timer
+    }
+}

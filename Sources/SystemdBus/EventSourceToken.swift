@@ -1,0 +1,105 @@
+import CSystemd
+import Glibc
+
+/// The handle of a source registered with an ``EventLoop``: an fd watch or a timer.
+///
+/// Keep it for as long as the source should live and call ``cancel()`` to remove it;
+/// dropping the token does not cancel the source (the loop keeps it until ``EventLoop/shutdown()``).
+/// All methods may be called from any thread; they take effect on the loop thread.
+public final class EventSourceToken: @unchecked Sendable {
+    // Why @unchecked Sendable is safe: `source` and `cancelled` are read and written only on
+    // the loop thread; every public method either runs inline when already on the loop thread
+    // or hops there with `loop.perform`/`performAndWait`. `loop` and `kind` are immutable.
+
+    /// What kind of source the token controls.
+    public enum Kind: Sendable {
+        /// A file descriptor watch (``EventLoop/addIO(fd:events:handler:)``).
+        case io
+        /// A timer (``EventLoop/addTimer(clock:deadlineMicroseconds:accuracyMicroseconds:handler:)``).
+        case timer
+    }
+
+    /// The kind of source.
+    public let kind: Kind
+    private let loop: EventLoop
+    private var source: OpaquePointer?
+    private var cancelled = false
+
+    init(loop: EventLoop, kind: Kind) {
+        self.loop = loop
+        self.kind = kind
+    }
+
+    func attach(_ source: OpaquePointer) {
+        self.source = source
+    }
+
+    /// Removes the source from the loop.
+    ///
+    /// Called on the loop thread (for example from the handler itself), it takes effect at
+    /// once and the handler is never called again. Called from another thread it is queued
+    /// to the loop, so a handler invocation already under way may still complete. Calling it
+    /// more than once is harmless.
+    public func cancel() {
+        if loop.isOnLoopThread {
+            cancelOnLoop()
+        } else {
+            loop.perform { [self] in cancelOnLoop() }
+        }
+    }
+
+    func cancelOnLoop() {
+        guard !cancelled else { return }
+        cancelled = true
+        if let source {
+            // disable_unref drops our reference; the destroy callback releases the handler box.
+            sd_event_source_disable_unref(source)
+        }
+        source = nil
+        loop.forget(self)
+    }
+
+    /// Whether ``cancel()`` has taken effect.
+    ///
+    /// Reads loop-confined state, so it is answered on the loop thread (waiting for it).
+    public var isCancelled: Bool {
+        (try? loop.performAndWait { [self] in cancelled }) ?? true
+    }
+
+    /// Sets a new absolute deadline on a timer and enables it again (one-shot).
+    ///
+    /// Works whether the timer has fired or not; from inside the timer's handler too.
+    ///
+    /// - Parameters:
+    ///   - deadlineMicroseconds: The new absolute deadline on the timer's clock, in µs.
+    /// - Throws: ``BusError`` if this is not a timer, it was cancelled, or the loop has shut down.
+    public func rearm(deadlineMicroseconds: UInt64) throws {
+        guard kind == .timer else {
+            throw BusError(name: BusError.Name.notSupported, message: "only timers can be rearmed", errno: EINVAL)
+        }
+        try loop.performAndWait { [self] in
+            guard !cancelled, let source else {
+                throw BusError(name: BusError.Name.failed, message: "the timer was cancelled", errno: ESTALE)
+            }
+            try BusError.check(sd_event_source_set_time(source, deadlineMicroseconds), "sd_event_source_set_time")
+            try BusError.check(sd_event_source_set_enabled(source, Int32(SD_EVENT_ONESHOT)), "sd_event_source_set_enabled")
+        }
+    }
+
+    /// Changes the `EPOLL*` events an fd watch waits for.
+    ///
+    /// - Parameters:
+    ///   - events: The new event mask, for example `UInt32(EPOLLIN.rawValue)`.
+    /// - Throws: ``BusError`` if this is not an fd watch, it was cancelled, or the loop has shut down.
+    public func setIOEvents(_ events: UInt32) throws {
+        guard kind == .io else {
+            throw BusError(name: BusError.Name.notSupported, message: "only fd watches have events", errno: EINVAL)
+        }
+        try loop.performAndWait { [self] in
+            guard !cancelled, let source else {
+                throw BusError(name: BusError.Name.failed, message: "the watch was cancelled", errno: ESTALE)
+            }
+            try BusError.check(sd_event_source_set_io_events(source, events), "sd_event_source_set_io_events")
+        }
+    }
+}

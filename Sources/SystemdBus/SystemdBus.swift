@@ -1,1 +1,0 @@
-// SystemdBus: placeholder until the sd-bus layer lands.
