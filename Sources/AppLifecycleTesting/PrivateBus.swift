@@ -211,8 +211,23 @@ final class ChildProcess: @unchecked Sendable {
         let env = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { env.forEach { free($0) } }
 
+        // The spawning thread may be a Swift concurrency or Dispatch worker that blocks
+        // signals; the child would inherit that mask and ignore SIGTERM. Give it an empty
+        // mask and default dispositions.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD, SIGUSR1, SIGUSR2] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
         var pid: pid_t = 0
-        let r = posix_spawn(&pid, executable, &actions, nil, argv, env)
+        let r = posix_spawn(&pid, executable, &actions, &attributes, argv, env)
         if let writeEnd { close(writeEnd) }
         guard r == 0 else {
             if let readEnd { close(readEnd) }

@@ -287,6 +287,22 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
+    /// The `EPOLL*` bits for ``addIO(fd:events:handler:)``, so callers need not import epoll.
+    public enum IOEvents {
+        /// `EPOLLIN`: data to read (timerfd, inotify, eventfd, FIFO, socket).
+        public static let readable = UInt32(EPOLLIN.rawValue)
+        /// `EPOLLPRI`: an exceptional condition; PSI triggers on `memory.pressure` report this.
+        public static let priority = UInt32(EPOLLPRI.rawValue)
+        /// `EPOLLOUT`: writing will not block.
+        public static let writable = UInt32(EPOLLOUT.rawValue)
+        /// `EPOLLERR`: an error on the fd (always reported).
+        public static let error = UInt32(EPOLLERR.rawValue)
+        /// `EPOLLHUP`: the peer hung up (always reported).
+        public static let hangUp = UInt32(EPOLLHUP.rawValue)
+        /// `EPOLLRDHUP`: the peer closed its writing end.
+        public static let readHangUp = UInt32(EPOLLRDHUP.rawValue)
+    }
+
     /// Returns the current time of a clock in microseconds.
     ///
     /// Use it to compute absolute deadlines for

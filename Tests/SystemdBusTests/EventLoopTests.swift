@@ -1,0 +1,99 @@
+import Glibc
+import Synchronization
+import SystemdBus
+import Testing
+
+@Suite("EventLoop")
+struct EventLoopTests {
+    @Test("perform runs closures on the loop thread, in order")
+    func performOrder() async throws {
+        let loop = try EventLoop(name: "perform")
+        defer { loop.shutdown() }
+        #expect(!loop.isOnLoopThread)
+        let seen = Collector<(Int, Bool)>()
+        for i in 0..<5 {
+            loop.perform { seen.add((i, loop.isOnLoopThread)) }
+        }
+        for i in 0..<5 {
+            let (value, onLoop) = try await seen.next("perform \(i)")
+            #expect(value == i)
+            #expect(onLoop)
+        }
+        let answer = try loop.performAndWait { loop.isOnLoopThread ? 42 : 0 }
+        #expect(answer == 42)
+        let asyncAnswer = try await loop.run { 7 }
+        #expect(asyncAnswer == 7)
+    }
+
+    @Test("addIO reports readability of a pipe with EPOLLIN and stops after cancel")
+    func ioWatch() async throws {
+        let loop = try EventLoop(name: "io")
+        defer { loop.shutdown() }
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        defer { close(fds[0]); close(fds[1]) }
+        _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
+        let readFD = fds[0]
+        let events = Collector<(UInt32, String)>()
+        let token = try loop.addIO(fd: readFD, events: EventLoop.IOEvents.readable) { revents in
+            var buffer = [UInt8](repeating: 0, count: 16)
+            let n = read(readFD, &buffer, 16)
+            events.add((revents, n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self) : ""))
+        }
+        _ = "ping".withCString { write(fds[1], $0, 4) }
+        let (revents, text) = try await events.next("EPOLLIN")
+        #expect(revents & EventLoop.IOEvents.readable != 0)
+        #expect(text == "ping")
+
+        // A second watch on the same fd is refused with EEXIST.
+        #expect(throws: BusError.self) {
+            _ = try loop.addIO(fd: readFD, events: EventLoop.IOEvents.readable) { _ in }
+        }
+
+        token.cancel()
+        #expect(token.isCancelled)
+        // After cancel the fd can be watched again, and the old handler no longer fires.
+        let second = Collector<String>()
+        let token2 = try loop.addIO(fd: readFD, events: EventLoop.IOEvents.readable) { _ in
+            var buffer = [UInt8](repeating: 0, count: 16)
+            let n = read(readFD, &buffer, 16)
+            second.add(n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self) : "")
+        }
+        _ = "pong".withCString { write(fds[1], $0, 4) }
+        #expect(try await second.next("second watch") == "pong")
+        token2.cancel()
+    }
+
+    @Test("addTimer fires once at its deadline and can be rearmed from its handler")
+    func timer() async throws {
+        let loop = try EventLoop(name: "timer")
+        defer { loop.shutdown() }
+        let fired = Collector<UInt64>()
+        let count = Mutex(0)
+        let start = EventLoop.now(clock: CLOCK_MONOTONIC)
+        let token = try loop.addTimer(clock: CLOCK_MONOTONIC, deadlineMicroseconds: start + 20_000, accuracyMicroseconds: 1) { token in
+            let now = EventLoop.now(clock: CLOCK_MONOTONIC)
+            fired.add(now)
+            let n = count.withLock { $0 += 1; return $0 }
+            if n == 1 { try? token.rearm(deadlineMicroseconds: now + 20_000) }
+        }
+        let first = try await fired.next("first firing")
+        #expect(first >= start + 20_000)
+        let second = try await fired.next("rearmed firing")
+        #expect(second >= first + 20_000)
+        token.cancel()
+        #expect(throws: BusError.self) { try token.rearm(deadlineMicroseconds: 0) }
+    }
+
+    @Test("shutdown joins the thread and later work is refused")
+    func shutdown() throws {
+        let loop = try EventLoop(name: "shutdown")
+        let ran = Mutex(false)
+        loop.perform { ran.withLock { $0 = true } }
+        loop.shutdown()
+        #expect(ran.withLock { $0 })
+        #expect(loop.perform {} == false)
+        #expect(throws: BusError.self) { try loop.performAndWait { 1 } }
+        loop.shutdown()
+    }
+}
