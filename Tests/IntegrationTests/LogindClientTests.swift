@@ -272,6 +272,26 @@ struct LogindClientTests {
         }
     }
 
+    @Test("a vanished bus: the client closes its lock fds, reports nothing and does not crash")
+    func busVanishes() async throws {
+        try await withLogind { env, _, client, events in
+            try await events.expectNext(.locked(false), .sessionActive(true))
+            try await client.takeDelayLock(what: .shutdown, who: "bus test", why: "state")
+            #expect(client.holdsDelayLock(what: .shutdown))
+            // Disconnect handlers run in registration order: the client's ran before this one.
+            let disconnected = Recorder<Bool>()
+            env.connection.addDisconnectHandler { disconnected.add(true) }
+            env.bus.kill()
+            _ = try await disconnected.next("disconnect")
+            #expect(!client.holdsDelayLock(what: .shutdown))
+            #expect(events.untaken.isEmpty)
+            let error = await #expect(throws: BusServiceError.self) {
+                try await client.takeDelayLock(what: .sleep, who: "x", why: "y")
+            }
+            #expect(error?.code == .notStarted)
+        }
+    }
+
     @Test("without logind on the bus, start() throws serviceUnavailable")
     func absent() async throws {
         try await BusHarness.with { env in
