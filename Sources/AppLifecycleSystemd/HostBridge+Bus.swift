@@ -1,16 +1,179 @@
 import AppLifecycle
+import Foundation
 import Logging
 import SystemdBus
 
-/// The D-Bus clients of a ``HostBridge`` (filled in when the bus clients land).
+/// The D-Bus side of a ``HostBridge``: connections and the four service clients.
+///
+/// Main-actor state of the bridge; the clients themselves deliver on the loop thread.
 struct BusClients {
-    var inhibitDelayMax: Duration = .seconds(5)
-    func holdsDelayLock(_ what: String) -> Bool { false }
-    func takeDelayLock(_ what: String, who: String, logger: Logger) async {}
-    func releaseDelayLock(_ what: String) {}
+    var system: BusConnection?
+    var session: BusConnection?
+    var logind: LogindClient?
+    var screensaver: ScreenSaverClient?
+    var timedated: TimedatedClient?
+    var lowMemory: LowMemoryMonitorClient?
+    /// The delay locks the bridge wants held (re-taken after a reconnect).
+    var wantedLocks: Set<LogindClient.DelayLock> = []
+    var reconnecting: [String: Task<Void, Never>] = [:]
+
+    var inhibitDelayMax: Duration { logind?.inhibitDelayMax ?? .seconds(5) }
+
+    func holdsDelayLock(_ what: String) -> Bool {
+        guard let lock = LogindClient.DelayLock(rawValue: what) else { return false }
+        return logind?.holdsDelayLock(what: lock) ?? false
+    }
+
+    func releaseDelayLock(_ what: String) {
+        guard let lock = LogindClient.DelayLock(rawValue: what) else { return }
+        logind?.releaseDelayLock(what: lock)
+    }
+
+    static func why(_ lock: LogindClient.DelayLock) -> String {
+        switch lock {
+        case .sleep: return "The app finishes its background work before the machine sleeps"
+        case .shutdown: return "The app runs applicationWillTerminate before the machine shuts down"
+        }
+    }
 }
 
 extension HostBridge {
-    func startBusClients(loop: EventLoop, sink: @escaping @Sendable (HostEvent, String) -> Void) async {}
-    func stopBusClients() {}
+    /// Connects to the buses and starts every configured bus client, recording each one's status.
+    func startBusClients(loop: EventLoop, sink: @escaping @Sendable (HostEvent, String) -> Void) async {
+        let sources = configuration.sources
+        if !sources.isDisjoint(with: [.logind, .timedated, .lowMemoryMonitor]) {
+            await connectSystemBus(loop: loop, sink: sink, initial: true)
+        }
+        if sources.contains(.screensaver) {
+            await connectSessionBus(loop: loop, sink: sink, initial: true)
+        }
+    }
+
+    private func connectSystemBus(loop: EventLoop, sink: @escaping @Sendable (HostEvent, String) -> Void, initial: Bool) async {
+        let sources = configuration.sources
+        let connection: BusConnection
+        do {
+            connection = try BusConnection(configuration.systemBus, loop: loop, description: "lifecycle-system")
+        } catch {
+            for source in [Source.logind, .timedated, .lowMemoryMonitor] where sources.contains(source) {
+                record(source, "unavailable: system bus \(configuration.systemBus): \(error)")
+            }
+            return
+        }
+        bus.system = connection
+        watchDisconnect(connection, address: configuration.systemBus, loop: loop, sink: sink, system: true)
+        if sources.contains(.logind) {
+            let client = LogindClient(connection: connection, environment: configuration.environment) { event in sink(event, "logind") }
+            do {
+                try await client.start()
+                bus.logind = client
+                record(.logind, "live (session \(client.sessionID ?? "pending"))")
+                for lock in [LogindClient.DelayLock.sleep, .shutdown] where initial || bus.wantedLocks.contains(lock) {
+                    await takeDelayLock(lock.rawValue)
+                }
+            } catch {
+                record(.logind, "unavailable: \(error)")
+            }
+        }
+        if sources.contains(.timedated) {
+            let client = TimedatedClient(connection: connection) { event in sink(event, "timedated") }
+            do {
+                let zone = try await client.start()
+                bus.timedated = client
+                record(.timedated, "live (\(zone))")
+            } catch {
+                record(.timedated, "unavailable: \(error)")
+            }
+        }
+        if sources.contains(.lowMemoryMonitor) {
+            let client = LowMemoryMonitorClient(connection: connection) { event in sink(event, "low-memory-monitor") }
+            do {
+                try await client.start()
+                bus.lowMemory = client
+                record(.lowMemoryMonitor, "live")
+            } catch {
+                record(.lowMemoryMonitor, "unavailable: \(error)")
+            }
+        }
+    }
+
+    private func connectSessionBus(loop: EventLoop, sink: @escaping @Sendable (HostEvent, String) -> Void, initial: Bool) async {
+        let connection: BusConnection
+        do {
+            connection = try BusConnection(configuration.sessionBus, loop: loop, description: "lifecycle-session")
+        } catch {
+            record(.screensaver, "unavailable: session bus \(configuration.sessionBus): \(error)")
+            return
+        }
+        bus.session = connection
+        watchDisconnect(connection, address: configuration.sessionBus, loop: loop, sink: sink, system: false)
+        let client = ScreenSaverClient(connection: connection) { event in sink(event, "screensaver") }
+        do {
+            let present = try await client.start()
+            bus.screensaver = client
+            record(.screensaver, "live (\(present.map(\.busName).joined(separator: ", ")))")
+        } catch {
+            // Subscriptions follow the names' owners, so a screensaver that starts later is still heard.
+            bus.screensaver = client
+            record(.screensaver, "waiting: \(error)")
+        }
+    }
+
+    /// When a bus vanishes: drop its clients, then reconnect with a bounded backoff and resync.
+    private func watchDisconnect(
+        _ connection: BusConnection, address: BusConnection.Address, loop: EventLoop,
+        sink: @escaping @Sendable (HostEvent, String) -> Void, system: Bool
+    ) {
+        connection.addDisconnectHandler { [weak self] in
+            Task { @MainActor in
+                guard let self, self.loop != nil else { return }
+                self.logger.warning("\(system ? "system" : "session") bus \(address) disconnected; reconnecting")
+                self.dropClients(system: system)
+                self.bus.reconnecting[address.description]?.cancel()
+                self.bus.reconnecting[address.description] = Task { @MainActor [weak self] in
+                    var delay = Duration.milliseconds(50)
+                    for _ in 0..<40 {
+                        try? await Task.sleep(for: delay)
+                        guard let self, self.loop != nil, !Task.isCancelled else { return }
+                        if system {
+                            await self.connectSystemBus(loop: loop, sink: sink, initial: false)
+                            if self.bus.system != nil { break }
+                        } else {
+                            await self.connectSessionBus(loop: loop, sink: sink, initial: false)
+                            if self.bus.session != nil { break }
+                        }
+                        delay = min(delay * 2, .seconds(5))
+                    }
+                    self?.bus.reconnecting[address.description] = nil
+                }
+            }
+        }
+    }
+
+    private func dropClients(system: Bool) {
+        if system {
+            bus.logind?.stop()
+            bus.timedated?.stop()
+            bus.lowMemory?.stop()
+            bus.logind = nil
+            bus.timedated = nil
+            bus.lowMemory = nil
+            bus.system = nil
+        } else {
+            bus.screensaver?.stop()
+            bus.screensaver = nil
+            bus.session = nil
+        }
+    }
+
+    /// Stops the bus clients (closing the delay-lock fds releases the locks) and the connections.
+    func stopBusClients() {
+        for task in bus.reconnecting.values { task.cancel() }
+        bus.reconnecting.removeAll()
+        let system = bus.system, session = bus.session
+        dropClients(system: true)
+        dropClients(system: false)
+        system?.close()
+        session?.close()
+    }
 }

@@ -207,7 +207,17 @@ public final class HostBridge {
     ///
     /// - Parameters:
     ///   - what: `"sleep"` or `"shutdown"`.
-    public func takeDelayLock(_ what: String) async { await bus.takeDelayLock(what, who: configuration.inhibitorWho, logger: logger) }
+    public func takeDelayLock(_ what: String) async {
+        guard let lock = LogindClient.DelayLock(rawValue: what) else { return }
+        bus.wantedLocks.insert(lock)
+        // Read the client out first: no access to `bus` may span the await.
+        guard let logind = bus.logind, !logind.holdsDelayLock(what: lock) else { return }
+        do {
+            try await logind.takeDelayLock(what: lock, who: configuration.inhibitorWho, why: BusClients.why(lock))
+        } catch {
+            logger.warning("could not take the \(what) delay lock: \(error)")
+        }
+    }
 
     /// Releases a delay lock (closes its fd), letting logind go on; idempotent.
     ///
