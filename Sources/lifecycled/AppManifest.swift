@@ -198,6 +198,10 @@ struct AppManifest: Sendable, Hashable, Codable {
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             throw ManifestError(.executableNotFound, "executable '\(path)' is not a regular file")
         }
+        // access(X_OK) alone is not enough as root, who passes it for a file with no x bit on some filesystems.
+        guard info.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH) != 0 else {
+            throw ManifestError(.executableNotExecutable, "executable '\(path)' is not executable: it has no execute permission bit")
+        }
         guard access(path, X_OK) == 0 else {
             throw ManifestError(.executableNotExecutable, "executable '\(path)' is not executable: \(String(cString: strerror(errno)))")
         }
