@@ -1,7 +1,7 @@
 import Glibc
 
 /// How a hosted app's process ended.
-enum ExitStatus: Sendable, Hashable, CustomStringConvertible {
+enum AppExitStatus: Sendable, Hashable, CustomStringConvertible {
     /// The process called `exit` with this code.
     case exited(code: Int32)
     /// A signal ended the process (`coreDumped` when it left a core).

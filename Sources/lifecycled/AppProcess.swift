@@ -41,7 +41,7 @@ final class AppProcess: Sendable {
 
     private let pidfd: Int32
     private let loop: EventLoop
-    private let onExit: @Sendable (ExitStatus) -> Void
+    private let onExit: @Sendable (AppExitStatus) -> Void
     private let state = Mutex(State())
     private let logger: Logger
 
@@ -51,7 +51,7 @@ final class AppProcess: Sendable {
     }
 
     private struct State {
-        var exitStatus: ExitStatus?
+        var exitStatus: AppExitStatus?
         var exitWatch: EventSourceToken?
         var suspended = false
         var pending: Request?
@@ -63,7 +63,7 @@ final class AppProcess: Sendable {
 
     private init(
         appID: String, pid: pid_t, pidfd: Int32, suspensionMethod: SuspensionMethod, loop: EventLoop,
-        onExit: @escaping @Sendable (ExitStatus) -> Void
+        onExit: @escaping @Sendable (AppExitStatus) -> Void
     ) {
         self.appID = appID
         self.pid = pid
@@ -128,7 +128,7 @@ final class AppProcess: Sendable {
         environment extra: [String: String] = [:],
         baseEnvironment: [String: String] = ProcessInfo.processInfo.environment,
         cgroupDirectory: String? = nil, loop: EventLoop,
-        onExit: @escaping @Sendable (ExitStatus) -> Void
+        onExit: @escaping @Sendable (AppExitStatus) -> Void
     ) throws(AppProcessError) -> AppProcess {
         let env = try environment(base: baseEnvironment, appID: manifest.id, launchOptions: launchOptions, extra: extra)
         let pid = try spawn(executable: manifest.executable, arguments: manifest.arguments, environment: env)
@@ -211,7 +211,7 @@ final class AppProcess: Sendable {
     // MARK: State
 
     /// The exit status, once the process has exited and been reaped.
-    var exitStatus: ExitStatus? { state.withLock { $0.exitStatus } }
+    var exitStatus: AppExitStatus? { state.withLock { $0.exitStatus } }
 
     /// Whether the last suspend was confirmed and no resume followed.
     var isSuspended: Bool { state.withLock { $0.suspended } }
@@ -245,7 +245,7 @@ final class AppProcess: Sendable {
 
     /// The pidfd is readable: reap the process if it has exited. Loop thread.
     private func handleExitReadiness() {
-        let status_: ExitStatus
+        let status_: AppExitStatus
         switch Self.waitOnPidfd(pidfd, options: WEXITED | WNOHANG) {
         case .failure(let error) where error.code == EINTR || error.code == EAGAIN:
             return
@@ -255,7 +255,7 @@ final class AppProcess: Sendable {
         case .success(nil):
             return
         case .success(let info?):
-            status_ = ExitStatus(code: info.code, status: info.status)
+            status_ = AppExitStatus(code: info.code, status: info.status)
         }
         let (watch, timer, freezer, pending) = state.withLock { state in
             state.exitStatus = status_
