@@ -1,2 +1,0 @@
-// lifecyclectl: the command-line client (being written).
-print("lifecyclectl")

@@ -1,0 +1,223 @@
+import Foundation
+import Glibc
+
+/// What the daemon knows about one hosted app: the parsed, validated contents of
+/// `<data dir>/applifecycle/apps/<id>.json`.
+///
+/// The file is a JSON object:
+///
+/// ```json
+/// {
+///   "id": "org.example.Notes",
+///   "name": "Notes",
+///   "executable": "/usr/bin/notes",
+///   "arguments": ["--hosted"],
+///   "urlSchemes": ["notes", "x-notes"],
+///   "backgroundModes": ["fetch", "remote-notification"]
+/// }
+/// ```
+///
+/// `id` and `executable` are required; the other fields default to empty or absent. Every
+/// value of this type is valid: both initializers run ``validate()``, so an invalid manifest
+/// cannot be constructed. The rules: `id` is reverse-DNS (two or more dot-separated elements
+/// of `[A-Za-z_][A-Za-z0-9_-]*`, at most 255 bytes: the D-Bus application-id rules, so the id
+/// can name the app on the bus); `executable` is an absolute path to an existing regular file
+/// the daemon may execute; `arguments` contain no NUL byte; every URL scheme follows RFC 3986
+/// (`ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`), is lowercased, and repeats within one
+/// manifest are dropped; `backgroundModes` are names of ``BackgroundMode``; `name`, when
+/// present, is not empty. Unknown fields are rejected so a typo (`urlScheme`) is reported
+/// rather than silently ignored. Uniqueness of schemes across apps is checked by
+/// ``ManifestStore``, which sees them all.
+struct AppManifest: Sendable, Hashable, Codable {
+    /// The reverse-DNS identifier (`org.example.Notes`); also the file name without `.json`.
+    let id: String
+    /// A display name, if the manifest gives one.
+    let name: String?
+    /// The absolute path of the program to run.
+    let executable: String
+    /// The arguments after the program name.
+    let arguments: [String]
+    /// The URL schemes the app opens, lowercased, in manifest order, without repeats.
+    let urlSchemes: [String]
+    /// The background modes the app declares.
+    let backgroundModes: Set<BackgroundMode>
+
+    /// Creates and validates a manifest.
+    ///
+    /// URL schemes are lowercased and de-duplicated before validation.
+    ///
+    /// - Parameters:
+    ///   - id: The reverse-DNS identifier.
+    ///   - name: A display name.
+    ///   - executable: The absolute path of the program.
+    ///   - arguments: The arguments after the program name.
+    ///   - urlSchemes: The URL schemes the app opens.
+    ///   - backgroundModes: The background modes the app declares.
+    /// - Throws: ``ManifestError`` (with an empty path) naming the first invalid field.
+    init(
+        id: String, name: String? = nil, executable: String, arguments: [String] = [],
+        urlSchemes: [String] = [], backgroundModes: Set<BackgroundMode> = []
+    ) throws(ManifestError) {
+        self.id = id
+        self.name = name
+        self.executable = executable
+        self.arguments = arguments
+        self.urlSchemes = Self.normalized(urlSchemes)
+        self.backgroundModes = backgroundModes
+        try validate()
+    }
+
+    /// The manifest's field names; anything else in the file is an ``ManifestError/Code/unknownField``.
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case id, name, executable, arguments, urlSchemes, backgroundModes
+    }
+
+    /// A key that accepts any field name, to find the unknown ones.
+    private struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// Decodes and validates a manifest from JSON.
+    ///
+    /// Structural problems surface as `DecodingError` (``ManifestStore`` maps them to
+    /// ``ManifestError/Code/missingField``, ``ManifestError/Code/wrongType`` and
+    /// ``ManifestError/Code/malformedJSON``); semantic ones as ``ManifestError``.
+    ///
+    /// - Parameters:
+    ///   - decoder: The decoder.
+    /// - Throws: `DecodingError` or ``ManifestError``.
+    init(from decoder: any Decoder) throws {
+        let all = try decoder.container(keyedBy: AnyKey.self)
+        let known = Set(CodingKeys.allCases.map(\.rawValue))
+        if let unknown = all.allKeys.map(\.stringValue).sorted().first(where: { !known.contains($0) }) {
+            throw ManifestError(
+                .unknownField,
+                "unknown field '\(unknown)' (known: \(CodingKeys.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let modeNames = try container.decodeIfPresent([String].self, forKey: .backgroundModes) ?? []
+        var modes = Set<BackgroundMode>()
+        for modeName in modeNames {
+            guard let mode = BackgroundMode(rawValue: modeName) else {
+                throw ManifestError(
+                    .unknownBackgroundMode,
+                    "unknown background mode '\(modeName)' (allowed: \(BackgroundMode.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            modes.insert(mode)
+        }
+        try self.init(
+            id: container.decode(String.self, forKey: .id),
+            name: container.decodeIfPresent(String.self, forKey: .name),
+            executable: container.decode(String.self, forKey: .executable),
+            arguments: container.decodeIfPresent([String].self, forKey: .arguments) ?? [],
+            urlSchemes: container.decodeIfPresent([String].self, forKey: .urlSchemes) ?? [],
+            backgroundModes: modes)
+    }
+
+    /// Encodes the manifest in its file format (background modes sorted).
+    ///
+    /// - Parameters:
+    ///   - encoder: The encoder.
+    /// - Throws: What the encoder throws.
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encodeIfPresent(name, forKey: .name)
+        try container.encode(executable, forKey: .executable)
+        try container.encode(arguments, forKey: .arguments)
+        try container.encode(urlSchemes, forKey: .urlSchemes)
+        try container.encode(backgroundModes.sorted(), forKey: .backgroundModes)
+    }
+
+    /// Checks every field against the rules in the type's discussion.
+    ///
+    /// The executable check looks at the file system now: a manifest valid at load time can
+    /// become unlaunchable later, which the launch reports.
+    ///
+    /// - Throws: ``ManifestError`` (empty path) for the first invalid field.
+    func validate() throws(ManifestError) {
+        guard Self.isValidIdentifier(id) else {
+            throw ManifestError(
+                .invalidIdentifier,
+                "id '\(id)' is not a reverse-DNS identifier (two or more dot-separated elements of letters, digits, '_' or '-', not starting with a digit)")
+        }
+        if let name, name.isEmpty {
+            throw ManifestError(.invalidName, "name is empty (leave it out instead)")
+        }
+        try Self.validateExecutable(executable)
+        if let bad = arguments.firstIndex(where: { $0.utf8.contains(0) }) {
+            throw ManifestError(.invalidArgument, "arguments[\(bad)] contains a NUL byte")
+        }
+        if let bad = urlSchemes.first(where: { !Self.isValidURLScheme($0) }) {
+            throw ManifestError(
+                .invalidURLScheme,
+                "URL scheme '\(bad)' is not valid (RFC 3986: a letter, then letters, digits, '+', '-' or '.')")
+        }
+    }
+
+    /// Whether a string is a reverse-DNS app identifier (the D-Bus application-id rules).
+    ///
+    /// - Parameters:
+    ///   - id: The candidate identifier.
+    static func isValidIdentifier(_ id: String) -> Bool {
+        guard !id.isEmpty, id.utf8.count <= 255 else { return false }
+        let elements = id.split(separator: ".", omittingEmptySubsequences: false)
+        guard elements.count >= 2 else { return false }
+        return elements.allSatisfy { element in
+            guard let first = element.unicodeScalars.first, isASCIILetter(first) || first == "_" else { return false }
+            return element.unicodeScalars.allSatisfy { isASCIILetter($0) || isASCIIDigit($0) || $0 == "_" || $0 == "-" }
+        }
+    }
+
+    /// Whether a string is an RFC 3986 URL scheme: `ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`.
+    ///
+    /// - Parameters:
+    ///   - scheme: The candidate scheme, without the colon.
+    static func isValidURLScheme(_ scheme: String) -> Bool {
+        guard let first = scheme.unicodeScalars.first, isASCIILetter(first) else { return false }
+        return scheme.unicodeScalars.allSatisfy { isASCIILetter($0) || isASCIIDigit($0) || $0 == "+" || $0 == "-" || $0 == "." }
+    }
+
+    /// Checks that a path is absolute and names an existing regular file this process may execute.
+    ///
+    /// - Parameters:
+    ///   - path: The executable's path.
+    /// - Throws: ``ManifestError`` with ``ManifestError/Code/executableNotAbsolute``,
+    ///   ``ManifestError/Code/executableNotFound`` or ``ManifestError/Code/executableNotExecutable``.
+    static func validateExecutable(_ path: String) throws(ManifestError) {
+        guard path.hasPrefix("/"), !path.utf8.contains(0) else {
+            throw ManifestError(.executableNotAbsolute, "executable '\(path)' is not an absolute path")
+        }
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw ManifestError(.executableNotFound, "executable '\(path)' does not exist: \(String(cString: strerror(errno)))")
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw ManifestError(.executableNotFound, "executable '\(path)' is not a regular file")
+        }
+        // access(X_OK) alone is not enough as root, who passes it for a file with no x bit on some filesystems.
+        guard info.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH) != 0 else {
+            throw ManifestError(.executableNotExecutable, "executable '\(path)' is not executable: it has no execute permission bit")
+        }
+        guard access(path, X_OK) == 0 else {
+            throw ManifestError(.executableNotExecutable, "executable '\(path)' is not executable: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Lowercases schemes and drops repeats, keeping the first occurrence's position.
+    private static func normalized(_ schemes: [String]) -> [String] {
+        var seen = Set<String>()
+        return schemes.map { $0.lowercased() }.filter { seen.insert($0).inserted }
+    }
+
+    private static func isASCIILetter(_ scalar: Unicode.Scalar) -> Bool {
+        ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar)
+    }
+
+    private static func isASCIIDigit(_ scalar: Unicode.Scalar) -> Bool {
+        ("0"..."9").contains(scalar)
+    }
+}

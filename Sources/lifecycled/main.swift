@@ -1,2 +1,0 @@
-// lifecycled: the host daemon (being written).
-print("lifecycled")
