@@ -163,18 +163,25 @@ public struct FixtureError: Error, CustomStringConvertible, Sendable {
 
 /// A child process started with posix_spawn, stopped by its own pid.
 ///
-/// Internal helper of the fixtures: no shell, no process-group or name-based killing.
-final class ChildProcess: @unchecked Sendable {
+/// No shell, no process-group or name-based killing; the child starts with an empty signal
+/// mask and default dispositions (a child spawned from a Swift concurrency thread would otherwise
+/// inherit its blocked signals and ignore SIGTERM).
+public final class ChildProcess: @unchecked Sendable {
     // Why @unchecked Sendable is safe: `pid` and `stdoutFD` are immutable; `reaped` and the
     // read buffer are only touched while holding `lock`.
 
-    enum Output {
+    /// Where standard output goes.
+    public enum Output {
+        /// A pipe, read with ``readLine()`` and ``readAll()``.
         case pipe
+        /// A file, created or truncated.
         case file(String)
+        /// `/dev/null`.
         case null
     }
 
-    let pid: pid_t
+    /// The child's pid.
+    public let pid: pid_t
     private let stdoutFD: Int32?
     private let lock = NSLock()
     private var reaped = false
@@ -192,7 +199,7 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// Starts `executable` with `arguments`; stderr goes where stdout goes (or /dev/null for pipes).
-    static func spawn(
+    public static func spawn(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil, stdout: Output = .null
     ) throws -> ChildProcess {
         var actions = posix_spawn_file_actions_t()
@@ -253,7 +260,7 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// Runs a command to completion and returns its exit status and standard output.
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String) {
+    public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String) {
         let child = try spawn(executable, arguments, environment: environment, stdout: .pipe)
         let output = child.readAll()
         let status = child.waitForExit()
@@ -261,7 +268,7 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// Reads one line of standard output (blocking), or `nil` at end of file.
-    func readLine() -> String? {
+    public func readLine() -> String? {
         lock.withLock {
             while true {
                 if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
@@ -276,7 +283,7 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// Reads standard output to end of file.
-    func readAll() -> String {
+    public func readAll() -> String {
         lock.withLock {
             while let chunk = readChunk() { buffer.append(chunk) }
             defer { buffer.removeAll() }
@@ -296,7 +303,7 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// Whether the process has exited, without blocking (reaps it if so).
-    var hasExited: Bool {
+    public var hasExited: Bool {
         lock.withLock {
             if reaped { return true }
             var status: Int32 = 0
@@ -310,7 +317,7 @@ final class ChildProcess: @unchecked Sendable {
 
     /// Waits for the process to exit and returns its exit code (128+signal if killed).
     @discardableResult
-    func waitForExit() -> Int32 {
+    public func waitForExit() -> Int32 {
         lock.withLock {
             if !reaped {
                 var status: Int32 = 0
@@ -324,7 +331,7 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// Sends SIGTERM to this process's own pid (if not reaped yet) and waits for it.
-    func terminateAndWait() {
+    public func terminateAndWait() {
         let alive = lock.withLock { !reaped }
         guard alive else { return }
         Glibc.kill(pid, SIGTERM)
