@@ -415,8 +415,9 @@ public final class LifecycledHost: ApplicationHost {
                 await call(LifecycledProtocol.Method.backgroundTaskBegan, [.string(appID), .uint32(UInt32(clamping: task.rawValue)), .string("")])
             }
         case .report(let member, let arguments):
-            // While the daemon is away, reports go nowhere; the resync after it returns covers them.
-            guard status.snapshot.daemonOwner != nil else { return true }
+            // Until the current daemon accepted the registration, reports go nowhere (it would
+            // refuse them with NotRegistered); the resync after registering covers them.
+            guard status.isHosted else { return true }
             await call(member, arguments)
         }
         return true
