@@ -54,6 +54,9 @@ public final class LifecycledHost: ApplicationHost {
         public var environment: [String: String]
         /// How long `RegisterApp` and each report may take before it is given up.
         public var callTimeout: Duration
+        /// Whether SIGTERM and SIGINT terminate the app through `applicationWillTerminate`
+        /// (lifecycled sends SIGTERM after the `terminate` Command when an app lingers).
+        public var handlesTerminationSignals: Bool
 
         /// Creates a configuration.
         ///
@@ -64,11 +67,13 @@ public final class LifecycledHost: ApplicationHost {
         ///   - busAddress: The bus the daemon is on.
         ///   - environment: The environment to read.
         ///   - callTimeout: The timeout of each call to the daemon.
+        ///   - handlesTerminationSignals: Whether SIGTERM and SIGINT terminate the app (turn it off in tests).
         public init(
             appID: String? = nil, busAddress: BusConnection.Address = .session,
             environment: [String: String] = ProcessInfo.processInfo.environment,
-            callTimeout: Duration = .seconds(5)
+            callTimeout: Duration = .seconds(5), handlesTerminationSignals: Bool = true
         ) {
+            self.handlesTerminationSignals = handlesTerminationSignals
             self.appID = appID
             self.busAddress = busAddress
             self.environment = environment
@@ -103,6 +108,8 @@ public final class LifecycledHost: ApplicationHost {
     private var outboundTask: Task<Void, Never>?
     private var reportedTasks: [BackgroundTaskIdentifier] = []
     private var daemonAbsenceLogged = false
+    private var signalWatcher: TerminationSignalWatcher?
+    private var signalTask: Task<Void, Never>?
 
     enum Inbound: Sendable {
         case command(String, UserInfo)
@@ -192,6 +199,13 @@ public final class LifecycledHost: ApplicationHost {
         }
         observation = application.notificationCenter.addObserver(forName: nil, object: application) { [weak self] notification in
             self?.applicationPosted(notification)
+        }
+        if configuration.handlesTerminationSignals {
+            let watcher = await TerminationSignalWatcher()
+            signalWatcher = watcher
+            signalTask = Task { @MainActor [weak application] in
+                for await event in watcher.events { application?.handle(event) }
+            }
         }
 
         do {
@@ -436,6 +450,9 @@ public final class LifecycledHost: ApplicationHost {
     }
 
     private func closeConnection() {
+        signalWatcher?.cancel()
+        signalWatcher = nil
+        signalTask = nil
         for subscription in subscriptions { subscription.cancel() }
         subscriptions.removeAll()
         connection?.close()

@@ -33,7 +33,7 @@ struct LifecycledHostTests {
         let changes: ChangeSignal
 
         init(address: String, appID: String = FakeLifecycled.counterID) {
-            host = LifecycledHost(configuration: .init(appID: appID, busAddress: .address(address), environment: [:]))
+            host = LifecycledHost(configuration: .init(appID: appID, busAddress: .address(address), environment: [:], handlesTerminationSignals: false))
             delegate = Delegate()
             app = Application(
                 delegate: delegate, host: host, notificationCenter: LifecycleNotificationCenter(),
