@@ -8,12 +8,15 @@ import Foundation
 /// `simulate` or `apps` means adding a type and one entry there. Options shared by the
 /// verbs (such as `--json`) belong in an `OptionGroup` the subcommands include.
 @main
-struct LifecycleCtl: ParsableCommand {
+struct LifecycleCtl: AsyncParsableCommand {
     /// The command's name, help and verbs.
     static let configuration = CommandConfiguration(
         commandName: "lifecyclectl",
         abstract: "Inspect and drive the app lifecycle hosted by lifecycled.",
-        subcommands: [Graph.self])
+        subcommands: [
+            StatusCommand.self, AppsCommand.self, MonitorCommand.self, OpenCommand.self, PostCommand.self,
+            SimulateCommand.self, Graph.self,
+        ])
 
     /// The exit status for a usage error (unknown option, bad value): 2, as GNU tools and
     /// shells use, instead of ArgumentParser's default `EX_USAGE` (64).
@@ -32,10 +35,14 @@ struct LifecycleCtl: ParsableCommand {
     ///
     /// ArgumentParser's own message (`Error: Unknown option '--x'` and the usage) goes to
     /// standard error for usage errors and to standard output for `--help`, as usual.
-    static func main() {
+    static func main() async {
         do {
             var command = try parseAsRoot()
-            try command.run()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
         } catch {
             let status = exitStatus(for: error)
             let message = fullMessage(for: error)
