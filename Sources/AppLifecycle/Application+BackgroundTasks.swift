@@ -25,6 +25,7 @@ extension Application {
         nextBackgroundTaskID += 1
         backgroundTasks.append((id, name, expirationHandler))
         logger.debug("background \(id) began (\(name ?? "unnamed"))")
+        host.application(self, didBeginBackgroundTask: id, name: name)
         return id
     }
 
@@ -50,6 +51,7 @@ extension Application {
         }
         backgroundTasks.remove(at: index)
         logger.debug("background \(identifier) ended")
+        host.application(self, didEndBackgroundTask: identifier)
         if backgroundTasks.isEmpty { enqueue(.settle) }
     }
 
@@ -82,10 +84,12 @@ extension Application {
                 _ = invoke("expirationHandler(\(task.name ?? task.id.description))") { handler() }
             }
         }
-        for task in backgroundTasks {
-            logger.warning("background \(task.id) (\(task.name ?? "unnamed")) was not ended by its expiration handler; ending it")
-        }
+        let unended = backgroundTasks
         backgroundTasks.removeAll()
+        for task in unended {
+            logger.warning("background \(task.id) (\(task.name ?? "unnamed")) was not ended by its expiration handler; ending it")
+            host.application(self, didEndBackgroundTask: task.id)
+        }
         for (_, completion) in pendingCompletions {
             completion.timer.cancel()
             logger.warning("\(completion.name) completion handler not called before background time ran out")

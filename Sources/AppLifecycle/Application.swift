@@ -188,7 +188,8 @@ public final class Application {
     ///   - launchOptions: Why the app was launched.
     public func run(launchOptions: LaunchOptions = LaunchOptions()) async {
         await host.prepare(self)
-        launch(options: launchOptions)
+        let options = host.hostLaunchOptions.map { LaunchOptions(userInfo: launchOptions.userInfo.merging($0.userInfo)) } ?? launchOptions
+        launch(options: options)
         await waitUntilTerminated()
     }
 

@@ -26,6 +26,26 @@ public protocol ApplicationHost: AnyObject {
     ///   - application: The app.
     func prepare(_ application: Application) async
 
+    /// Launch options the host learned while preparing (from a daemon that launched the app, say);
+    /// ``Application/run(launchOptions:)`` lays them over the ones it was given. Default: `nil`.
+    var hostLaunchOptions: LaunchOptions? { get }
+
+    /// Called when the app began a background task, before `beginBackgroundTask` returns.
+    ///
+    /// - Parameters:
+    ///   - application: The app.
+    ///   - identifier: The task.
+    ///   - name: The name the app gave it.
+    func application(_ application: Application, didBeginBackgroundTask identifier: BackgroundTaskIdentifier, name: String?)
+
+    /// Called when a background task ended: by `endBackgroundTask`, or forcibly when background
+    /// time ran out and its expiration handler did not end it.
+    ///
+    /// - Parameters:
+    ///   - application: The app.
+    ///   - identifier: The task.
+    func application(_ application: Application, didEndBackgroundTask identifier: BackgroundTaskIdentifier)
+
     /// Called once before the launch sequence; start sources and call ``Application/handle(_:)`` from here on.
     ///
     /// - Parameters:
@@ -89,6 +109,12 @@ public protocol ApplicationHost: AnyObject {
 extension ApplicationHost {
     /// Does nothing.
     public func prepare(_ application: Application) async {}
+    /// None.
+    public var hostLaunchOptions: LaunchOptions? { nil }
+    /// Does nothing.
+    public func application(_ application: Application, didBeginBackgroundTask identifier: BackgroundTaskIdentifier, name: String?) {}
+    /// Does nothing.
+    public func application(_ application: Application, didEndBackgroundTask identifier: BackgroundTaskIdentifier) {}
     /// Does nothing.
     public func applicationWillLaunch(_ application: Application) {}
     /// Does nothing.

@@ -29,19 +29,13 @@ import SystemdBus
 ///
 /// ## Background tasks
 ///
-/// `Application` has no hook for background tasks beginning or ending, so the host compares
-/// ``Application/activeBackgroundTasks`` with what it reported at every state change and every
-/// notification the app posts. A task is therefore reported when the app next posts or changes
-/// state (entering the background, ending its last task, which suspends it), and without its
-/// name (the name is not public); see the project notes for the hook that would make this exact.
+/// The app's ``ApplicationHost`` hooks report each background task as it begins (with its name)
+/// and ends, so the daemon knows at once what keeps the app awake.
 ///
 /// ## Launch options
 ///
-/// ``Application/run(launchOptions:)`` takes its launch options before it calls
-/// ``prepare(_:)``, so the options from `RegisterApp` reach the app only when the caller
-/// prepares first: ``HostSelection/main(delegate:selection:appID:configuration:applicationConfiguration:)``
-/// does that. Without it, the options from `$LIFECYCLE_LAUNCH_OPTIONS` are available from
-/// ``launchOptions`` as soon as the host exists.
+/// The options from `RegisterApp` (or `$LIFECYCLE_LAUNCH_OPTIONS`) are ``hostLaunchOptions``:
+/// ``Application/run(launchOptions:)`` lays them over its own after ``prepare(_:)``.
 @MainActor
 public final class LifecycledHost: ApplicationHost {
     /// Where and how the host reaches the daemon.
@@ -106,7 +100,7 @@ public final class LifecycledHost: ApplicationHost {
     private var outbound: AsyncStream<Outbound>.Continuation?
     private var inboundTask: Task<Void, Never>?
     private var outboundTask: Task<Void, Never>?
-    private var reportedTasks: [BackgroundTaskIdentifier] = []
+    private var reportedTasks: [(id: BackgroundTaskIdentifier, name: String)] = []
     private var daemonAbsenceLogged = false
     private var signalWatcher: TerminationSignalWatcher?
     private var signalTask: Task<Void, Never>?
@@ -250,7 +244,6 @@ public final class LifecycledHost: ApplicationHost {
     ///   - previousState: The state before.
     ///   - state: The state after.
     public func application(_ application: Application, didChangeStateFrom previousState: ApplicationState, to state: ApplicationState) {
-        syncBackgroundTasks()
         guard let appID else { return }
         outbound?.yield(.report(member: LifecycledProtocol.Method.reportState, arguments: [.string(appID), .string(state.rawValue)]))
     }
@@ -382,7 +375,6 @@ public final class LifecycledHost: ApplicationHost {
     // MARK: Outbound
 
     private func applicationPosted(_ notification: LifecycleNotification) {
-        syncBackgroundTasks()
         guard let appID else { return }
         let userInfo = notification.userInfo
         do {
@@ -396,21 +388,33 @@ public final class LifecycledHost: ApplicationHost {
         ]))
     }
 
-    /// Reports the background tasks that began or ended since the last look.
-    private func syncBackgroundTasks() {
-        guard let application, let appID else { return }
-        let current = application.activeBackgroundTasks
-        guard current != reportedTasks else { return }
-        for task in reportedTasks where !current.contains(task) {
-            outbound?.yield(.report(member: LifecycledProtocol.Method.backgroundTaskEnded,
-                                    arguments: [.string(appID), .uint32(UInt32(clamping: task.rawValue))]))
-        }
-        for task in current where !reportedTasks.contains(task) {
-            outbound?.yield(.report(member: LifecycledProtocol.Method.backgroundTaskBegan,
-                                    arguments: [.string(appID), .uint32(UInt32(clamping: task.rawValue)), .string("")]))
-        }
-        reportedTasks = current
+    /// Reports a background task the app began, with its name.
+    ///
+    /// - Parameters:
+    ///   - application: The app.
+    ///   - identifier: The task.
+    ///   - name: Its name.
+    public func application(_ application: Application, didBeginBackgroundTask identifier: BackgroundTaskIdentifier, name: String?) {
+        reportedTasks.append((identifier, name ?? ""))
+        guard let appID else { return }
+        outbound?.yield(.report(member: LifecycledProtocol.Method.backgroundTaskBegan,
+                                arguments: [.string(appID), .uint32(UInt32(clamping: identifier.rawValue)), .string(name ?? "")]))
     }
+
+    /// Reports a background task that ended.
+    ///
+    /// - Parameters:
+    ///   - application: The app.
+    ///   - identifier: The task.
+    public func application(_ application: Application, didEndBackgroundTask identifier: BackgroundTaskIdentifier) {
+        reportedTasks.removeAll { $0.id == identifier }
+        guard let appID else { return }
+        outbound?.yield(.report(member: LifecycledProtocol.Method.backgroundTaskEnded,
+                                arguments: [.string(appID), .uint32(UInt32(clamping: identifier.rawValue))]))
+    }
+
+    /// The launch options lifecycled returned at registration (laid over the app's own).
+    public var hostLaunchOptions: LaunchOptions? { launchOptions.isEmpty ? nil : launchOptions }
 
     /// Handles one outbound item; returns `false` when the queue is closed.
     private func send(_ item: Outbound) async -> Bool {
@@ -426,7 +430,7 @@ public final class LifecycledHost: ApplicationHost {
             // Resynchronise: the new daemon knows nothing of this process.
             await call(LifecycledProtocol.Method.reportState, [.string(appID), .string(application.applicationState.rawValue)])
             for task in reportedTasks {
-                await call(LifecycledProtocol.Method.backgroundTaskBegan, [.string(appID), .uint32(UInt32(clamping: task.rawValue)), .string("")])
+                await call(LifecycledProtocol.Method.backgroundTaskBegan, [.string(appID), .uint32(UInt32(clamping: task.id.rawValue)), .string(task.name)])
             }
         case .report(let member, let arguments):
             // Until the current daemon accepted the registration, reports go nowhere (it would

@@ -135,7 +135,7 @@ struct LifecycledHostTests {
         try await fake.log.wait(for: LifecycledProtocol.Method.reportState, "suspended") { CallLog.strings($0).last == "suspended" }
 
         let began = try #require(fake.log.calls(LifecycledProtocol.Method.backgroundTaskBegan).first)
-        #expect(began.arguments == [.string(FakeLifecycled.counterID), .uint32(UInt32(task.rawValue)), .string("")])
+        #expect(began.arguments == [.string(FakeLifecycled.counterID), .uint32(UInt32(task.rawValue)), .string("save")])
         let ended = try #require(fake.log.calls(LifecycledProtocol.Method.backgroundTaskEnded).first)
         #expect(ended.arguments == [.string(FakeLifecycled.counterID), .uint32(UInt32(task.rawValue))])
         // The task ended before the app reported suspended.
