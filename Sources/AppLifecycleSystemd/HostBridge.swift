@@ -137,11 +137,23 @@ public final class HostBridge {
     /// a stream that ends at once.
     public func start() async -> AsyncStream<HostEvent> {
         let (events, eventOutput) = AsyncStream<HostEvent>.makeStream(bufferingPolicy: .unbounded)
-        guard intake == nil, loop == nil else {
-            eventOutput.finish()
-            return events
-        }
-        output = eventOutput
+        let started = await start { event in eventOutput.yield(event) }
+        if started { output = eventOutput } else { eventOutput.finish() }
+        return events
+    }
+
+    /// Starts every configured source and calls `deliver` with each fact, in order, on the main
+    /// actor; the next fact waits until `deliver` returns.
+    ///
+    /// The lowest-latency way to consume the bridge: one hop from the event loop to the main
+    /// actor, no intermediate stream.
+    ///
+    /// - Parameters:
+    ///   - deliver: Receives each fact that passed the bridge's policies.
+    /// - Returns: `false` when the bridge was started before (nothing is delivered then).
+    @discardableResult
+    public func start(deliver: @escaping @MainActor (HostEvent) async -> Void) async -> Bool {
+        guard intake == nil, loop == nil else { return false }
         let (stream, continuation) = AsyncStream<Intake>.makeStream(bufferingPolicy: .unbounded)
         intake = continuation
         do {
@@ -169,11 +181,11 @@ public final class HostBridge {
         consumer = Task { @MainActor [weak self] in
             for await intake in stream {
                 guard let self else { return }
-                if let event = self.filter(intake) { self.output?.yield(event) }
+                if let event = self.filter(intake) { await deliver(event) }
             }
         }
         logSources()
-        return events
+        return true
     }
 
     /// Stops every source, releases the delay locks and the event loop; idempotent.

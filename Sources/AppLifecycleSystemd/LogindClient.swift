@@ -217,7 +217,7 @@ public final class LogindClient: Sendable {
         try await add(connection.subscribe(sender: name, path: manager, interface: managerInterface,
                                            member: "PrepareForSleep", signature: "b") { [weak self] signal in
             guard let self, self.isRunning, let start = signal.arguments[0].boolValue else { return }
-            self.logger.info("PrepareForSleep(\(start))")
+            self.logger.debug("PrepareForSleep(\(start))")
             self.sink(.sleeping(start))
         })
         try await add(connection.subscribe(sender: name, path: manager, interface: managerInterface,
@@ -358,7 +358,7 @@ public final class LogindClient: Sendable {
         case false?:
             logger.debug("\(source)=\(value) on \(path): no change")
         case true?:
-            logger.info("\(source)=\(value) on \(path)")
+            logger.debug("\(source)=\(value) on \(path)")
             sink(field == .locked ? .locked(value) : .sessionActive(value))
         }
     }
@@ -568,7 +568,7 @@ public final class LogindClient: Sendable {
             return old
         }
         stale?.close()
-        logger.info("took the \(what) delay lock (\(descriptor))")
+        logger.debug("took the \(what) delay lock (\(descriptor))")
     }
 
     /// Releases a delay lock by closing its fd; does nothing if it is not held.
@@ -579,7 +579,7 @@ public final class LogindClient: Sendable {
         let held = state.withLock { $0.locks.removeValue(forKey: what) }
         if let descriptor = held?.descriptor, descriptor.isOpen {
             descriptor.close()
-            logger.info("released the \(what) delay lock")
+            logger.debug("released the \(what) delay lock")
         }
     }
 

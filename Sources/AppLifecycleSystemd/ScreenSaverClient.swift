@@ -165,7 +165,7 @@ public final class ScreenSaverClient: Sendable {
             return true
         }
         if changed {
-            logger.info("\(service) ActiveChanged(\(active))")
+            logger.debug("\(service) ActiveChanged(\(active))")
             sink(.locked(active))
         } else {
             logger.debug("\(service) ActiveChanged(\(active)): no change")

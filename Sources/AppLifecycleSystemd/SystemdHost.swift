@@ -30,7 +30,6 @@ public final class SystemdHost: ApplicationHost {
     public var sleepLockReleaseHandler: (@MainActor (String) -> Void)?
 
     let logger = Logger(label: "AppLifecycle.SystemdHost")
-    var consumer: Task<Void, Never>?
     var sleepPending = false
     var sleepCap: (any ScheduledAction)?
 
@@ -53,13 +52,7 @@ public final class SystemdHost: ApplicationHost {
     ///   - application: The app.
     public func prepare(_ application: Application) async {
         self.application = application
-        let events = await bridge.start()
-        consumer = Task { @MainActor [weak self] in
-            for await event in events {
-                guard let self else { return }
-                await self.deliver(event)
-            }
-        }
+        await bridge.start { [weak self] event in await self?.deliver(event) }
     }
 
     /// Sends `READY=1`.
@@ -105,8 +98,6 @@ public final class SystemdHost: ApplicationHost {
     public func stop() {
         sleepCap?.cancel()
         sleepCap = nil
-        consumer?.cancel()
-        consumer = nil
         bridge.stop()
     }
 
