@@ -9,6 +9,9 @@ struct LifecycleBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lifecycle-bench",
         abstract: "Benchmarks AppLifecycle against references measured in the same run.",
-        subcommands: [CenterBenchmark.self, LatencyBenchmark.self, SleepDelayBenchmark.self],
+        subcommands: [
+            CenterBenchmark.self, LatencyBenchmark.self, SleepDelayBenchmark.self, FanoutBenchmark.self,
+            ThroughputBenchmark.self, IdleBenchmark.self, FanoutWorker.self,
+        ],
         defaultSubcommand: CenterBenchmark.self)
 }
