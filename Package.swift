@@ -70,10 +70,22 @@ let package = Package(
         .testTarget(name: "AppLifecycleTests", dependencies: ["AppLifecycle", "AppLifecycleTesting"]),
         .testTarget(name: "AppLifecycleTestingTests", dependencies: ["AppLifecycle", "AppLifecycleTesting"]),
         .testTarget(name: "SystemdBusTests", dependencies: ["SystemdBus", "AppLifecycleTesting"]),
-        .testTarget(name: "AppLifecycleSystemdTests", dependencies: ["AppLifecycleSystemd", "AppLifecycle", "AppLifecycleTesting"]),
+        // The fake lifecycled that both the app-side and the lifecyclectl tests talk to.
+        .target(
+            name: "LifecycledTestSupport",
+            dependencies: ["AppLifecycle", "AppLifecycleSystemd", "SystemdBus"],
+            path: "Tests/LifecycledTestSupport"
+        ),
+        .testTarget(
+            name: "AppLifecycleSystemdTests",
+            dependencies: ["AppLifecycleSystemd", "AppLifecycle", "AppLifecycleTesting", "LifecycledTestSupport"]
+        ),
         .testTarget(
             name: "LifecycledTests",
-            dependencies: ["lifecycled", "lifecyclectl", "AppLifecycle", "AppLifecycleTesting", "AppLifecycleSystemd", "SystemdBus"]
+            dependencies: [
+                "lifecycled", "lifecyclectl", "AppLifecycle", "AppLifecycleTesting", "AppLifecycleSystemd", "SystemdBus",
+                "LifecycledTestSupport",
+            ]
         ),
         .testTarget(
             name: "IntegrationTests",

@@ -3,30 +3,28 @@ import AppLifecycleSystemd
 import Foundation
 import Synchronization
 import SystemdBus
-import Testing
 
-// The test stand-in for lifecycled (no tests in this file: the name follows the Ctl*Tests
-// pattern of the files this work owns). A copy of Tests/AppLifecycleSystemdTests/LifecycledFakeDaemonTests.swift.
+// The test stand-in for lifecycled, shared by the AppLifecycleSystemd and lifecycled test targets.
 
-struct HangGuardTimeout: Error, CustomStringConvertible {
-    var what: String
-    var description: String { "hang guard: gave up waiting for \(what)" }
+public struct HangGuardTimeout: Error, CustomStringConvertible {
+    public var what: String
+    public var description: String { "hang guard: gave up waiting for \(what)" }
 }
 
 /// Something that changes on other threads, and a way to wait (without polling) until a
 /// condition on it holds: every change wakes the waiter, which re-checks the condition.
-final class ChangeSignal: Sendable {
+public final class ChangeSignal: Sendable {
     private let stream: AsyncStream<Void>
     private let continuation: AsyncStream<Void>.Continuation
 
-    init() {
+    public init() {
         (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    func signal() { continuation.yield() }
+    public func signal() { continuation.yield() }
 
     /// Waits until `condition` holds; the timeout is only a hang guard.
-    func wait(
+    public func wait(
         for what: String, timeout: Duration = .seconds(20), until condition: @escaping @Sendable () async -> Bool
     ) async throws {
         let stream = self.stream
@@ -47,42 +45,42 @@ final class ChangeSignal: Sendable {
 }
 
 /// The calls the fake daemon received, in order.
-final class CallLog: Sendable {
+public final class CallLog: Sendable {
     private let calls = Mutex<[BusMethodCall]>([])
-    let changes = ChangeSignal()
+    public let changes = ChangeSignal()
 
-    func add(_ call: BusMethodCall) {
+    public func add(_ call: BusMethodCall) {
         calls.withLock { $0.append(call) }
         changes.signal()
     }
 
-    var all: [BusMethodCall] { calls.withLock { $0 } }
+    public var all: [BusMethodCall] { calls.withLock { $0 } }
 
-    func calls(_ member: String) -> [BusMethodCall] { all.filter { $0.member == member } }
+    public func calls(_ member: String) -> [BusMethodCall] { all.filter { $0.member == member } }
 
     /// The string arguments of a call (non-strings as their description).
-    static func strings(_ call: BusMethodCall) -> [String] {
+    public static func strings(_ call: BusMethodCall) -> [String] {
         call.arguments.map { $0.stringValue ?? $0.description }
     }
 
     /// Waits until a call of `member` whose arguments satisfy `matching` has arrived.
     @discardableResult
-    func wait(for member: String, _ what: String = "", matching: @escaping @Sendable (BusMethodCall) -> Bool = { _ in true }) async throws -> BusMethodCall {
+    public func wait(for member: String, _ what: String = "", matching: @escaping @Sendable (BusMethodCall) -> Bool = { _ in true }) async throws -> BusMethodCall {
         try await changes.wait(for: "\(member) \(what)") { [self] in calls(member).contains(where: matching) }
         return calls(member).first(where: matching)!
     }
 }
 
 /// A fake lifecycled: owns the protocol's name, exports its interface, records every call.
-final class FakeLifecycled: Sendable {
-    let connection: BusConnection
-    let object: ExportedObject
-    let log: CallLog
+public final class FakeLifecycled: Sendable {
+    public let connection: BusConnection
+    public let object: ExportedObject
+    public let log: CallLog
 
-    static let counterID = "org.example.Counter"
-    static let notesID = "org.example.Notes"
+    public static let counterID = "org.example.Counter"
+    public static let notesID = "org.example.Notes"
 
-    static func start(
+    public static func start(
         address: String, loop: EventLoop,
         facts: UserInfo = ["sleeping": false, "locked": false, "session-active": true, "foreground": true],
         launchOptions: UserInfo = [:],
@@ -110,26 +108,26 @@ final class FakeLifecycled: Sendable {
     }
 
     /// Gives up the name and leaves the bus (as a stopping daemon does).
-    func stop() async {
+    public func stop() async {
         _ = try? await connection.releaseName(LifecycledProtocol.busName)
         object.unexport()
         connection.close()
     }
 
-    func command(_ appID: String, _ event: HostEvent) throws {
+    public func command(_ appID: String, _ event: HostEvent) throws {
         let (command, arguments) = HostEventBusCodec.encode(event)!
         try object.emitSignal(LifecycledProtocol.Signal.command, arguments: [.string(appID), .string(command), UserInfoBusCodec.encode(arguments)])
     }
 
-    func notification(_ appID: String, _ name: String, _ userInfo: UserInfo = [:]) throws {
+    public func notification(_ appID: String, _ name: String, _ userInfo: UserInfo = [:]) throws {
         try object.emitSignal(LifecycledProtocol.Signal.notification, arguments: [.string(appID), .string(name), UserInfoBusCodec.encode(userInfo)])
     }
 
-    func stateChanged(_ appID: String, _ previous: String, _ state: String) throws {
+    public func stateChanged(_ appID: String, _ previous: String, _ state: String) throws {
         try object.emitSignal(LifecycledProtocol.Signal.stateChanged, arguments: [.string(appID), .string(previous), .string(state)])
     }
 
-    static func makeInterface(
+    public static func makeInterface(
         log: CallLog, facts: UserInfo, launchOptions: UserInfo, apps: [LifecycledApp], simulationEnabled: Bool
     ) -> ExportedInterface {
         typealias M = ExportedInterface.Method
@@ -192,7 +190,7 @@ final class FakeLifecycled: Sendable {
 
 /// Makes sure the bus daemon has processed everything `connection` sent so far: messages from
 /// one connection are handled in order, so once a call's reply is back, earlier signals are routed.
-func busBarrier(_ connection: BusConnection) async throws {
+public func busBarrier(_ connection: BusConnection) async throws {
     _ = try await connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                                   interface: "org.freedesktop.DBus", member: "GetId")
 }
