@@ -65,7 +65,7 @@ public final class LifecycleNotificationCenter {
     ) -> NotificationObservation {
         let list = typedList(for: Message.self)
         let observer = TypedObserver(sequence: nextSequenceNumber(), key: .typed(ObjectIdentifier(Message.self)), object: object, handler: handler)
-        list.observers.append(observer)
+        list.append(observer)
         return NotificationObservation(entry: observer, center: self)
     }
 
@@ -131,8 +131,30 @@ public final class LifecycleNotificationCenter {
         list._withUnsafeGuaranteedRef { base in
             let list = unsafeDowncast(base, to: TypedObserverList<Message>.self)
             guard allNamesEmpty && list.named.observers.isEmpty else { return false }
-            deliver(message, to: list.observers, objectID: objectID)
+            // The snapshot is borrowed, not retained: while `postingDepth` is above zero a
+            // snapshot the list replaces (an observer added or removed meanwhile) is kept in
+            // `retired`, so the one this loop reads outlives the loop.
+            list.postingDepth &+= 1
+            Unmanaged.passUnretained(list.snapshot)._withUnsafeGuaranteedRef { snapshot in
+                deliver(message, in: snapshot, objectID: objectID)
+            }
+            list.postingDepth &-= 1
+            if list.postingDepth == 0 && !list.retired.isEmpty { list.retired.removeAll() }
             return true
+        }
+    }
+
+    /// The typed post loop over a borrowed snapshot; each observer is borrowed too.
+    @inlinable
+    nonisolated static func deliver<Message>(
+        _ message: Message, in snapshot: ObserverSnapshot<Message>, objectID: ObjectIdentifier?
+    ) {
+        snapshot.observers.withUnsafeBufferPointer { buffer in
+            for index in buffer.indices {
+                Unmanaged.passUnretained(buffer[index])._withUnsafeGuaranteedRef { observer in
+                    observer.deliver(message, ifAccepts: objectID)
+                }
+            }
         }
     }
 
@@ -408,7 +430,8 @@ struct TypeCache {
     }
 }
 
-/// One typed observer: its registration, its object filter and its handler.
+/// One observer: its registration, its object filter and its handler (typed observers get a
+/// message, named and all-name observers a ``LifecycleNotification``).
 ///
 /// Not actor-isolated, so that the post loop can call it through a guaranteed reference without
 /// a runtime executor check per observer. The handler is a main-actor closure stored with its
@@ -444,28 +467,9 @@ final class TypedObserver<Message>: ObserverEntry, @unchecked Sendable {
     }
 }
 
-/// One named or all-name observer (isolation erased like ``TypedObserver``'s, for the same reason).
+/// One named or all-name observer: a typed observer whose payload is the named notification.
 @usableFromInline
-final class NamedObserver: ObserverEntry, @unchecked Sendable {
-    @usableFromInline let filterID: ObjectIdentifier?
-    @usableFromInline weak var filterObject: AnyObject?
-    @usableFromInline let handler: (LifecycleNotification) -> Void
-
-    @MainActor
-    init(sequence: UInt64, key: ListKey, object: AnyObject?, handler: @escaping @MainActor (LifecycleNotification) -> Void) {
-        self.filterID = object.map(ObjectIdentifier.init)
-        self.filterObject = object
-        self.handler = unsafeBitCast(handler, to: ((LifecycleNotification) -> Void).self)
-        super.init(sequence: sequence, key: key)
-    }
-
-    @inlinable @inline(__always)
-    func accepts(_ posted: ObjectIdentifier?) -> Bool {
-        guard isActive else { return false }
-        guard let filterID else { return true }
-        return filterID == posted && filterObject != nil
-    }
-}
+typealias NamedObserver = TypedObserver<LifecycleNotification>
 
 /// Name observers of one name (or all names). Not actor-isolated so the nonisolated post path
 /// can read it; only the main-actor center creates, reads and mutates it.
@@ -489,14 +493,31 @@ class TypedObserverListBase {
 
 @usableFromInline
 final class TypedObserverList<Message: LifecycleMessage>: TypedObserverListBase {
-    @exclusivity(unchecked) @usableFromInline var observers: ContiguousArray<TypedObserver<Message>> = []
+    /// The observers, as an immutable snapshot replaced on every change (a post borrows it).
+    @exclusivity(unchecked) @usableFromInline var snapshot = ObserverSnapshot<Message>([])
+    /// How many posts are iterating a borrowed snapshot now (nested posts count each).
+    @exclusivity(unchecked) @usableFromInline var postingDepth = 0
+    /// Snapshots replaced while a post was iterating them, kept alive until the posts end.
+    @exclusivity(unchecked) @usableFromInline var retired: [AnyObject] = []
+
+    /// The observers, in registration order.
+    @usableFromInline var observers: ContiguousArray<TypedObserver<Message>> { snapshot.observers }
+
+    func append(_ observer: TypedObserver<Message>) {
+        replace(with: snapshot.observers + [observer])
+    }
+
+    private func replace(with observers: ContiguousArray<TypedObserver<Message>>) {
+        if postingDepth > 0 { retired.append(snapshot) }
+        snapshot = ObserverSnapshot(observers)
+    }
 
     override var isEmpty: Bool { observers.isEmpty }
 
     override var activeCount: Int { observers.count { $0.isActive } }
 
     override func remove(_ entry: ObserverEntry) {
-        observers.removeAll { $0 === entry }
+        replace(with: observers.filter { $0 !== entry })
     }
 
     override func deliveries(decoding userInfo: UserInfo, objectID: ObjectIdentifier?) -> [(sequence: UInt64, deliver: () -> Void)] {
@@ -508,4 +529,12 @@ final class TypedObserverList<Message: LifecycleMessage>: TypedObserverListBase 
             })
         }
     }
+}
+
+/// An immutable list of typed observers, replaced as a whole when the list changes.
+@usableFromInline
+final class ObserverSnapshot<Message> {
+    @usableFromInline let observers: ContiguousArray<TypedObserver<Message>>
+
+    init(_ observers: ContiguousArray<TypedObserver<Message>>) { self.observers = observers }
 }
