@@ -280,6 +280,15 @@ public final class LifecycledHost: ApplicationHost {
 
     private func receive(_ item: Inbound) {
         switch item {
+        case .command(LifecycledProtocol.postCommand, let arguments):
+            // `lifecyclectl post`: a named notification into the app's own center, from the app object.
+            guard let application, let name = arguments["name"]?.stringValue, !name.isEmpty,
+                  name.utf8.count <= LifecycledProtocol.Limits.notificationNameLength else {
+                logger.notice("dropped Command 'post' with arguments \(arguments): no valid name")
+                return
+            }
+            let userInfo = UserInfo(arguments["userInfo"]?.dictionaryValue ?? [:])
+            application.notificationCenter.post(name: Notification.Name(name), object: application, userInfo: userInfo)
         case .command(let command, let arguments):
             guard let event = HostEventBusCodec.decode(command: command, arguments: arguments) else {
                 logger.notice("dropped Command '\(command)' with arguments \(arguments): unknown command or invalid argument")

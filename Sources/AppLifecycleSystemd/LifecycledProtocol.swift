@@ -48,6 +48,11 @@ public enum LifecycledProtocol {
     /// The environment variable that forces the in-process bridge (`0`) or lifecycled (`1`).
     public static let useDaemonEnvironment = "LIFECYCLE_USE_DAEMON"
 
+    /// The `Command` that `Post` sends to an app: arguments `name` (s) and `userInfo` (a{sv});
+    /// the app posts that named notification into its own center. Not a host fact, so it is not
+    /// part of ``HostEventBusCodec``.
+    public static let postCommand = "post"
+
     /// Method names.
     public enum Method {
         /// `RegisterApp(s) → (a{sv}, a{sv})`.

@@ -109,6 +109,34 @@ struct LifecycledHostTests {
         #expect(fake.log.calls(LifecycledProtocol.Method.reportNotification).allSatisfy { $0.arguments[0] == .string(FakeLifecycled.counterID) })
     }
 
+    @MainActor @Test("a 'post' Command posts the named notification into the app's center, typed observers included")
+    func postCommand() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let loop = try EventLoop(name: "fake-daemon")
+        defer { loop.shutdown() }
+        let fake = try await FakeLifecycled.start(address: bus.address, loop: loop)
+        defer { fake.connection.close() }
+
+        let hosted = Hosted(address: bus.address)
+        defer { hosted.host.stop() }
+        await hosted.host.prepare(hosted.app)
+        hosted.app.launch()
+        var levels: [MemoryWarning.Level] = []
+        let token = hosted.app.notificationCenter.addObserver(for: Application.DidReceiveMemoryWarningMessage.self) { levels.append($0.warning.level) }
+        defer { token.cancel() }
+        try fake.object.emitSignal(LifecycledProtocol.Signal.command, arguments: [
+            .string(FakeLifecycled.counterID), .string(LifecycledProtocol.postCommand),
+            UserInfoBusCodec.encode(UserInfo(["name": "UIApplicationDidReceiveMemoryWarningNotification",
+                                              "userInfo": [ApplicationUserInfoKey.memoryWarningLevel: "critical"]])),
+        ])
+        let recorder = hosted.recorder
+        try await hosted.changes.wait(for: "posted notification") { @MainActor in
+            recorder.notificationNames.contains("UIApplicationDidReceiveMemoryWarningNotification")
+        }
+        #expect(levels == [.critical])
+    }
+
     @MainActor @Test("background tasks begun and ended are reported as BackgroundTaskBegan/Ended")
     func backgroundTasks() async throws {
         let bus = try PrivateBus()
