@@ -1,4 +1,5 @@
 import AppLifecycle
+import AppLifecycleTesting
 import Foundation
 import Synchronization
 import Testing
@@ -80,43 +81,49 @@ private func zoneAtNoon() -> TimeZone {
 /// Real timerfds on CLOCK_REALTIME; serialized because setting the clock cancels every such timer.
 @Suite("WallClockTimer: real timerfd", .serialized)
 struct WallClockTimerRealTests {
-    @Test func expiryReportsTheArmedReasonAndRearms() throws {
-        // "now" is in 2020: the deadline (2020-01-02 00:00 UTC) is already past, so the kernel fires at once.
-        let clock = Mutex(utc("2020-01-01T12:00:00Z"))
-        let timer = try WallClockTimer(timeZone: TimeZone(identifier: "UTC")!, now: { clock.withLock { $0 } })
-        defer { timer.close() }
-        #expect(timer.armedDeadline == .init(date: utc("2020-01-02T00:00:00Z"), reason: .midnight))
-        clock.withLock { $0 = utc("2020-01-02T00:00:00Z") }
-        guard let revents = waitForReadiness(timer.fileDescriptor, events: timer.pollEvents) else { return }
-        let events = try timer.handleReadiness(revents)
-        // Foundation names the UTC zone "GMT"; the event carries whatever identifier the zone has.
-        let identifier = TimeZone(identifier: "UTC")!.identifier
-        #expect(events == [.significantTimeChange(.init(reason: .midnight, timeZoneIdentifier: identifier))])
-        #expect(timer.armedDeadline == .init(date: utc("2020-01-03T00:00:00Z"), reason: .midnight))
+    @Test func expiryReportsTheArmedReasonAndRearms() async throws {
+        // Holds the realtime-clock lock: a clock set elsewhere in the process would cancel this timer.
+        try await TestResourceLock.realtimeClock.withLock {
+            // "now" is in 2020: the deadline (2020-01-02 00:00 UTC) is already past, so the kernel fires at once.
+            let clock = Mutex(utc("2020-01-01T12:00:00Z"))
+            let timer = try WallClockTimer(timeZone: TimeZone(identifier: "UTC")!, now: { clock.withLock { $0 } })
+            defer { timer.close() }
+            #expect(timer.armedDeadline == .init(date: utc("2020-01-02T00:00:00Z"), reason: .midnight))
+            clock.withLock { $0 = utc("2020-01-02T00:00:00Z") }
+            guard let revents = waitForReadiness(timer.fileDescriptor, events: timer.pollEvents) else { return }
+            let events = try timer.handleReadiness(revents)
+            // Foundation names the UTC zone "GMT"; the event carries whatever identifier the zone has.
+            let identifier = TimeZone(identifier: "UTC")!.identifier
+            #expect(events == [.significantTimeChange(.init(reason: .midnight, timeZoneIdentifier: identifier))])
+            #expect(timer.armedDeadline == .init(date: utc("2020-01-03T00:00:00Z"), reason: .midnight))
+        }
     }
 
     @Test(.enabled(if: canSetRealtimeClock, "needs CAP_SYS_TIME to call clock_settime(CLOCK_REALTIME)"))
-    func settingTheClockReportsClockSetAndRearms() throws {
-        let zone = zoneAtNoon()
-        let timer = try WallClockTimer(timeZone: zone)
-        defer { timer.close() }
-        let armedBefore = try #require(timer.armedDeadline)
-        #expect(armedBefore.date > Date())
-        #expect(pendingEvents(timer.fileDescriptor, events: timer.pollEvents) == 0)
+    func settingTheClockReportsClockSetAndRearms() async throws {
+        // Holds the realtime-clock lock: a clock set elsewhere in the process would cancel this timer.
+        try await TestResourceLock.realtimeClock.withLock {
+            let zone = zoneAtNoon()
+            let timer = try WallClockTimer(timeZone: zone)
+            defer { timer.close() }
+            let armedBefore = try #require(timer.armedDeadline)
+            #expect(armedBefore.date > Date())
+            #expect(pendingEvents(timer.fileDescriptor, events: timer.pollEvents) == 0)
 
-        // Setting the clock to its own current value is a discontinuous change: CANCEL_ON_SET fires.
-        var current = timespec()
-        clock_gettime(CLOCK_REALTIME, &current)
-        guard clock_settime(CLOCK_REALTIME, &current) == 0 else {
-            Issue.record("clock_settime failed: errno \(errno)")
-            return
+            // Setting the clock to its own current value is a discontinuous change: CANCEL_ON_SET fires.
+            var current = timespec()
+            clock_gettime(CLOCK_REALTIME, &current)
+            guard clock_settime(CLOCK_REALTIME, &current) == 0 else {
+                Issue.record("clock_settime failed: errno \(errno)")
+                return
+            }
+            guard let revents = waitForReadiness(timer.fileDescriptor, events: timer.pollEvents) else { return }
+            let events = try timer.handleReadiness(revents)
+            #expect(events == [.significantTimeChange(.init(reason: .clockSet, timeZoneIdentifier: zone.identifier))])
+            // Re-armed for the same future midnight, and the cancellation is consumed.
+            #expect(timer.armedDeadline == armedBefore)
+            #expect(pendingEvents(timer.fileDescriptor, events: timer.pollEvents) == 0)
         }
-        guard let revents = waitForReadiness(timer.fileDescriptor, events: timer.pollEvents) else { return }
-        let events = try timer.handleReadiness(revents)
-        #expect(events == [.significantTimeChange(.init(reason: .clockSet, timeZoneIdentifier: zone.identifier))])
-        // Re-armed for the same future midnight, and the cancellation is consumed.
-        #expect(timer.armedDeadline == armedBefore)
-        #expect(pendingEvents(timer.fileDescriptor, events: timer.pollEvents) == 0)
     }
 
     @Test func updatingTheTimeZoneRearms() throws {

@@ -232,6 +232,10 @@ struct SystemdHostTests {
         "setting CLOCK_REALTIME to its own value fires CANCEL_ON_SET: a clock-set time change",
         .enabled(if: SystemdHostTests.canSetClock(), "this process may not set CLOCK_REALTIME (needs CAP_SYS_TIME)"))
     func clockSet() async throws {
+        try await TestResourceLock.realtimeClock.withLock { try await clockSetHoldingTheClock() }
+    }
+
+    func clockSetHoldingTheClock() async throws {
         let rig = try HostRig(sources: [.clock])
         await rig.launch()
         var now = timespec()
