@@ -1,8 +1,5 @@
+import AppLifecycle
 import Foundation
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The counter's file: one decimal number, written atomically (temporary file, fsync, rename,
 /// fsync of the directory), so a crash leaves either the old count or the new one.
@@ -28,30 +25,10 @@ struct CounterStore: Sendable {
         return Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
     }
 
-    /// Writes the count atomically.
+    /// Writes the count atomically, with the core's ``AtomicFile``.
+    ///
+    /// - Throws: ``ApplicationError`` with code `io` naming the failed step.
     func save(_ count: Int) throws {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let temporary = directory + "/.count.\(getpid()).tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        let bytes = Array("\(count)\n".utf8)
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        guard written == bytes.count, fsync(fd) == 0 else {
-            let code = errno
-            close(fd)
-            unlink(temporary)
-            throw POSIXError(.init(rawValue: code) ?? .EIO)
-        }
-        close(fd)
-        guard rename(temporary, path) == 0 else {
-            let code = errno
-            unlink(temporary)
-            throw POSIXError(.init(rawValue: code) ?? .EIO)
-        }
-        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryFD >= 0 {
-            _ = fsync(directoryFD)
-            close(directoryFD)
-        }
+        try AtomicFile.write(Data("\(count)\n".utf8), to: URL(fileURLWithPath: path))
     }
 }
