@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "SystemdBus", targets: ["SystemdBus"]),
         .library(name: "AppLifecycleSystemd", targets: ["AppLifecycleSystemd"]),
         .executable(name: "lifecycle-example", targets: ["LifecycleExample"]),
+        .executable(name: "counter-app", targets: ["CounterApp"]),
         .executable(name: "lifecycle-bench", targets: ["LifecycleBench"]),
         .executable(name: "lifecycled", targets: ["lifecycled"]),
         .executable(name: "lifecyclectl", targets: ["lifecyclectl"]),
@@ -44,6 +45,11 @@ let package = Package(
             name: "LifecycleExample",
             dependencies: ["AppLifecycle", "AppLifecycleTesting", "AppLifecycleSystemd", argumentParser, logging],
             path: "Examples/LifecycleExample"
+        ),
+        .executableTarget(
+            name: "CounterApp",
+            dependencies: ["AppLifecycle", "AppLifecycleSystemd", argumentParser, logging],
+            path: "Examples/CounterApp"
         ),
         .executableTarget(
             name: "lifecycled",

@@ -1,0 +1,43 @@
+import AppLifecycle
+import AppLifecycleSystemd
+import ArgumentParser
+import Foundation
+import Logging
+
+/// `counter-app`: a tiny app that counts its foreground entries, for lifecycled or on its own.
+@main
+struct CounterApp: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "counter-app",
+        abstract: "Counts how often it comes to the foreground; saves the count when it leaves.")
+
+    @Option(help: "Who drives the app: automatic (lifecycled when it runs, else systemd), systemd or lifecycled.")
+    var host: HostSelection = .automatic
+
+    @Option(help: "The app id (default: $LIFECYCLE_APP_ID, else org.example.Counter).")
+    var appID: String?
+
+    @Option(help: "Where to keep the count (default: $STATE_DIRECTORY, else $XDG_STATE_HOME/counter-app).")
+    var stateDirectory: String?
+
+    @MainActor
+    func run() async throws {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .notice
+            return handler
+        }
+        let environment = ProcessInfo.processInfo.environment
+        let id = appID ?? LifecycledHostStatus.environmentAppID(in: environment) ?? "org.example.Counter"
+        guard LifecycledProtocol.isValidAppID(id) else {
+            throw ValidationError("'\(id)' is not a valid app id (reverse-DNS, like org.example.Counter)")
+        }
+        let store = CounterStore(directory: CounterStore.directory(option: stateDirectory, environment: environment))
+        print("counter-app: \(id) keeps its count in \(store.path)")
+        await HostSelection.main(
+            delegate: CounterAppDelegate(store: store), selection: host, appID: id,
+            applicationConfiguration: Application.Configuration(applicationIdentifier: id, isStateRestorationEnabled: false))
+    }
+}
+
+extension HostSelection: ExpressibleByArgument {}

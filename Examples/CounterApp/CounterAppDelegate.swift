@@ -1,0 +1,81 @@
+import AppLifecycle
+import Foundation
+
+/// The counter app: counts how often it came to the foreground and saves the count when it
+/// leaves, printing one line per callback.
+///
+/// Uses only the public API. `counter://increment` adds one, `counter://reset` sets zero.
+@MainActor
+final class CounterAppDelegate: ApplicationDelegate {
+    private let store: CounterStore
+    private(set) var count: Int
+    private var inForeground = false
+
+    init(store: CounterStore) {
+        self.store = store
+        self.count = store.load()
+    }
+
+    private func say(_ callback: String, _ application: Application) {
+        print("counter-app: \(callback) state=\(application.applicationState) count=\(count)")
+        fflush(nil)
+    }
+
+    func application(_ application: Application, didFinishLaunchingWithOptions launchOptions: LaunchOptions?) -> Bool {
+        say("didFinishLaunching", application)
+        return true
+    }
+
+    func applicationDidBecomeActive(_ application: Application) {
+        if !inForeground {
+            inForeground = true
+            count += 1
+        }
+        say("didBecomeActive", application)
+    }
+
+    func applicationWillResignActive(_ application: Application) { say("willResignActive", application) }
+
+    func applicationDidEnterBackground(_ application: Application) {
+        inForeground = false
+        say("didEnterBackground", application)
+        // The save runs under a background task: the app is not suspended until it is written.
+        let task = application.beginBackgroundTask(withName: "save-count")
+        save(application)
+        application.endBackgroundTask(task)
+    }
+
+    func applicationWillEnterForeground(_ application: Application) { say("willEnterForeground", application) }
+
+    func applicationWillTerminate(_ application: Application) {
+        save(application)
+        say("willTerminate", application)
+    }
+
+    func applicationDidReceiveMemoryWarning(_ application: Application) { say("didReceiveMemoryWarning", application) }
+    func applicationSignificantTimeChange(_ application: Application) { say("significantTimeChange", application) }
+    func applicationProtectedDataWillBecomeUnavailable(_ application: Application) { say("protectedDataWillBecomeUnavailable", application) }
+    func applicationProtectedDataDidBecomeAvailable(_ application: Application) { say("protectedDataDidBecomeAvailable", application) }
+
+    func application(_ application: Application, open url: URL, options: OpenURLOptions) -> Bool {
+        guard url.scheme == "counter" else { return false }
+        switch url.host {
+        case "increment": count += 1
+        case "reset": count = 0
+        default:
+            say("open \(url.absoluteString) (not understood)", application)
+            return false
+        }
+        say("open \(url.absoluteString)", application)
+        return true
+    }
+
+    private func save(_ application: Application) {
+        do {
+            try store.save(count)
+            say("saved \(store.path)", application)
+        } catch {
+            say("could not save \(store.path): \(error)", application)
+        }
+    }
+}

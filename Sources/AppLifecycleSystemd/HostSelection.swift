@@ -1,0 +1,177 @@
+import AppLifecycle
+import Foundation
+import Logging
+import SystemdBus
+
+/// Which host drives an app: `lifecycled`, the in-process systemd bridge, or whichever fits.
+///
+/// The same delegate code works both ways: pick the host here and hand it to
+/// ``Application/main(delegate:host:launchOptions:configuration:)``, or let
+/// ``main(delegate:selection:appID:configuration:applicationConfiguration:)`` do all of it.
+///
+/// ``automatic`` chooses `lifecycled` when any of these holds, unless `$LIFECYCLE_USE_DAEMON=0`
+/// forces the bridge:
+///
+/// 1. `$LIFECYCLE_USE_DAEMON=1`;
+/// 2. `$LIFECYCLE_APP_ID` is set (the daemon launched this process);
+/// 3. `org.applifecycle.Lifecycled1` has an owner on the session bus (asked once, with a short timeout).
+///
+/// Otherwise it chooses ``SystemdHost``. The ``Decision`` says which and why, for the logs.
+public enum HostSelection: String, Sendable, CaseIterable {
+    /// Decide from the environment and the session bus.
+    case automatic
+    /// Always the in-process bridge (``SystemdHost``).
+    case systemd
+    /// Always `lifecycled` (``LifecycledHost``).
+    case lifecycled
+
+    /// The outcome of a selection and its reason.
+    public struct Decision: Sendable, Equatable, CustomStringConvertible {
+        /// The chosen host kind: ``HostSelection/systemd`` or ``HostSelection/lifecycled``.
+        public var host: HostSelection
+        /// Why, in words fit for a log line.
+        public var reason: String
+
+        /// Creates a decision.
+        ///
+        /// - Parameters:
+        ///   - host: The chosen kind (not ``HostSelection/automatic``).
+        ///   - reason: Why.
+        public init(host: HostSelection, reason: String) {
+            self.host = host
+            self.reason = reason
+        }
+
+        /// `lifecycled (reason)`.
+        public var description: String { "\(host.rawValue) (\(reason))" }
+    }
+
+    /// Decides which host to use.
+    ///
+    /// Only ``automatic`` looks at the environment and, as a last resort, at the bus: it opens
+    /// one connection to `sessionBus`, asks `NameHasOwner` with `timeout`, and closes it. A bus
+    /// that cannot be reached or does not answer counts as "no daemon".
+    ///
+    /// - Parameters:
+    ///   - environment: The environment (`$LIFECYCLE_USE_DAEMON`, `$LIFECYCLE_APP_ID`).
+    ///   - sessionBus: The bus to look for the daemon on.
+    ///   - timeout: How long the bus may take to answer.
+    public func decide(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        sessionBus: BusConnection.Address = .session,
+        timeout: Duration = .milliseconds(500)
+    ) async -> Decision {
+        switch self {
+        case .systemd: return Decision(host: .systemd, reason: "requested")
+        case .lifecycled: return Decision(host: .lifecycled, reason: "requested")
+        case .automatic: break
+        }
+        let force = environment[LifecycledProtocol.useDaemonEnvironment]
+        if force == "0" { return Decision(host: .systemd, reason: "$\(LifecycledProtocol.useDaemonEnvironment)=0") }
+        if force == "1" { return Decision(host: .lifecycled, reason: "$\(LifecycledProtocol.useDaemonEnvironment)=1") }
+        if let id = environment[LifecycledProtocol.appIDEnvironment], !id.isEmpty {
+            return Decision(host: .lifecycled, reason: "$\(LifecycledProtocol.appIDEnvironment)=\(id)")
+        }
+        switch await Self.daemonOwner(on: sessionBus, timeout: timeout) {
+        case .success(let owner?):
+            return Decision(host: .lifecycled, reason: "\(LifecycledProtocol.busName) is owned by \(owner) on the \(sessionBus) bus")
+        case .success(nil):
+            return Decision(host: .systemd, reason: "\(LifecycledProtocol.busName) has no owner on the \(sessionBus) bus")
+        case .failure(let error):
+            return Decision(host: .systemd, reason: "the \(sessionBus) bus did not answer (\(error))")
+        }
+    }
+
+    /// Creates the host this selection decides on, and logs the decision.
+    ///
+    /// - Parameters:
+    ///   - appID: The app id for ``LifecycledHost`` (`nil`: `$LIFECYCLE_APP_ID`, else the app's identifier).
+    ///   - configuration: The bridge's configuration; its ``HostBridge/Configuration/environment``
+    ///     and ``HostBridge/Configuration/sessionBus`` also drive the decision and the daemon's bus.
+    /// - Returns: The host and the decision that chose it.
+    @MainActor
+    public func makeHost(
+        appID: String? = nil, configuration: HostBridge.Configuration = HostBridge.Configuration()
+    ) async -> (host: any ApplicationHost, decision: Decision) {
+        let decision = await decide(environment: configuration.environment, sessionBus: configuration.sessionBus)
+        Logger(label: "AppLifecycle.HostSelection").info("host: \(decision)")
+        switch decision.host {
+        case .lifecycled:
+            let host = LifecycledHost(configuration: LifecycledHost.Configuration(
+                appID: appID, busAddress: configuration.sessionBus, environment: configuration.environment))
+            return (host, decision)
+        default:
+            return (SystemdHost(configuration: configuration), decision)
+        }
+    }
+
+    /// Creates the host ``automatic`` decides on, and logs the decision.
+    ///
+    /// - Parameters:
+    ///   - appID: The app id for ``LifecycledHost``.
+    ///   - configuration: The bridge's configuration (also the environment and bus of the decision).
+    @MainActor
+    public static func makeHost(
+        appID: String? = nil, configuration: HostBridge.Configuration = HostBridge.Configuration()
+    ) async -> any ApplicationHost {
+        await HostSelection.automatic.makeHost(appID: appID, configuration: configuration).host
+    }
+
+    /// Picks the host, runs the app until it terminates, and exits the process.
+    ///
+    /// Like ``Application/main(delegate:host:launchOptions:configuration:)``, but with a
+    /// ``LifecycledHost`` the host is prepared first, so the launch options `lifecycled` returns
+    /// from `RegisterApp` are the ones the app launches with; and the last reports are flushed
+    /// before the process exits.
+    ///
+    /// - Parameters:
+    ///   - delegate: The delegate.
+    ///   - selection: Which host to use.
+    ///   - appID: The app id for ``LifecycledHost``.
+    ///   - configuration: The bridge's configuration.
+    ///   - applicationConfiguration: The app's limits.
+    @MainActor
+    public static func main(
+        delegate: any ApplicationDelegate, selection: HostSelection = .automatic, appID: String? = nil,
+        configuration: HostBridge.Configuration = HostBridge.Configuration(),
+        applicationConfiguration: Application.Configuration = Application.Configuration()
+    ) async -> Never {
+        let (host, _) = await selection.makeHost(appID: appID, configuration: configuration)
+        let app = Application(delegate: delegate, host: host, configuration: applicationConfiguration)
+        var options = LaunchOptions.fromServiceManager(environment: configuration.environment)
+        if let hosted = host as? LifecycledHost {
+            await hosted.prepare(app)
+            options = LaunchOptions(userInfo: options.userInfo.merging(hosted.launchOptions.userInfo))
+        }
+        await app.run(launchOptions: options)
+        if let hosted = host as? LifecycledHost { await hosted.flush() }
+        exit(0)
+    }
+
+    /// The unique owner of lifecycled's name, `nil` if none, or why the bus could not say.
+    static func daemonOwner(on address: BusConnection.Address, timeout: Duration) async -> Result<String?, BusError> {
+        let loop: EventLoop
+        do {
+            loop = try EventLoop(name: "host-selection")
+        } catch let error as BusError {
+            return .failure(error)
+        } catch {
+            return .failure(BusError(name: BusError.Name.failed, message: "\(error)"))
+        }
+        defer { loop.shutdown() }
+        do {
+            let connection = try BusConnection(address, loop: loop, description: "host-selection")
+            defer { connection.close() }
+            let reply = try await connection.call(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                member: "GetNameOwner", arguments: [.string(LifecycledProtocol.busName)], timeout: timeout)
+            return .success(reply.first?.stringValue)
+        } catch let error as BusError where error.name == BusError.Name.nameHasNoOwner {
+            return .success(nil)
+        } catch let error as BusError {
+            return .failure(error)
+        } catch {
+            return .failure(BusError(name: BusError.Name.failed, message: "\(error)"))
+        }
+    }
+}

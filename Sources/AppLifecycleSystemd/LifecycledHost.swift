@@ -1,0 +1,469 @@
+import AppLifecycle
+import Foundation
+import Logging
+import SystemdBus
+
+/// The host of an app that `lifecycled` hosts: the daemon's `Command` signals drive the app,
+/// and the app reports back what it does.
+///
+/// ## What it does
+///
+/// In ``prepare(_:)`` (before the launch sequence) the host connects to the session bus (or
+/// ``Configuration/busAddress``), subscribes to `Command` signals whose first argument is its
+/// app id, accepting them only from the current owner of `org.applifecycle.Lifecycled1`, and
+/// calls `RegisterApp(appID)`. The reply's host facts (`sleeping`, `locked`, `session-active`,
+/// `foreground`) are handed to the app before it launches, so it launches straight into the
+/// right state; the reply's launch options are kept in ``launchOptions``.
+///
+/// From then on each `Command` is decoded with ``HostEventBusCodec`` and handed to
+/// ``Application/handle(_:)``, in the order the daemon sent them. The app's state changes go
+/// to the daemon as `ReportState`, every notification it posts (all names, the app as object)
+/// as `ReportNotification`, and the background tasks it begins and ends as
+/// `BackgroundTaskBegan` / `BackgroundTaskEnded`. Reports are sent one at a time, in order.
+///
+/// ## When the daemon goes away
+///
+/// When `lifecycled` restarts (its name vanishes, then appears with a new owner) the host
+/// registers again and reports its current state and background tasks. While it is away the
+/// app keeps running on the last facts it was told; the host logs that once and sends nothing.
+///
+/// ## Background tasks
+///
+/// `Application` has no hook for background tasks beginning or ending, so the host compares
+/// ``Application/activeBackgroundTasks`` with what it reported at every state change and every
+/// notification the app posts. A task is therefore reported when the app next posts or changes
+/// state (entering the background, ending its last task, which suspends it), and without its
+/// name (the name is not public); see the project notes for the hook that would make this exact.
+///
+/// ## Launch options
+///
+/// ``Application/run(launchOptions:)`` takes its launch options before it calls
+/// ``prepare(_:)``, so the options from `RegisterApp` reach the app only when the caller
+/// prepares first: ``HostSelection/main(delegate:selection:appID:configuration:applicationConfiguration:)``
+/// does that. Without it, the options from `$LIFECYCLE_LAUNCH_OPTIONS` are available from
+/// ``launchOptions`` as soon as the host exists.
+@MainActor
+public final class LifecycledHost: ApplicationHost {
+    /// Where and how the host reaches the daemon.
+    public struct Configuration: Sendable {
+        /// The app id; `nil` uses `$LIFECYCLE_APP_ID`, else the app's ``Application/Configuration/applicationIdentifier``.
+        public var appID: String?
+        /// The bus the daemon is on (default: the session bus).
+        public var busAddress: BusConnection.Address
+        /// The environment (`$LIFECYCLE_APP_ID`, `$LIFECYCLE_LAUNCH_OPTIONS`).
+        public var environment: [String: String]
+        /// How long `RegisterApp` and each report may take before it is given up.
+        public var callTimeout: Duration
+        /// Whether SIGTERM and SIGINT terminate the app through `applicationWillTerminate`
+        /// (lifecycled sends SIGTERM after the `terminate` Command when an app lingers).
+        public var handlesTerminationSignals: Bool
+
+        /// Creates a configuration.
+        ///
+        /// The defaults suit a process `lifecycled` launched on the user's session bus.
+        ///
+        /// - Parameters:
+        ///   - appID: The app id, or `nil` to take it from the environment or the app.
+        ///   - busAddress: The bus the daemon is on.
+        ///   - environment: The environment to read.
+        ///   - callTimeout: The timeout of each call to the daemon.
+        ///   - handlesTerminationSignals: Whether SIGTERM and SIGINT terminate the app (turn it off in tests).
+        public init(
+            appID: String? = nil, busAddress: BusConnection.Address = .session,
+            environment: [String: String] = ProcessInfo.processInfo.environment,
+            callTimeout: Duration = .seconds(5), handlesTerminationSignals: Bool = true
+        ) {
+            self.handlesTerminationSignals = handlesTerminationSignals
+            self.appID = appID
+            self.busAddress = busAddress
+            self.environment = environment
+            self.callTimeout = callTimeout
+        }
+    }
+
+    /// The real scheduler.
+    public let scheduler: any LifecycleScheduler = SystemLifecycleScheduler()
+    /// The configuration.
+    public let configuration: Configuration
+    /// Whether the process is hosted right now, readable from any thread.
+    public nonisolated let status = LifecycledHostStatus()
+    /// The app being hosted.
+    public private(set) weak var application: Application?
+    /// The app id in use (set by ``prepare(_:)``).
+    public private(set) var appID: String?
+    /// The launch options: `$LIFECYCLE_LAUNCH_OPTIONS`, then those `RegisterApp` returned.
+    public private(set) var launchOptions: LaunchOptions
+    /// The host facts last received, by `RegisterApp` or a `Command`.
+    public private(set) var hostFacts = UserInfo()
+
+    let logger = Logger(label: "AppLifecycle.LifecycledHost")
+    private var prepared = false
+    private var loop: EventLoop?
+    private var connection: BusConnection?
+    private var subscriptions: [BusSubscription] = []
+    private var observation: NotificationObservation?
+    private var inbound: AsyncStream<Inbound>.Continuation?
+    private var outbound: AsyncStream<Outbound>.Continuation?
+    private var inboundTask: Task<Void, Never>?
+    private var outboundTask: Task<Void, Never>?
+    private var reportedTasks: [BackgroundTaskIdentifier] = []
+    private var daemonAbsenceLogged = false
+    private var signalWatcher: TerminationSignalWatcher?
+    private var signalTask: Task<Void, Never>?
+
+    enum Inbound: Sendable {
+        case command(String, UserInfo)
+        case ownerChanged(NameOwnerChange)
+        case disconnected
+    }
+
+    enum Outbound: Sendable {
+        case reregister
+        case report(member: String, arguments: [BusValue])
+        case flush(CheckedContinuation<Void, Never>)
+        case close
+    }
+
+    /// Creates the host; nothing connects until the app runs (``prepare(_:)``).
+    ///
+    /// Reads `$LIFECYCLE_LAUNCH_OPTIONS` (the launch options' userInfo as JSON) at once, so
+    /// ``launchOptions`` is usable before the app runs; malformed JSON is logged and ignored.
+    ///
+    /// - Parameters:
+    ///   - configuration: Where and how to reach the daemon.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        var options = LaunchOptions()
+        if let json = configuration.environment[LifecycledProtocol.launchOptionsEnvironment], !json.isEmpty {
+            do {
+                let userInfo = try UserInfo(json: json)
+                try LifecycledProtocol.validate(userInfo)
+                options = LaunchOptions(userInfo: userInfo)
+            } catch {
+                logger.error("ignoring $\(LifecycledProtocol.launchOptionsEnvironment): \(error)")
+            }
+        }
+        self.launchOptions = options
+    }
+
+    /// Creates the host for an app id.
+    ///
+    /// The same as ``init(configuration:)`` with ``Configuration/appID`` set.
+    ///
+    /// - Parameters:
+    ///   - appID: The app id to register under.
+    ///   - busAddress: The bus the daemon is on.
+    public convenience init(appID: String, busAddress: BusConnection.Address = .session) {
+        self.init(configuration: Configuration(appID: appID, busAddress: busAddress))
+    }
+
+    // MARK: ApplicationHost
+
+    /// Connects, subscribes to the app's `Command` signals and registers with the daemon.
+    ///
+    /// Returns when the registration was answered (or failed: the app then runs on its
+    /// defaults and registers when the daemon appears). Calling it again does nothing, so a
+    /// caller may prepare before ``Application/run(launchOptions:)`` to get the launch options.
+    ///
+    /// - Parameters:
+    ///   - application: The app.
+    public func prepare(_ application: Application) async {
+        guard !prepared else { return }
+        prepared = true
+        self.application = application
+        let id = configuration.appID
+            ?? LifecycledHostStatus.environmentAppID(in: configuration.environment)
+            ?? application.configuration.applicationIdentifier
+        guard LifecycledProtocol.isValidAppID(id) else {
+            logger.error("'\(id)' is not a valid app id (reverse-DNS, like org.example.App); not registering with lifecycled")
+            return
+        }
+        appID = id
+        status.update { $0.appID = id }
+
+        let (inStream, inContinuation) = AsyncStream<Inbound>.makeStream()
+        let (outStream, outContinuation) = AsyncStream<Outbound>.makeStream()
+        inbound = inContinuation
+        outbound = outContinuation
+        inboundTask = Task { @MainActor [weak self] in
+            for await item in inStream {
+                guard let self else { return }
+                self.receive(item)
+            }
+        }
+        outboundTask = Task { @MainActor [weak self] in
+            for await item in outStream {
+                guard let self else { return }
+                if await !self.send(item) { return }
+            }
+        }
+        observation = application.notificationCenter.addObserver(forName: nil, object: application) { [weak self] notification in
+            self?.applicationPosted(notification)
+        }
+        if configuration.handlesTerminationSignals {
+            let watcher = await TerminationSignalWatcher()
+            signalWatcher = watcher
+            signalTask = Task { @MainActor [weak application] in
+                for await event in watcher.events { application?.handle(event) }
+            }
+        }
+
+        do {
+            let loop = try EventLoop(name: "lifecycled-app")
+            self.loop = loop
+            let connection = try BusConnection(configuration.busAddress, loop: loop, description: "lifecycled-app")
+            self.connection = connection
+            connection.addDisconnectHandler { inContinuation.yield(.disconnected) }
+            let tracker = try await connection.trackNameOwner(LifecycledProtocol.busName)
+            subscriptions.append(try await tracker.addOwnerChangeHandler { change in
+                inContinuation.yield(.ownerChanged(change))
+            })
+            let logger = self.logger
+            subscriptions.append(try await connection.subscribe(
+                sender: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
+                interface: LifecycledProtocol.interface, member: LifecycledProtocol.Signal.command,
+                signature: "ssa{sv}", arg0: id
+            ) { signal in
+                guard signal.arguments[0].stringValue == id, let command = signal.arguments[1].stringValue else { return }
+                do {
+                    inContinuation.yield(.command(command, try UserInfoBusCodec.decodeUserInfo(signal.arguments[2])))
+                } catch {
+                    logger.notice("dropped Command '\(command)': \(error)")
+                }
+            })
+            let owner = tracker.currentOwner
+            status.update { $0.daemonOwner = owner }
+            if owner != nil {
+                await register(initial: true)
+            } else {
+                logDaemonAbsence("lifecycled is not running; the app runs on its defaults until it appears")
+            }
+        } catch {
+            logDaemonAbsence("cannot reach lifecycled on the \(configuration.busAddress) bus: \(error); the app runs on its defaults")
+        }
+    }
+
+    /// Reports the new state (after the background tasks that changed with it).
+    ///
+    /// - Parameters:
+    ///   - application: The app.
+    ///   - previousState: The state before.
+    ///   - state: The state after.
+    public func application(_ application: Application, didChangeStateFrom previousState: ApplicationState, to state: ApplicationState) {
+        syncBackgroundTasks()
+        guard let appID else { return }
+        outbound?.yield(.report(member: LifecycledProtocol.Method.reportState, arguments: [.string(appID), .string(state.rawValue)]))
+    }
+
+    /// Sends the last reports, then disconnects.
+    ///
+    /// - Parameters:
+    ///   - application: The app.
+    public func applicationDidTerminate(_ application: Application) {
+        stop()
+    }
+
+    /// Waits until every report queued so far has been answered (or failed).
+    ///
+    /// Call it before exiting the process so the daemon hears the final state.
+    public func flush() async {
+        guard let outbound else { return }
+        await withCheckedContinuation { continuation in
+            if case .terminated = outbound.yield(.flush(continuation)) { continuation.resume() }
+        }
+    }
+
+    /// Sends the queued reports, then closes the connection and stops the loop; idempotent.
+    public func stop() {
+        observation?.cancel()
+        observation = nil
+        outbound?.yield(.close)
+        outbound?.finish()
+        outbound = nil
+        if outboundTask == nil { closeConnection() }
+    }
+
+    // MARK: Inbound
+
+    private func receive(_ item: Inbound) {
+        switch item {
+        case .command(let command, let arguments):
+            guard let event = HostEventBusCodec.decode(command: command, arguments: arguments) else {
+                logger.notice("dropped Command '\(command)' with arguments \(arguments): unknown command or invalid argument")
+                return
+            }
+            record(event)
+            logger.debug("command \(command) \(arguments)")
+            application?.handle(event)
+        case .ownerChanged(let change):
+            status.update {
+                $0.daemonOwner = change.newOwner
+                $0.isRegistered = false
+            }
+            if change.newOwner == nil {
+                logDaemonAbsence("lifecycled went away; the app keeps running on the last host facts")
+            } else {
+                logger.notice("lifecycled appeared as \(change.newOwner ?? "?"); registering again")
+                daemonAbsenceLogged = false
+                outbound?.yield(.reregister)
+            }
+        case .disconnected:
+            status.update {
+                $0.daemonOwner = nil
+                $0.isRegistered = false
+            }
+            logDaemonAbsence("the bus connection closed; the app keeps running on the last host facts")
+        }
+    }
+
+    private func record(_ event: HostEvent) {
+        switch event {
+        case .sleeping(let value): hostFacts["sleeping"] = .bool(value)
+        case .locked(let value): hostFacts["locked"] = .bool(value)
+        case .sessionActive(let value): hostFacts["session-active"] = .bool(value)
+        case .foreground(let value): hostFacts["foreground"] = .bool(value)
+        default: return
+        }
+        let facts = hostFacts
+        status.update { $0.hostFacts = facts }
+    }
+
+    private func logDaemonAbsence(_ message: String) {
+        guard !daemonAbsenceLogged else { return }
+        daemonAbsenceLogged = true
+        logger.warning("\(message)")
+    }
+
+    // MARK: Registration
+
+    /// Calls `RegisterApp` and applies the reply; `initial` is the registration before launch.
+    private func register(initial: Bool) async {
+        guard let connection, let appID else { return }
+        do {
+            let reply = try await connection.call(
+                destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
+                interface: LifecycledProtocol.interface, member: LifecycledProtocol.Method.registerApp,
+                arguments: [.string(appID)], timeout: configuration.callTimeout)
+            guard reply.count == 2 else {
+                throw ApplicationError(.host, "RegisterApp replied \(BusValue.signature(of: reply)), expected a{sv}a{sv}")
+            }
+            let options = try UserInfoBusCodec.decodeUserInfo(reply[0])
+            let facts = try UserInfoBusCodec.decodeUserInfo(reply[1])
+            try LifecycledProtocol.validate(options)
+            status.update {
+                $0.isRegistered = true
+                $0.registrations += 1
+            }
+            logger.info("registered with lifecycled as \(appID)")
+            if initial {
+                launchOptions = LaunchOptions(userInfo: launchOptions.userInfo.merging(options))
+                if facts["foreground"]?.boolValue == false { launchOptions.launchedInBackground = true }
+            }
+            apply(facts)
+        } catch {
+            logger.error("RegisterApp(\(appID)) failed: \(error)")
+        }
+    }
+
+    /// Hands the host facts of a `RegisterApp` reply to the app.
+    private func apply(_ facts: UserInfo) {
+        let events: [(String, (Bool) -> HostEvent)] = [
+            ("sleeping", HostEvent.sleeping), ("locked", HostEvent.locked),
+            ("session-active", HostEvent.sessionActive), ("foreground", HostEvent.foreground),
+        ]
+        for (key, make) in events {
+            guard let value = facts[key]?.boolValue else { continue }
+            let event = make(value)
+            record(event)
+            application?.handle(event)
+        }
+    }
+
+    // MARK: Outbound
+
+    private func applicationPosted(_ notification: LifecycleNotification) {
+        syncBackgroundTasks()
+        guard let appID else { return }
+        let userInfo = notification.userInfo
+        do {
+            try LifecycledProtocol.validate(userInfo)
+        } catch {
+            logger.warning("not reporting \(notification.name.rawValue): \(error)")
+            return
+        }
+        outbound?.yield(.report(member: LifecycledProtocol.Method.reportNotification, arguments: [
+            .string(appID), .string(notification.name.rawValue), UserInfoBusCodec.encode(userInfo),
+        ]))
+    }
+
+    /// Reports the background tasks that began or ended since the last look.
+    private func syncBackgroundTasks() {
+        guard let application, let appID else { return }
+        let current = application.activeBackgroundTasks
+        guard current != reportedTasks else { return }
+        for task in reportedTasks where !current.contains(task) {
+            outbound?.yield(.report(member: LifecycledProtocol.Method.backgroundTaskEnded,
+                                    arguments: [.string(appID), .uint32(UInt32(clamping: task.rawValue))]))
+        }
+        for task in current where !reportedTasks.contains(task) {
+            outbound?.yield(.report(member: LifecycledProtocol.Method.backgroundTaskBegan,
+                                    arguments: [.string(appID), .uint32(UInt32(clamping: task.rawValue)), .string("")]))
+        }
+        reportedTasks = current
+    }
+
+    /// Handles one outbound item; returns `false` when the queue is closed.
+    private func send(_ item: Outbound) async -> Bool {
+        switch item {
+        case .flush(let continuation):
+            continuation.resume()
+        case .close:
+            closeConnection()
+            return false
+        case .reregister:
+            await register(initial: false)
+            guard let application, let appID, status.isHosted else { return true }
+            // Resynchronise: the new daemon knows nothing of this process.
+            await call(LifecycledProtocol.Method.reportState, [.string(appID), .string(application.applicationState.rawValue)])
+            for task in reportedTasks {
+                await call(LifecycledProtocol.Method.backgroundTaskBegan, [.string(appID), .uint32(UInt32(clamping: task.rawValue)), .string("")])
+            }
+        case .report(let member, let arguments):
+            // Until the current daemon accepted the registration, reports go nowhere (it would
+            // refuse them with NotRegistered); the resync after registering covers them.
+            guard status.isHosted else { return true }
+            await call(member, arguments)
+        }
+        return true
+    }
+
+    private func call(_ member: String, _ arguments: [BusValue]) async {
+        guard let connection, connection.isOpen else { return }
+        do {
+            _ = try await connection.call(
+                destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
+                interface: LifecycledProtocol.interface, member: member, arguments: arguments,
+                timeout: configuration.callTimeout)
+        } catch {
+            logger.debug("\(member) failed: \(error)")
+        }
+    }
+
+    private func closeConnection() {
+        signalWatcher?.cancel()
+        signalWatcher = nil
+        signalTask = nil
+        for subscription in subscriptions { subscription.cancel() }
+        subscriptions.removeAll()
+        connection?.close()
+        connection = nil
+        loop?.shutdown()
+        loop = nil
+        inbound?.finish()
+        inbound = nil
+        status.update {
+            $0.isRegistered = false
+            $0.daemonOwner = nil
+        }
+    }
+}

@@ -1,0 +1,232 @@
+import AppLifecycle
+import AppLifecycleSystemd
+import ArgumentParser
+import Foundation
+import Synchronization
+import SystemdBus
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `--address` option every lifecyclectl subcommand that talks to lifecycled shares.
+struct DaemonOptions: ParsableArguments {
+    /// The bus lifecycled is on.
+    @Option(name: .long, help: ArgumentHelp("The D-Bus address lifecycled is on (default: the session bus).", valueName: "address"))
+    var address: String?
+
+    /// The bus as a ``BusConnection/Address``.
+    var busAddress: BusConnection.Address { address.map(BusConnection.Address.address) ?? .session }
+}
+
+/// Where a command writes: standard output and error, or a capture in tests.
+///
+/// Lines are written whole; `isTerminal` says whether standard output is a terminal (for colour).
+final class CtlOutput: Sendable {
+    private let writeOut: @Sendable (String) -> Void
+    private let writeErr: @Sendable (String) -> Void
+    /// Whether standard output is a terminal.
+    let isTerminal: Bool
+    /// Called by long-running commands (`monitor`) once they listen.
+    let ready: @Sendable () -> Void
+
+    /// Creates an output.
+    ///
+    /// - Parameters:
+    ///   - isTerminal: Whether standard output is a terminal.
+    ///   - out: Writes one line to standard output.
+    ///   - err: Writes one line to standard error.
+    ///   - ready: Called when a long-running command listens.
+    init(isTerminal: Bool, out: @escaping @Sendable (String) -> Void, err: @escaping @Sendable (String) -> Void,
+         ready: @escaping @Sendable () -> Void = {}) {
+        self.isTerminal = isTerminal
+        self.writeOut = out
+        self.writeErr = err
+        self.ready = ready
+    }
+
+    /// The process's standard output and error.
+    static let standard = CtlOutput(
+        isTerminal: isatty(STDOUT_FILENO) == 1,
+        out: { line in
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        },
+        err: { line in
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+        })
+
+    /// Writes a line to standard output.
+    ///
+    /// - Parameters:
+    ///   - line: The line, without its newline.
+    func out(_ line: String) { writeOut(line) }
+
+    /// Writes a line to standard error.
+    ///
+    /// - Parameters:
+    ///   - line: The line, without its newline.
+    func err(_ line: String) { writeErr(line) }
+}
+
+/// A usage error found while validating arguments (exit status 2).
+struct CtlUsageError: Error, CustomStringConvertible {
+    /// What is wrong, for standard error.
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The exit statuses of lifecyclectl.
+enum CtlExit {
+    /// Success.
+    static let ok: Int32 = 0
+    /// A runtime failure: lifecycled absent, a D-Bus error.
+    static let failure: Int32 = 1
+    /// A usage error.
+    static let usage: Int32 = 2
+}
+
+/// A lifecyclectl subcommand with a body that writes to a ``CtlOutput``.
+protocol CtlCommand: AsyncParsableCommand {
+    /// Runs the command; throws ``CtlUsageError`` for bad arguments, ``BusError`` for D-Bus failures.
+    ///
+    /// - Parameters:
+    ///   - output: Where to write.
+    func execute(output: CtlOutput) async throws
+}
+
+extension CtlCommand {
+    /// Runs ``execute(output:)`` on the standard streams and exits with lifecyclectl's statuses.
+    ///
+    /// Each command's `run()` calls it (an explicit `run()` keeps ArgumentParser from picking its default).
+    func runOnStandardStreams() async throws {
+        let status = await Self.finish(output: .standard) { try await execute(output: $0) }
+        if status != CtlExit.ok { throw ExitCode(status) }
+    }
+
+    /// Runs a body and turns its errors into a message on standard error and an exit status.
+    ///
+    /// - Parameters:
+    ///   - output: Where to write.
+    ///   - body: The command's work.
+    /// - Returns: 0, 1 for runtime failures (D-Bus errors print their name and message), 2 for usage errors.
+    static func finish(output: CtlOutput, _ body: (CtlOutput) async throws -> Void) async -> Int32 {
+        let name = configuration.commandName ?? "lifecyclectl"
+        do {
+            try await body(output)
+            return CtlExit.ok
+        } catch let error as CtlUsageError {
+            output.err("lifecyclectl \(name): \(error.description)")
+            return CtlExit.usage
+        } catch let error as BusError {
+            output.err("lifecyclectl \(name): \(error.name): \(error.message)")
+            if error.name == BusError.Name.serviceUnknown || error.name == BusError.Name.nameHasNoOwner {
+                output.err("lifecyclectl \(name): is lifecycled running on this bus?")
+            }
+            return CtlExit.failure
+        } catch is CancellationError {
+            return CtlExit.ok
+        } catch {
+            output.err("lifecyclectl \(name): \(error)")
+            return CtlExit.failure
+        }
+    }
+
+    /// Parses arguments and runs the command in-process, as the tests (and embedders) do.
+    ///
+    /// - Parameters:
+    ///   - arguments: The arguments after the subcommand's name.
+    ///   - output: Where to write.
+    /// - Returns: The exit status: a parse or validation error gives 2 with the parser's message.
+    static func invoke(_ arguments: [String], output: CtlOutput) async -> Int32 {
+        let command: Self
+        do {
+            command = try parse(arguments)
+        } catch {
+            output.err(message(for: error))
+            return exitCode(for: error) == .success ? CtlExit.ok : CtlExit.usage
+        }
+        return await finish(output: output) { try await command.execute(output: $0) }
+    }
+}
+
+/// The calls lifecyclectl makes to lifecycled, on one connection that it owns.
+final class DaemonClient: Sendable {
+    /// The connection.
+    let connection: BusConnection
+    private let loop: EventLoop
+
+    /// Connects to the bus.
+    ///
+    /// - Parameters:
+    ///   - address: The bus lifecycled is on.
+    /// - Throws: ``BusError`` when the bus cannot be reached.
+    init(address: BusConnection.Address) throws {
+        let loop = try EventLoop(name: "lifecyclectl")
+        do {
+            connection = try BusConnection(address, loop: loop, description: "lifecyclectl")
+        } catch {
+            loop.shutdown()
+            throw error
+        }
+        self.loop = loop
+    }
+
+    /// Closes the connection and stops its loop.
+    func close() {
+        connection.close()
+        loop.shutdown()
+    }
+
+    /// Connects, runs `body`, and closes, even when `body` throws.
+    ///
+    /// - Parameters:
+    ///   - address: The bus lifecycled is on.
+    ///   - body: The calls to make.
+    static func with<T>(_ address: BusConnection.Address, _ body: (DaemonClient) async throws -> T) async throws -> T {
+        let client = try DaemonClient(address: address)
+        defer { client.close() }
+        return try await body(client)
+    }
+
+    /// Calls a method of lifecycled's interface.
+    ///
+    /// - Parameters:
+    ///   - member: The method.
+    ///   - arguments: Its arguments.
+    func call(_ member: String, _ arguments: [BusValue] = []) async throws -> [BusValue] {
+        try await connection.call(
+            destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
+            interface: LifecycledProtocol.interface, member: member, arguments: arguments)
+    }
+
+    /// The unique name of lifecycled, or a `ServiceUnknown` error when it is not running.
+    func requireDaemon() async throws -> String {
+        guard let owner = try await connection.nameOwner(LifecycledProtocol.busName) else {
+            throw BusError(name: BusError.Name.serviceUnknown, message: "\(LifecycledProtocol.busName) has no owner on the \(connection.address) bus")
+        }
+        return owner
+    }
+
+    /// Every property of lifecycled's interface.
+    func properties() async throws -> [String: BusValue] {
+        try await connection.getAllProperties(
+            destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath, interface: LifecycledProtocol.interface)
+    }
+
+    /// `ListApps`.
+    func listApps() async throws -> [LifecycledApp] {
+        LifecycledApp.list(from: try await call(LifecycledProtocol.Method.listApps).first)
+    }
+}
+
+/// Checks an app id argument.
+///
+/// - Parameters:
+///   - id: The argument.
+/// - Throws: ``CtlUsageError`` when it is not a valid app id.
+func validatedAppID(_ id: String) throws -> String {
+    guard LifecycledProtocol.isValidAppID(id) else {
+        throw CtlUsageError("'\(id)' is not a valid app id (reverse-DNS, like org.example.App)")
+    }
+    return id
+}

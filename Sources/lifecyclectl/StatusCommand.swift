@@ -1,0 +1,68 @@
+import AppLifecycle
+import AppLifecycleSystemd
+import ArgumentParser
+import Foundation
+import SystemdBus
+
+/// `lifecyclectl status`: lifecycled's host state and a summary of its apps.
+///
+/// Reads the daemon's properties (`HostState`, `Apps`, `SimulationEnabled`, `Version`) in one
+/// `GetAll` call. Exit status 1 when lifecycled is not running.
+struct StatusCommand: CtlCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "Show lifecycled's host state and a summary of its apps.")
+
+    @OptionGroup var daemon: DaemonOptions
+
+    @Flag(help: "Print one JSON object.")
+    var json = false
+
+    func run() async throws { try await runOnStandardStreams() }
+
+    /// The status as JSON.
+    struct Report: Encodable {
+        var daemon: String
+        var version: UInt32?
+        var host: UserInfo
+        var simulationEnabled: Bool?
+        var apps: [LifecycledApp]
+    }
+
+    func execute(output: CtlOutput) async throws {
+        let report = try await DaemonClient.with(daemon.busAddress) { client in
+            let owner = try await client.requireDaemon()
+            let properties = try await client.properties()
+            let host = try properties[LifecycledProtocol.Property.hostState].map(UserInfoBusCodec.decodeUserInfo) ?? UserInfo()
+            return Report(
+                daemon: owner, version: properties[LifecycledProtocol.Property.version]?.uint32Value, host: host,
+                simulationEnabled: properties[LifecycledProtocol.Property.simulationEnabled]?.boolValue,
+                apps: LifecycledApp.list(from: properties[LifecycledProtocol.Property.apps]))
+        }
+        if json {
+            output.out(jsonLine(report))
+            return
+        }
+        func fact(_ key: String) -> String {
+            switch report.host[key]?.boolValue { case true?: "yes"; case false?: "no"; case nil: "unknown" }
+        }
+        output.out("lifecycled: running as \(report.daemon), protocol \(report.version.map(String.init) ?? "unknown")")
+        output.out("host: sleeping \(fact("sleeping")), locked \(fact("locked")), session active \(fact("session-active"))")
+        let running = report.apps.filter { $0.pid != 0 }.count
+        var byState: [String: Int] = [:]
+        for app in report.apps { byState[app.state, default: 0] += 1 }
+        let states = byState.keys.sorted().map { "\(byState[$0]!) \($0)" }.joined(separator: ", ")
+        output.out("apps: \(report.apps.count) known, \(running) running\(states.isEmpty ? "" : " (\(states))")")
+        output.out("simulation: \(report.simulationEnabled == true ? "enabled" : "disabled")")
+    }
+}
+
+/// One JSON object on one line, keys sorted.
+///
+/// - Parameters:
+///   - value: The value to encode.
+func jsonLine(_ value: some Encodable) -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    guard let data = try? encoder.encode(value) else { return "{}" }
+    return String(decoding: data, as: UTF8.self)
+}

@@ -1,0 +1,198 @@
+import AppLifecycle
+import AppLifecycleSystemd
+import Foundation
+import Synchronization
+import SystemdBus
+import Testing
+
+// The test stand-in for lifecycled (no tests in this file: the name follows the Lifecycled*Tests
+// pattern of the files this work owns). A copy lives in Tests/LifecycledTests/CtlFakeDaemonTests.swift.
+
+struct HangGuardTimeout: Error, CustomStringConvertible {
+    var what: String
+    var description: String { "hang guard: gave up waiting for \(what)" }
+}
+
+/// Something that changes on other threads, and a way to wait (without polling) until a
+/// condition on it holds: every change wakes the waiter, which re-checks the condition.
+final class ChangeSignal: Sendable {
+    private let stream: AsyncStream<Void>
+    private let continuation: AsyncStream<Void>.Continuation
+
+    init() {
+        (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    func signal() { continuation.yield() }
+
+    /// Waits until `condition` holds; the timeout is only a hang guard.
+    func wait(
+        for what: String, timeout: Duration = .seconds(20), until condition: @escaping @Sendable () async -> Bool
+    ) async throws {
+        let stream = self.stream
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                if await condition() { return true }
+                for await _ in stream where await condition() { return true }
+                return false
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return false
+            }
+            defer { group.cancelAll() }
+            guard try await group.next() == true else { throw HangGuardTimeout(what: what) }
+        }
+    }
+}
+
+/// The calls the fake daemon received, in order.
+final class CallLog: Sendable {
+    private let calls = Mutex<[BusMethodCall]>([])
+    let changes = ChangeSignal()
+
+    func add(_ call: BusMethodCall) {
+        calls.withLock { $0.append(call) }
+        changes.signal()
+    }
+
+    var all: [BusMethodCall] { calls.withLock { $0 } }
+
+    func calls(_ member: String) -> [BusMethodCall] { all.filter { $0.member == member } }
+
+    /// The string arguments of a call (non-strings as their description).
+    static func strings(_ call: BusMethodCall) -> [String] {
+        call.arguments.map { $0.stringValue ?? $0.description }
+    }
+
+    /// Waits until a call of `member` whose arguments satisfy `matching` has arrived.
+    @discardableResult
+    func wait(for member: String, _ what: String = "", matching: @escaping @Sendable (BusMethodCall) -> Bool = { _ in true }) async throws -> BusMethodCall {
+        try await changes.wait(for: "\(member) \(what)") { [self] in calls(member).contains(where: matching) }
+        return calls(member).first(where: matching)!
+    }
+}
+
+/// A fake lifecycled: owns the protocol's name, exports its interface, records every call.
+final class FakeLifecycled: Sendable {
+    let connection: BusConnection
+    let object: ExportedObject
+    let log: CallLog
+
+    static let counterID = "org.example.Counter"
+    static let notesID = "org.example.Notes"
+
+    static func start(
+        address: String, loop: EventLoop,
+        facts: UserInfo = ["sleeping": false, "locked": false, "session-active": true, "foreground": true],
+        launchOptions: UserInfo = [:],
+        apps: [LifecycledApp] = [
+            LifecycledApp(id: counterID, state: "active", name: "Counter", pid: 4242),
+            LifecycledApp(id: notesID, state: "notRunning", name: "Notes", pid: 0),
+        ],
+        simulationEnabled: Bool = true
+    ) async throws -> FakeLifecycled {
+        let connection = try BusConnection(.address(address), loop: loop, description: "fake-lifecycled")
+        let log = CallLog()
+        let interface = makeInterface(log: log, facts: facts, launchOptions: launchOptions, apps: apps, simulationEnabled: simulationEnabled)
+        let object = try connection.export(interface, at: LifecycledProtocol.objectPath)
+        guard try await connection.requestName(LifecycledProtocol.busName) == .primaryOwner else {
+            connection.close()
+            throw HangGuardTimeout(what: "ownership of \(LifecycledProtocol.busName)")
+        }
+        return FakeLifecycled(connection: connection, object: object, log: log)
+    }
+
+    private init(connection: BusConnection, object: ExportedObject, log: CallLog) {
+        self.connection = connection
+        self.object = object
+        self.log = log
+    }
+
+    /// Gives up the name and leaves the bus (as a stopping daemon does).
+    func stop() async {
+        _ = try? await connection.releaseName(LifecycledProtocol.busName)
+        object.unexport()
+        connection.close()
+    }
+
+    func command(_ appID: String, _ event: HostEvent) throws {
+        let (command, arguments) = HostEventBusCodec.encode(event)!
+        try object.emitSignal(LifecycledProtocol.Signal.command, arguments: [.string(appID), .string(command), UserInfoBusCodec.encode(arguments)])
+    }
+
+    func notification(_ appID: String, _ name: String, _ userInfo: UserInfo = [:]) throws {
+        try object.emitSignal(LifecycledProtocol.Signal.notification, arguments: [.string(appID), .string(name), UserInfoBusCodec.encode(userInfo)])
+    }
+
+    func stateChanged(_ appID: String, _ previous: String, _ state: String) throws {
+        try object.emitSignal(LifecycledProtocol.Signal.stateChanged, arguments: [.string(appID), .string(previous), .string(state)])
+    }
+
+    static func makeInterface(
+        log: CallLog, facts: UserInfo, launchOptions: UserInfo, apps: [LifecycledApp], simulationEnabled: Bool
+    ) -> ExportedInterface {
+        typealias M = ExportedInterface.Method
+        let appsValue = BusValue.array(elementSignature: "(sssu)", apps.map(\.busValue))
+        let known = Set(apps.map(\.id))
+        @Sendable func error(_ name: String, _ message: String) -> BusError { BusError(name: name, message: message) }
+        @Sendable func recorded(_ name: String, _ inSignature: String, _ outSignature: String = "",
+                      _ body: @escaping @Sendable (BusMethodCall) throws -> [BusValue] = { _ in [] }) -> M {
+            M(name, inSignature: inSignature, outSignature: outSignature) { call in
+                log.add(call)
+                return try body(call)
+            }
+        }
+        return ExportedInterface(
+            name: LifecycledProtocol.interface,
+            methods: [
+                recorded(LifecycledProtocol.Method.registerApp, "s", "a{sv}a{sv}") { _ in
+                    [UserInfoBusCodec.encode(launchOptions), UserInfoBusCodec.encode(facts)]
+                },
+                recorded(LifecycledProtocol.Method.reportState, "ss"),
+                recorded(LifecycledProtocol.Method.reportNotification, "ssa{sv}"),
+                recorded(LifecycledProtocol.Method.backgroundTaskBegan, "sus"),
+                recorded(LifecycledProtocol.Method.backgroundTaskEnded, "su"),
+                recorded(LifecycledProtocol.Method.openURL, "sa{sv}", "s") { call in
+                    let url = call.arguments[0].stringValue ?? ""
+                    guard url.hasPrefix("counter:") else { throw error(LifecycledProtocol.ErrorName.noHandler, "no app claims \(url)") }
+                    return [.string(counterID)]
+                },
+                recorded(LifecycledProtocol.Method.launch, "sa{sv}"),
+                recorded(LifecycledProtocol.Method.terminate, "s"),
+                recorded(LifecycledProtocol.Method.post, "ssa{sv}") { call in
+                    let app = call.arguments[0].stringValue ?? ""
+                    guard known.contains(app) else { throw error(LifecycledProtocol.ErrorName.unknownApp, "no app \(app)") }
+                    return []
+                },
+                recorded(LifecycledProtocol.Method.simulate, "sa{sv}") { _ in
+                    guard simulationEnabled else { throw error(LifecycledProtocol.ErrorName.simulationDisabled, "Simulate is not enabled") }
+                    return []
+                },
+                recorded(LifecycledProtocol.Method.getState, "s", "s") { call in
+                    let app = call.arguments[0].stringValue ?? ""
+                    guard let entry = apps.first(where: { $0.id == app }) else { throw error(LifecycledProtocol.ErrorName.unknownApp, "no app \(app)") }
+                    return [.string(entry.state)]
+                },
+                recorded(LifecycledProtocol.Method.listApps, "", "a(sssu)") { _ in [appsValue] },
+            ],
+            signals: [
+                .init(LifecycledProtocol.Signal.notification, signature: "ssa{sv}"),
+                .init(LifecycledProtocol.Signal.stateChanged, signature: "sss"),
+                .init(LifecycledProtocol.Signal.command, signature: "ssa{sv}"),
+            ],
+            properties: [
+                .init(LifecycledProtocol.Property.hostState, initialValue: UserInfoBusCodec.encode(facts)),
+                .init(LifecycledProtocol.Property.apps, initialValue: appsValue),
+                .init(LifecycledProtocol.Property.simulationEnabled, initialValue: .bool(simulationEnabled)),
+                .init(LifecycledProtocol.Property.version, initialValue: .uint32(LifecycledProtocol.version), changeSignal: .constant),
+            ])
+    }
+}
+
+/// Makes sure the bus daemon has processed everything `connection` sent so far: messages from
+/// one connection are handled in order, so once a call's reply is back, earlier signals are routed.
+func busBarrier(_ connection: BusConnection) async throws {
+    _ = try await connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                  interface: "org.freedesktop.DBus", member: "GetId")
+}

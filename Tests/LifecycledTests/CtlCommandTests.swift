@@ -1,0 +1,206 @@
+import AppLifecycle
+import AppLifecycleSystemd
+import AppLifecycleTesting
+import Foundation
+import Synchronization
+import SystemdBus
+import Testing
+@testable import lifecyclectl
+
+/// Captures a command's output lines and tells when a long-running command listens.
+final class Capture: Sendable {
+    private let lines = Mutex<(out: [String], err: [String])>(([], []))
+    private let isReady = Mutex(false)
+    let changes = ChangeSignal()
+    let isTerminal: Bool
+
+    init(isTerminal: Bool = false) { self.isTerminal = isTerminal }
+
+    var out: [String] { lines.withLock { $0.out } }
+    var err: [String] { lines.withLock { $0.err } }
+    var ready: Bool { isReady.withLock { $0 } }
+
+    var output: CtlOutput {
+        CtlOutput(
+            isTerminal: isTerminal,
+            out: { [self] line in lines.withLock { $0.out.append(line) }; changes.signal() },
+            err: { [self] line in lines.withLock { $0.err.append(line) }; changes.signal() },
+            ready: { [self] in isReady.withLock { $0 = true }; changes.signal() })
+    }
+}
+
+/// A private bus with a fake lifecycled on it, torn down (by pid) even when the test fails.
+struct CtlFixture {
+    let bus: PrivateBus
+    let loop: EventLoop
+    let fake: FakeLifecycled
+
+    static func with(simulationEnabled: Bool = true, _ body: (CtlFixture) async throws -> Void) async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let loop = try EventLoop(name: "fake-daemon")
+        defer { loop.shutdown() }
+        let fake = try await FakeLifecycled.start(address: bus.address, loop: loop, simulationEnabled: simulationEnabled)
+        defer { fake.connection.close() }
+        try await body(CtlFixture(bus: bus, loop: loop, fake: fake))
+    }
+
+    func run<C: CtlCommand>(_ command: C.Type, _ arguments: [String], capture: Capture = Capture()) async -> (status: Int32, capture: Capture) {
+        let status = await C.invoke(arguments + ["--address", bus.address], output: capture.output)
+        return (status, capture)
+    }
+}
+
+@Suite("lifecyclectl subcommands, in-process against a fake lifecycled")
+struct CtlCommandTests {
+    @Test("status and apps: text and JSON")
+    func statusAndApps() async throws {
+        try await CtlFixture.with { env in
+            let (status, capture) = await env.run(StatusCommand.self, [])
+            #expect(status == 0)
+            #expect(capture.out.first == "lifecycled: running as \(env.fake.connection.uniqueName), protocol 1")
+            #expect(capture.out.contains("host: sleeping no, locked no, session active yes"))
+            #expect(capture.out.contains("apps: 2 known, 1 running (1 active, 1 notRunning)"))
+            #expect(capture.out.contains("simulation: enabled"))
+
+            let (jsonStatus, jsonCapture) = await env.run(StatusCommand.self, ["--json"])
+            #expect(jsonStatus == 0)
+            let object = try JSONSerialization.jsonObject(with: Data(jsonCapture.out.joined().utf8)) as? [String: Any]
+            #expect((object?["apps"] as? [Any])?.count == 2)
+
+            let (appsStatus, apps) = await env.run(AppsCommand.self, [])
+            #expect(appsStatus == 0)
+            #expect(apps.out == [
+                "ID                   STATE       NAME     PID",
+                "org.example.Counter  active      Counter  4242",
+                "org.example.Notes    notRunning  Notes    -",
+            ])
+            let (_, appsJSON) = await env.run(AppsCommand.self, ["--json"])
+            let decoded = try JSONDecoder().decode([LifecycledApp].self, from: Data(appsJSON.out.joined().utf8))
+            #expect(decoded.map(\.id) == [FakeLifecycled.counterID, FakeLifecycled.notesID])
+        }
+    }
+
+    @Test("open, post and simulate make the protocol's calls")
+    func calls() async throws {
+        try await CtlFixture.with { env in
+            let (openStatus, open) = await env.run(OpenCommand.self, ["counter://increment?by=2"])
+            #expect(openStatus == 0)
+            #expect(open.out == [FakeLifecycled.counterID])
+            #expect(env.fake.log.calls(LifecycledProtocol.Method.openURL).first?.arguments.first == .string("counter://increment?by=2"))
+
+            let (postStatus, _) = await env.run(PostCommand.self, [FakeLifecycled.counterID, "Refresh", "--user-info", #"{"count": 3, "tag": "x"}"#])
+            #expect(postStatus == 0)
+            let post = try #require(env.fake.log.calls(LifecycledProtocol.Method.post).first)
+            #expect(post.arguments[0] == .string(FakeLifecycled.counterID))
+            #expect(post.arguments[1] == .string("Refresh"))
+            #expect(try UserInfoBusCodec.decodeUserInfo(post.arguments[2]) == ["count": .int(3), "tag": "x"])
+
+            let (simStatus, _) = await env.run(SimulateCommand.self, ["memory-warning", "critical", "--app", FakeLifecycled.counterID])
+            #expect(simStatus == 0)
+            #expect(await env.run(SimulateCommand.self, ["sleep"]).status == 0)
+            let simulated = env.fake.log.calls(LifecycledProtocol.Method.simulate)
+            #expect(simulated.map { $0.arguments[0] } == [.string("memory-warning"), .string("sleep")])
+            #expect(try UserInfoBusCodec.decodeUserInfo(simulated[0].arguments[1]) == ["level": "critical", "app": .string(FakeLifecycled.counterID)])
+            #expect(try UserInfoBusCodec.decodeUserInfo(simulated[1].arguments[1]) == [:])
+        }
+    }
+
+    @Test("D-Bus errors exit 1 with the error's name and message")
+    func daemonErrors() async throws {
+        try await CtlFixture.with(simulationEnabled: false) { env in
+            let (noHandler, open) = await env.run(OpenCommand.self, ["mailto:someone@example.org"])
+            #expect(noHandler == 1)
+            #expect(open.err.first?.contains(LifecycledProtocol.ErrorName.noHandler) == true)
+            let (unknown, post) = await env.run(PostCommand.self, ["org.example.Nobody", "Refresh"])
+            #expect(unknown == 1)
+            #expect(post.err.first?.contains(LifecycledProtocol.ErrorName.unknownApp) == true)
+            let (disabled, sim) = await env.run(SimulateCommand.self, ["lock"])
+            #expect(disabled == 1)
+            #expect(sim.err.first?.contains("SimulationDisabled: Simulate is not enabled") == true)
+        }
+    }
+
+    @Test("daemon absent: every command exits 1 and says so")
+    func daemonAbsent() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let cases: [(any CtlCommand.Type, [String])] = [
+            (StatusCommand.self, []), (AppsCommand.self, []), (MonitorCommand.self, []),
+            (OpenCommand.self, ["counter://x"]), (PostCommand.self, [FakeLifecycled.counterID, "N"]),
+            (SimulateCommand.self, ["wake"]),
+        ]
+        for (command, arguments) in cases {
+            let capture = Capture()
+            let status = await command.invoke(arguments + ["--address", bus.address], output: capture.output)
+            #expect(status == 1, "\(command)")
+            #expect(capture.err.contains { $0.contains(BusError.Name.serviceUnknown) }, "\(command): \(capture.err)")
+        }
+        // No bus at all is a runtime failure too.
+        let capture = Capture()
+        #expect(await StatusCommand.invoke(["--address", "unix:path=\(bus.directory.path)/none"], output: capture.output) == 1)
+        #expect(!capture.err.isEmpty)
+    }
+
+    @Test("usage errors exit 2 before anything is sent: bad URL, bad JSON, unknown simulate event or level, bad app id")
+    func usageErrors() async throws {
+        try await CtlFixture.with { env in
+            let cases: [(any CtlCommand.Type, [String], String)] = [
+                (OpenCommand.self, ["not a url"], "is not a URL"),
+                (OpenCommand.self, ["/just/a/path"], "is not a URL"),
+                (OpenCommand.self, ["counter://" + String(repeating: "a", count: 9000)], "longer than"),
+                (PostCommand.self, [FakeLifecycled.counterID, "N", "--user-info", "{not json"], "--user-info"),
+                (PostCommand.self, [FakeLifecycled.counterID, "N", "--user-info", "[1, 2]"], "--user-info"),
+                (PostCommand.self, ["not-an-id", "N"], "not a valid app id"),
+                (SimulateCommand.self, ["explode"], "unknown event 'explode'"),
+                (SimulateCommand.self, ["memory-warning"], "needs a level"),
+                (SimulateCommand.self, ["memory-warning", "huge"], "unknown memory-warning level"),
+                (SimulateCommand.self, ["sleep", "--app", "x"], "not a valid app id"),
+                (MonitorCommand.self, ["--app", "x"], "not a valid app id"),
+                (AppsCommand.self, ["--no-such-flag"], "no-such-flag"),
+            ]
+            for (command, arguments, message) in cases {
+                let capture = Capture()
+                let status = await command.invoke(arguments + ["--address", env.bus.address], output: capture.output)
+                #expect(status == 2, "\(command) \(arguments)")
+                #expect(capture.err.contains { $0.contains(message) }, "\(command) \(arguments): \(capture.err)")
+            }
+            #expect(env.fake.log.all.isEmpty)
+        }
+    }
+
+    @Test("monitor prints one line per signal (plain, coloured, JSON), honours --app, and ends when cancelled")
+    func monitor() async throws {
+        try await CtlFixture.with { env in
+            for (arguments, terminal) in [([String](), false), (["--json"], false), (["--app", FakeLifecycled.notesID], true)] {
+                let capture = Capture(isTerminal: terminal)
+                let task = Task { await env.run(MonitorCommand.self, arguments, capture: capture).status }
+                defer { task.cancel() }
+                try await capture.changes.wait(for: "monitor ready") { capture.ready }
+                try env.fake.stateChanged(FakeLifecycled.counterID, "inactive", "active")
+                try env.fake.notification(FakeLifecycled.counterID, "UIApplicationDidBecomeActiveNotification")
+                try env.fake.notification(FakeLifecycled.notesID, "UIApplicationDidReceiveMemoryWarningNotification", ["level": "low"])
+                let expected = arguments.contains("--app") ? 1 : 3
+                try await capture.changes.wait(for: "\(expected) lines") { capture.out.count >= expected }
+                task.cancel()
+                #expect(await task.value == 0)
+                let lines = capture.out
+                #expect(lines.count == expected, "\(lines)")
+                if arguments == ["--json"] {
+                    let objects = try lines.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
+                    #expect(objects[0]["kind"] as? String == "state")
+                    #expect(objects[0]["state"] as? String == "active")
+                    #expect(objects[1]["name"] as? String == "UIApplicationDidBecomeActiveNotification")
+                    #expect((objects[2]["userInfo"] as? [String: Any])?["level"] as? String == "low")
+                } else if terminal {
+                    #expect(lines[0].contains("\u{1B}[36m\(FakeLifecycled.notesID)\u{1B}[0m"))
+                    #expect(lines[0].contains(#"{"level":"low"}"#))
+                } else {
+                    #expect(!lines.joined().contains("\u{1B}["))
+                    #expect(lines[0].hasSuffix("  \(FakeLifecycled.counterID)  inactive → active"))
+                    #expect(lines[1].hasSuffix("  \(FakeLifecycled.counterID)  UIApplicationDidBecomeActiveNotification"))
+                }
+            }
+        }
+    }
+}
