@@ -52,7 +52,8 @@ extension LifecycleDaemon {
     /// - Throws: ``BusError`` with the protocol's error names (see each method).
     func handle(_ call: BusMethodCall) async throws(BusError) -> [BusValue] {
         try policy.check(call.credentials, member: call.member)
-        guard phase == .running else { throw BusError(name: BusError.Name.failed, message: "lifecycled is stopping") }
+        // While stopping, apps still report (their final state); launches are refused in `launch`.
+        guard phase != .stopped else { throw BusError(name: BusError.Name.failed, message: "lifecycled has stopped") }
         let arguments = call.arguments
         typealias Method = LifecycledProtocol.Method
         switch call.member {

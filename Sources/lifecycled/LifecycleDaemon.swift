@@ -51,6 +51,8 @@ final class LifecycleDaemon {
     var hostFacts = HostFacts()
     /// Called when the sleep delay lock is released, with the reason (`all-suspended`, `deadline`).
     var onSleepLockReleased: (@MainActor (String) -> Void)?
+    /// Called when a launched app's process has exited, with how it ended.
+    var onAppExit: (@MainActor (String, AppExitStatus) -> Void)?
 
     let logger = Logger(label: "lifecycled")
     var loop: EventLoop?
@@ -198,6 +200,14 @@ final class LifecycleDaemon {
         for termination in terminations { await termination.value }
         teardown()
         logger.info("stopped")
+    }
+
+    /// Stops serving at once, as a crash would: the apps keep running, unsupervised.
+    ///
+    /// For tests of a daemon restart (the apps must re-register with the next daemon).
+    func abandonForTesting() {
+        logger.warning("abandoning every app without terminating it")
+        teardown()
     }
 
     /// Stops serving at once: the bridge, the bus and the loop (apps still running lose their supervisor).
@@ -422,6 +432,7 @@ final class LifecycleDaemon {
         setState(id, .notRunning)
         publishApps()
         checkSleepRelease()
+        onAppExit?(id, status)
     }
 
     /// A unique bus name vanished: the app registered from it is gone.
