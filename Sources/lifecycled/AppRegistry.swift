@@ -35,6 +35,11 @@ struct AppRegistry: Sendable {
         return insert(id: id, manifest: nil)
     }
 
+    /// Adds an entry at the end of the order.
+    ///
+    /// - Parameters:
+    ///   - id: The app id.
+    ///   - manifest: Its manifest, if any.
     @discardableResult
     private mutating func insert(id: String, manifest: AppManifest?) -> HostedApp {
         let app = HostedApp(id: id, manifest: manifest, order: nextOrder)

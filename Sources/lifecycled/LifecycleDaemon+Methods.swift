@@ -9,6 +9,7 @@ extension LifecycleDaemon {
     /// three signals, and the four properties.
     func makeInterface() -> ExportedInterface {
         typealias Method = LifecycledProtocol.Method
+        // One exported method whose handler hops to the daemon (weakly held) on the main actor.
         func method(_ name: String, _ inSignature: String, _ outSignature: String = "") -> ExportedInterface.Method {
             ExportedInterface.Method(name, inSignature: inSignature, outSignature: outSignature) { [weak self] call in
                 guard let self else { throw BusError(name: BusError.Name.failed, message: "lifecycled is stopping") }
@@ -116,10 +117,17 @@ extension LifecycleDaemon {
     /// lifecycled launched, only that process or a member of its process group may register
     /// (`NotRegistered` otherwise); an id already bound to another live connection is refused
     /// too. Commands queued for the app before it registered follow the reply.
+    ///
+    /// - Parameters:
+    ///   - call: The call (`s`: the app id).
     private func registerApp(_ call: BusMethodCall) async throws(BusError) -> [BusValue] {
         let id = try DaemonArguments.appID(call.arguments, 0)
         guard let sender = call.sender else { throw DaemonError.notRegistered("RegisterApp needs a bus connection with a unique name") }
         let callerPID = call.credentials?.pid ?? 0
+        // A previous registration whose connection has just gone (its NameOwnerChanged not handled yet) is stale.
+        if let other = registry[id]?.busName, other != sender, let connection, (try? await connection.nameOwner(other)) == nil {
+            busNameVanished(other)
+        }
         let app = registry.entry(for: id)
         if let process = app.process, process.exitStatus == nil,
            !CallerPolicy.isSameApp(callerPID: pid_t(callerPID), appPID: process.pid) {
@@ -155,6 +163,13 @@ extension LifecycleDaemon {
     }
 
     /// The app registered under `id` from this caller, or `NotRegistered`.
+    ///
+    /// Every report (state, notification, background task) must come from the connection the
+    /// app registered from.
+    ///
+    /// - Parameters:
+    ///   - id: The app id.
+    ///   - call: The call.
     private func registeredApp(_ id: String, _ call: BusMethodCall) throws(BusError) -> HostedApp {
         guard let app = registry[id], let busName = app.busName else {
             throw DaemonError.notRegistered("\(id) is not registered; call RegisterApp first")
@@ -167,6 +182,9 @@ extension LifecycleDaemon {
 
     /// `ReportState(appId, state)`: records it, emits `StateChanged`, and really stops an app
     /// that reports `suspended` (also when it reports it again after a command woke it).
+    ///
+    /// - Parameters:
+    ///   - call: The call (`ss`: app id, state).
     private func reportState(_ call: BusMethodCall) throws(BusError) {
         let id = try DaemonArguments.appID(call.arguments, 0)
         let state = try DaemonArguments.state(call.arguments, 1)
@@ -190,6 +208,9 @@ extension LifecycleDaemon {
     /// app, else its executable's name), whatever the options say. A running app gets
     /// `Command open-url` (resumed first); otherwise it is launched with the URL and the source
     /// in its launch options.
+    ///
+    /// - Parameters:
+    ///   - call: The call (`sa{sv}`: URL, options).
     private func openURL(_ call: BusMethodCall) async throws(BusError) -> String {
         let url = try DaemonArguments.url(call.arguments, 0)
         let options = try DaemonArguments.userInfo(call.arguments, 1, "options")
@@ -214,6 +235,13 @@ extension LifecycleDaemon {
     }
 
     /// `Launch(appId, options)`: launches the app, or brings a running one to the foreground.
+    ///
+    /// An app without a manifest cannot be launched (`UnknownApp`, or `LaunchFailed` when it
+    /// registered by itself); a running app gets `foreground(true)` unless the options say background.
+    ///
+    /// - Parameters:
+    ///   - id: The app id.
+    ///   - options: The launch options.
     private func launchApp(_ id: String, options: LaunchOptions) async throws(BusError) {
         guard let manifest = store.manifest(id: id) else {
             if registry[id] != nil { throw DaemonError.launchFailed(id, "it has no manifest (it registered by itself)") }
@@ -232,6 +260,9 @@ extension LifecycleDaemon {
 
     /// `Simulate(kind, arguments)`: refused with `SimulationDisabled` unless enabled; otherwise
     /// the event is handled as if the bridge had reported it (``Simulation``).
+    ///
+    /// - Parameters:
+    ///   - call: The call (`sa{sv}`: kind, arguments).
     private func simulate(_ call: BusMethodCall) async throws(BusError) {
         guard configuration.simulationEnabled else { throw DaemonError.simulationDisabled }
         let kind = try DaemonArguments.string(call.arguments, 0, "kind")

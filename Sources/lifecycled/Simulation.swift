@@ -51,6 +51,11 @@ enum Simulation: Sendable, Equatable {
         }
     }
 
+    /// A string argument, `nil` when absent, `InvalidArgs` when not a string.
+    ///
+    /// - Parameters:
+    ///   - arguments: The arguments.
+    ///   - key: The argument's name.
     private static func string(_ arguments: UserInfo, _ key: String) throws(BusError) -> String? {
         guard let value = arguments[key] else { return nil }
         guard let text = value.stringValue else { throw DaemonError.invalidArgs("argument '\(key)' must be a string") }
