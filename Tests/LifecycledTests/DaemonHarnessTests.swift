@@ -299,7 +299,7 @@ GLib.MainLoop().run()
 /// Writes the Python app and returns the path of a launcher for it.
 func writePythonApp(_ directory: TemporaryDirectory) throws -> String {
     let source = try directory.write("pyapp.py", pythonAppSource)
-    return try directory.script("pyapp.sh", "exec /usr/bin/python3 \(source) \"$@\"")
+    return try writeScript(directory, "pyapp.sh", "exec /usr/bin/python3 \(source) \"$@\"")
 }
 
 /// The lines an app's log file holds now.
@@ -347,3 +347,25 @@ func builtProductsDirectory(containing name: String) -> String? {
 
 /// The `a{sv}` of a userInfo (a literal reads as a ``UserInfo``, not a ``UserInfoValue``).
 func encodeInfo(_ userInfo: UserInfo) -> BusValue { UserInfoBusCodec.encode(userInfo) }
+
+/// Writes an executable `/bin/sh` script through a close-on-exec descriptor.
+///
+/// `TemporaryDirectory.script` writes through Foundation, whose descriptor is not
+/// close-on-exec: a child spawned meanwhile by a parallel test (a dbus-daemon lives long)
+/// inherits it, and every exec of the script then fails with ETXTBSY.
+@discardableResult
+func writeScript(_ directory: TemporaryDirectory, _ name: String, _ body: String) throws -> String {
+    let path = directory.path + "/" + name
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+    guard fd >= 0 else { throw TestFailure("open \(path): \(String(cString: strerror(errno)))") }
+    defer { close(fd) }
+    let bytes = Array(("#!/bin/sh\n" + body + "\n").utf8)
+    var written = 0
+    while written < bytes.count {
+        let n = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        guard n > 0 else { throw TestFailure("write \(path): \(String(cString: strerror(errno)))") }
+        written += n
+    }
+    fchmod(fd, 0o755)
+    return path
+}

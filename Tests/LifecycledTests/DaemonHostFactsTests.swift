@@ -132,7 +132,7 @@ struct DaemonHostFactsTests {
             marks = dir.path + "/hung.log"
             fifo = try dir.fifo("hung-ready")
             // Ignores the terminate command (it never registers) and survives SIGTERM.
-            let hung = try dir.script("hung.sh", """
+            let hung = try writeScript(dir, "hung.sh", """
                 trap 'echo TERM >> "$1"' TERM
                 echo ready > "$2"
                 /bin/sleep 600 & wait

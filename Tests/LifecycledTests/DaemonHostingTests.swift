@@ -100,7 +100,7 @@ struct DaemonHostingTests {
         try await withDaemon(setUp: { dir in
             fifo = try dir.fifo("registered")
             // The app registers through gdbus, a child in its process group, then waits.
-            let script = try dir.script("gdbus-app.sh", """
+            let script = try writeScript(dir, "gdbus-app.sh", """
                 /usr/bin/gdbus call --address "$DBUS_SESSION_BUS_ADDRESS" --dest org.applifecycle.Lifecycled1 \\
                   --object-path /org/applifecycle/Lifecycled1 --method org.applifecycle.Lifecycled1.RegisterApp "$LIFECYCLE_APP_ID" > "$1"
                 exec /bin/sleep 600
