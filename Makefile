@@ -37,5 +37,22 @@ bench: deps
 	.build/release/lifecycle-bench latency
 	.build/release/lifecycle-bench sleep-delay
 
+# Installs lifecycled and lifecyclectl (release build), the systemd user unit and the D-Bus
+# activation file, both rewritten to run $(PREFIX)/bin/lifecycled. DESTDIR is honoured for packaging.
+PREFIX ?= /usr/local
+BINDIR = $(PREFIX)/bin
+USERUNITDIR = $(PREFIX)/lib/systemd/user
+DBUSSERVICEDIR = $(PREFIX)/share/dbus-1/services
+
+install: deps
+	$(SWIFT) build -c release --product lifecycled
+	$(SWIFT) build -c release --product lifecyclectl
+	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(USERUNITDIR)" "$(DESTDIR)$(DBUSSERVICEDIR)"
+	install -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/lifecycled" "$(DESTDIR)$(BINDIR)/lifecycled"
+	install -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/lifecyclectl" "$(DESTDIR)$(BINDIR)/lifecyclectl"
+	sed 's|^ExecStart=.*|ExecStart=$(BINDIR)/lifecycled|' dist/systemd/user/lifecycled.service > "$(DESTDIR)$(USERUNITDIR)/lifecycled.service"
+	sed 's|^Exec=.*|Exec=$(BINDIR)/lifecycled|' dist/dbus-1/services/org.applifecycle.Lifecycled1.service > "$(DESTDIR)$(DBUSSERVICEDIR)/org.applifecycle.Lifecycled1.service"
+	chmod 0644 "$(DESTDIR)$(USERUNITDIR)/lifecycled.service" "$(DESTDIR)$(DBUSSERVICEDIR)/org.applifecycle.Lifecycled1.service"
+
 clean:
 	rm -rf .build

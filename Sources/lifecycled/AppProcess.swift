@@ -486,6 +486,22 @@ final class AppProcess: Sendable {
         }
     }
 
+    /// Ends the app at once with `SIGKILL`, without resuming it first.
+    ///
+    /// For purging a suspended app under memory pressure: it runs no code, so it has nothing
+    /// to save, and `SIGKILL` ends a stopped or frozen process group without waking it.
+    /// The exit is reported through `onExit` as usual; calling it on an exited app does nothing.
+    ///
+    /// - Parameters:
+    ///   - reason: Why, for the log.
+    func killNow(reason: String) {
+        loop.perform { [self] in
+            guard state.withLock({ $0.exitStatus == nil }) else { return }
+            logger.info("SIGKILL: \(reason)")
+            send(SIGKILL)
+        }
+    }
+
     /// Undoes a suspension (or one under way) so a `SIGTERM` can be handled. Loop thread.
     private func continueIfSuspended() {
         let (pending, watch) = state.withLock { state in

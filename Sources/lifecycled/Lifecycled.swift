@@ -1,31 +1,81 @@
+import AppLifecycle
+import AppLifecycleSystemd
 import ArgumentParser
 import Foundation
+import SystemdBus
 
 /// The `lifecycled` command: the per-session host daemon.
 ///
-/// For now it loads the app manifests from the XDG data directories (or the directories
-/// given with `--apps-directory`), prints the apps it found and every rejected file, and
-/// exits; with `--check` a rejected file makes the exit status 1. The session-bus service
-/// comes later.
+/// `lifecycled [--address ADDR] [--apps-directory DIR]... [--enable-simulate] [--no-host-sources] [--check]`
+///
+/// It serves `org.applifecycle.Lifecycled1` on the session bus (or `--address`) until SIGTERM,
+/// SIGINT, a logind shutdown or `Simulate terminate`, then terminates its apps and exits 0.
+/// Exit status 1: it cannot start (for example another lifecycled owns the name); 2: a
+/// usage error. `--check` only loads the manifests, prints them and every rejected file, and
+/// exits 1 if any was rejected.
 @main
-struct Lifecycled: ParsableCommand {
+struct Lifecycled: AsyncParsableCommand {
+    /// The exit status of a usage error.
+    static let usageExitStatus: Int32 = 2
+
     /// The command's name and help.
     static let configuration = CommandConfiguration(
         commandName: "lifecycled",
-        abstract: "Host Linux apps with the iOS app lifecycle (manifest check only, for now).")
+        abstract: "Host Linux apps with the iOS app lifecycle on the session bus.")
 
-    /// Apps directories to read instead of the XDG ones, most important first.
+    /// The bus address to serve on instead of the session bus.
+    @Option(name: .customLong("address"), help: "The D-Bus address to serve on (default: the session bus).")
+    var address: String?
+
+    /// Apps directories to read instead of the XDG ones.
     @Option(name: .customLong("apps-directory"), help: "An apps directory to read instead of the XDG ones (repeatable, most important first).")
     var appsDirectories: [String] = []
 
-    /// Whether a rejected manifest fails the command.
-    @Flag(help: "Exit with status 1 if any manifest is rejected.")
+    /// Whether `Simulate` is accepted.
+    @Flag(name: .customLong("enable-simulate"), help: "Accept the Simulate method (for tests and demos).")
+    var enableSimulate = false
+
+    /// Whether the host sources (logind, screensaver, clock, memory pressure…) stay off.
+    @Flag(name: .customLong("no-host-sources"), help: "Start no host sources except SIGTERM/SIGINT and the watchdog.")
+    var noHostSources = false
+
+    /// Whether to only check the manifests.
+    @Flag(help: "Only load the manifests, print them and exit (1 if any is rejected).")
     var check = false
 
-    /// Loads the manifests and reports them.
+    /// Rejects an empty address.
     ///
-    /// - Throws: `ExitCode(1)` with `--check` when a manifest was rejected.
-    func run() throws {
+    /// - Throws: A validation error (exit status 2).
+    func validate() throws {
+        if let address, address.isEmpty { throw ValidationError("--address must not be empty") }
+        if appsDirectories.contains(where: \.isEmpty) { throw ValidationError("--apps-directory must not be empty") }
+    }
+
+    /// The daemon's configuration from the options.
+    var daemonConfiguration: DaemonConfiguration {
+        DaemonConfiguration(
+            busAddress: address.map { .address($0) } ?? .session,
+            appsDirectories: appsDirectories.isEmpty ? nil : appsDirectories,
+            simulationEnabled: enableSimulate,
+            bridgeSources: noHostSources ? [.signals, .watchdog] : Set(HostBridge.Source.allCases))
+    }
+
+    /// Runs the daemon (or the manifest check).
+    ///
+    /// - Throws: `ExitCode(1)` when the daemon cannot start or `--check` found a rejected manifest.
+    func run() async throws {
+        if check { return try checkManifests() }
+        let daemon = await LifecycleDaemon(configuration: daemonConfiguration)
+        do {
+            try await daemon.start()
+        } catch {
+            FileHandle.standardError.write(Data("lifecycled: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+        await daemon.run()
+    }
+
+    private func checkManifests() throws {
         let store = appsDirectories.isEmpty ? ManifestStore() : ManifestStore(directories: appsDirectories)
         for entry in store.entries.values.sorted(by: { $0.manifest.id < $1.manifest.id }) {
             let schemes = entry.manifest.urlSchemes.isEmpty ? "" : " schemes=\(entry.manifest.urlSchemes.joined(separator: ","))"
@@ -34,6 +84,38 @@ struct Lifecycled: ParsableCommand {
         for error in store.errors {
             FileHandle.standardError.write(Data("lifecycled: \(error)\n".utf8))
         }
-        if check && !store.errors.isEmpty { throw ExitCode(1) }
+        if !store.errors.isEmpty { throw ExitCode(1) }
+    }
+
+    /// The exit status for an error: 2 for usage errors, ArgumentParser's code otherwise.
+    ///
+    /// - Parameters:
+    ///   - error: The error from parsing or running.
+    static func exitStatus(for error: any Error) -> Int32 {
+        let code = exitCode(for: error)
+        return code == .validationFailure ? usageExitStatus : code.rawValue
+    }
+
+    /// Parses the command line, runs, and exits with ``exitStatus(for:)`` on error.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let status = exitStatus(for: error)
+            let message = fullMessage(for: error)
+            if !message.isEmpty {
+                if status == 0 {
+                    print(message)
+                } else {
+                    FileHandle.standardError.write(Data((message + "\n").utf8))
+                }
+            }
+            Foundation.exit(status)
+        }
     }
 }

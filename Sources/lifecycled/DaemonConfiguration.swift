@@ -1,0 +1,64 @@
+import AppLifecycleSystemd
+import Foundation
+import SystemdBus
+
+/// How a ``LifecycleDaemon`` runs: its bus, its apps, its host sources and its deadlines.
+///
+/// The defaults are those of the real daemon in a user session; tests pass a private bus, a
+/// temporary apps directory, no host sources and short deadlines.
+struct DaemonConfiguration: Sendable {
+    /// The bus to serve on (the session bus by default).
+    var busAddress: BusConnection.Address = .session
+    /// The apps directories to read, most important first; `nil` reads the XDG data directories.
+    var appsDirectories: [String]?
+    /// Whether `Simulate` is accepted (`--enable-simulate`).
+    var simulationEnabled = false
+    /// The host-bridge sources to start; `[]` starts none (tests inject facts with `Simulate`).
+    var bridgeSources: Set<HostBridge.Source> = Set(HostBridge.Source.allCases)
+    /// The system bus the bridge uses for logind, timedated and low-memory-monitor.
+    var systemBus: BusConnection.Address = .system
+    /// How long a terminated app gets before `SIGTERM`, and after it before `SIGKILL`.
+    var termination = TerminationPolicy()
+    /// The longest the daemon waits for apps to suspend before it lets the machine sleep;
+    /// `nil` uses logind's `InhibitDelayMaxUSec` minus the bridge's margin. Never more than that.
+    var sleepDeadline: Duration?
+    /// Variables added to every launched app's environment.
+    var appEnvironment: [String: String] = [:]
+
+    /// Creates a configuration.
+    ///
+    /// - Parameters:
+    ///   - busAddress: The bus to serve on.
+    ///   - appsDirectories: The apps directories, or `nil` for the XDG ones.
+    ///   - simulationEnabled: Whether `Simulate` is accepted.
+    ///   - bridgeSources: The host sources to start.
+    ///   - systemBus: The system bus for the bridge's clients.
+    ///   - termination: The termination deadlines.
+    ///   - sleepDeadline: The cap on waiting for apps before sleep.
+    ///   - appEnvironment: Extra environment for launched apps.
+    init(
+        busAddress: BusConnection.Address = .session, appsDirectories: [String]? = nil, simulationEnabled: Bool = false,
+        bridgeSources: Set<HostBridge.Source> = Set(HostBridge.Source.allCases), systemBus: BusConnection.Address = .system,
+        termination: TerminationPolicy = TerminationPolicy(), sleepDeadline: Duration? = nil,
+        appEnvironment: [String: String] = [:]
+    ) {
+        self.busAddress = busAddress
+        self.appsDirectories = appsDirectories
+        self.simulationEnabled = simulationEnabled
+        self.bridgeSources = bridgeSources
+        self.systemBus = systemBus
+        self.termination = termination
+        self.sleepDeadline = sleepDeadline
+        self.appEnvironment = appEnvironment
+    }
+
+    /// The environment every launched app gets on top of the daemon's own.
+    ///
+    /// When the daemon serves an explicit address, the apps must register on that bus, so
+    /// `DBUS_SESSION_BUS_ADDRESS` points there.
+    var launchEnvironment: [String: String] {
+        var environment = appEnvironment
+        if case .address(let address) = busAddress { environment["DBUS_SESSION_BUS_ADDRESS"] = address }
+        return environment
+    }
+}

@@ -1,0 +1,141 @@
+import AppLifecycle
+import AppLifecycleSystemd
+import Foundation
+import SystemdBus
+
+extension LifecycleDaemon {
+    /// Acts on one host fact, from the bridge or from `Simulate`.
+    ///
+    /// | fact | what the daemon does |
+    /// | --- | --- |
+    /// | sleeping(true) | `HostState`; `sleeping` to every app; holds the session's `sleep` delay lock until every app is suspended or not running, or the deadline |
+    /// | sleeping(false) | re-takes the `sleep` lock first, then `HostState`, then resumes the apps and sends `sleeping` |
+    /// | locked, session-active | `HostState`, then the command to every app |
+    /// | foreground | every app's foreground fact, then the command |
+    /// | memory warning | ``MemoryPressurePlan``: suspended apps purged (largest first), then `memory-warning` to the running ones |
+    /// | terminate | the whole session: every app terminated, then the daemon stops |
+    /// | anything else with a command | the command to every app |
+    ///
+    /// - Parameters:
+    ///   - event: The fact.
+    func handleHostEvent(_ event: HostEvent) async {
+        guard phase == .running else { return }
+        switch event {
+        case .sleeping(true):
+            hostFacts.sleeping = true
+            publishHostState()
+            beginSleepWait()
+            await broadcast(event)
+            checkSleepRelease()
+        case .sleeping(false):
+            endSleepWait()
+            await bridge?.takeDelayLock("sleep")
+            hostFacts.sleeping = false
+            publishHostState()
+            await broadcast(event)
+        case .locked(let value):
+            hostFacts.locked = value
+            publishHostState()
+            await broadcast(event)
+        case .sessionActive(let value):
+            hostFacts.sessionActive = value
+            publishHostState()
+            await broadcast(event)
+        case .foreground(let value):
+            for app in registry.all { registry[app.id]?.foreground = value }
+            await broadcast(event)
+        case .memoryWarning(let warning):
+            await handleMemoryWarning(warning)
+        case .terminate(let reason):
+            await shutdown(reason: reason)
+        default:
+            await broadcast(event)
+        }
+    }
+
+    // MARK: Sleep
+
+    /// The longest the daemon holds back sleep: the configured deadline, never beyond logind's
+    /// `InhibitDelayMaxUSec` minus the bridge's margin (and at least 100 ms).
+    var sleepCap: Duration {
+        let logindCap = (bridge?.inhibitDelayMax ?? .seconds(5)) - (bridge?.configuration.sleepDelayMargin ?? .milliseconds(500))
+        let cap = configuration.sleepDeadline.map { min($0, logindCap) } ?? logindCap
+        return max(.milliseconds(100), cap)
+    }
+
+    /// Starts waiting for the apps to suspend, with the deadline armed.
+    func beginSleepWait() {
+        sleep.deadline?.cancel()
+        sleep.pending = true
+        let cap = sleepCap
+        sleep.deadline = Task { @MainActor [weak self] in
+            do { try await Task.sleep(for: cap) } catch { return }
+            guard let self, self.sleep.pending else { return }
+            let waiting = self.appsHoldingSleep().joined(separator: ", ")
+            self.logger.warning("sleep deadline (\(cap)) reached; still not suspended: \(waiting)")
+            self.releaseSleepLock(reason: "deadline")
+        }
+    }
+
+    /// Stops waiting (the machine woke up before every app suspended).
+    func endSleepWait() {
+        sleep.deadline?.cancel()
+        sleep = SleepWait()
+    }
+
+    /// The apps that keep the machine from sleeping: running code, or not yet confirmed stopped.
+    func appsHoldingSleep() -> [String] {
+        registry.all.filter { app in
+            guard app.isRegistered || app.isRunning else { return false }
+            if app.state == .notRunning { return false }
+            if app.state != .suspended { return true }
+            // Reported suspended: done once the kernel confirmed the stop (a launched app).
+            if let process = app.process, process.exitStatus == nil { return !process.isSuspended }
+            return false
+        }.map(\.id)
+    }
+
+    /// Releases the sleep lock if the daemon is waiting and no app holds sleep back.
+    func checkSleepRelease() {
+        guard sleep.pending, appsHoldingSleep().isEmpty else { return }
+        releaseSleepLock(reason: "all-suspended")
+    }
+
+    /// Releases the session's `sleep` delay lock.
+    ///
+    /// - Parameters:
+    ///   - reason: Why, for the log and ``onSleepLockReleased``.
+    func releaseSleepLock(reason: String) {
+        guard sleep.pending else { return }
+        endSleepWait()
+        bridge?.releaseDelayLock("sleep")
+        logger.info("sleep lock released (\(reason))")
+        onSleepLockReleased?(reason)
+    }
+
+    // MARK: Memory
+
+    /// Carries out a ``MemoryPressurePlan``: suspended launched apps are ended with `SIGKILL`
+    /// (without being woken), largest resident set first, each waited for; then the running
+    /// apps get `memory-warning`, largest first.
+    ///
+    /// - Parameters:
+    ///   - warning: The warning.
+    func handleMemoryWarning(_ warning: MemoryWarning) async {
+        let candidates = registry.all.filter { $0.isRegistered || $0.isRunning }
+        let plan = MemoryPressurePlan(apps: candidates.map { app in
+            MemoryPressurePlan.App(id: app.id, state: app.state, residentBytes: app.process?.residentBytes ?? 0)
+        })
+        logger.notice("memory warning (\(warning.level.rawValue), \(warning.source)): purging [\(plan.terminate.joined(separator: ", "))], warning [\(plan.warn.joined(separator: ", "))]")
+        for id in plan.terminate {
+            // Only a process lifecycled launched can be ended safely (its pidfd pins the pid).
+            guard let process = registry[id]?.process else { continue }
+            process.killNow(reason: "purged under memory pressure (suspended)")
+            await waitForExit(id)
+        }
+        guard let (command, arguments) = HostEventBusCodec.encode(.memoryWarning(warning)) else { return }
+        for id in plan.warn where registry[id]?.isRegistered == true {
+            await send(command, arguments, to: id)
+        }
+    }
+}

@@ -1,0 +1,281 @@
+import AppLifecycle
+import AppLifecycleSystemd
+import Foundation
+import Glibc
+import SystemdBus
+
+extension LifecycleDaemon {
+    /// The exported interface: every method of ``LifecycledProtocol`` with its handler, the
+    /// three signals, and the four properties.
+    func makeInterface() -> ExportedInterface {
+        typealias Method = LifecycledProtocol.Method
+        // One exported method whose handler hops to the daemon (weakly held) on the main actor.
+        func method(_ name: String, _ inSignature: String, _ outSignature: String = "") -> ExportedInterface.Method {
+            ExportedInterface.Method(name, inSignature: inSignature, outSignature: outSignature) { [weak self] call in
+                guard let self else { throw BusError(name: BusError.Name.failed, message: "lifecycled is stopping") }
+                return try await self.handle(call)
+            }
+        }
+        return ExportedInterface(
+            name: LifecycledProtocol.interface,
+            methods: [
+                method(Method.registerApp, "s", "a{sv}a{sv}"),
+                method(Method.reportState, "ss"),
+                method(Method.reportNotification, "ssa{sv}"),
+                method(Method.backgroundTaskBegan, "sus"),
+                method(Method.backgroundTaskEnded, "su"),
+                method(Method.openURL, "sa{sv}", "s"),
+                method(Method.launch, "sa{sv}"),
+                method(Method.terminate, "s"),
+                method(Method.post, "ssa{sv}"),
+                method(Method.simulate, "sa{sv}"),
+                method(Method.getState, "s", "s"),
+                method(Method.listApps, "", "a(sssu)"),
+            ],
+            signals: [
+                .init(LifecycledProtocol.Signal.notification, signature: "ssa{sv}"),
+                .init(LifecycledProtocol.Signal.stateChanged, signature: "sss"),
+                .init(LifecycledProtocol.Signal.command, signature: "ssa{sv}"),
+            ],
+            properties: [
+                .init(LifecycledProtocol.Property.hostState, initialValue: UserInfoBusCodec.encode(hostFacts.userInfo)),
+                .init(LifecycledProtocol.Property.apps, initialValue: registry.listValue),
+                .init(LifecycledProtocol.Property.simulationEnabled, initialValue: .bool(configuration.simulationEnabled), changeSignal: .constant),
+                .init(LifecycledProtocol.Property.version, initialValue: .uint32(LifecycledProtocol.version), changeSignal: .constant),
+            ])
+    }
+
+    /// Answers one method call: the uid check first, then the method.
+    ///
+    /// - Parameters:
+    ///   - call: The call.
+    /// - Returns: The reply's values.
+    /// - Throws: ``BusError`` with the protocol's error names (see each method).
+    func handle(_ call: BusMethodCall) async throws(BusError) -> [BusValue] {
+        try policy.check(call.credentials, member: call.member)
+        // While stopping, apps still report (their final state); launches are refused in `launch`.
+        guard phase != .stopped else { throw BusError(name: BusError.Name.failed, message: "lifecycled has stopped") }
+        let arguments = call.arguments
+        typealias Method = LifecycledProtocol.Method
+        switch call.member {
+        case Method.registerApp: return try await registerApp(call)
+        case Method.reportState: try reportState(call)
+        case Method.reportNotification:
+            let id = try DaemonArguments.appID(arguments, 0)
+            let name = try DaemonArguments.notificationName(arguments, 1)
+            let userInfo = try DaemonArguments.userInfo(arguments, 2)
+            _ = try registeredApp(id, call)
+            emit(LifecycledProtocol.Signal.notification, [.string(id), .string(name), UserInfoBusCodec.encode(userInfo)])
+        case Method.backgroundTaskBegan:
+            let id = try DaemonArguments.appID(arguments, 0)
+            let task = try DaemonArguments.uint32(arguments, 1, "task id")
+            let name = try DaemonArguments.string(arguments, 2, "task name")
+            guard name.utf8.count <= LifecycledProtocol.Limits.notificationNameLength else {
+                throw DaemonError.invalidArgs("the task name is longer than \(LifecycledProtocol.Limits.notificationNameLength) bytes")
+            }
+            _ = try registeredApp(id, call)
+            registry[id]?.backgroundTasks[task] = name
+        case Method.backgroundTaskEnded:
+            let id = try DaemonArguments.appID(arguments, 0)
+            let task = try DaemonArguments.uint32(arguments, 1, "task id")
+            _ = try registeredApp(id, call)
+            registry[id]?.backgroundTasks[task] = nil
+        case Method.openURL: return [.string(try await openURL(call))]
+        case Method.launch:
+            let id = try DaemonArguments.appID(arguments, 0)
+            let options = LaunchOptions(userInfo: try DaemonArguments.userInfo(arguments, 1, "launch options"))
+            try await launchApp(id, options: options)
+        case Method.terminate:
+            let id = try DaemonArguments.appID(arguments, 0)
+            guard registry[id] != nil else { throw DaemonError.unknownApp(id) }
+            await terminateApp(id, reason: .hostRequest)
+        case Method.post:
+            let id = try DaemonArguments.appID(arguments, 0)
+            let name = try DaemonArguments.notificationName(arguments, 1)
+            let userInfo = try DaemonArguments.userInfo(arguments, 2)
+            guard let app = registry[id] else { throw DaemonError.unknownApp(id) }
+            guard app.isRegistered || app.isRunning else { throw DaemonError.notRegistered("\(id) is not running; Post needs a running app") }
+            await send("post", ["name": .string(name), "userInfo": .dictionary(userInfo.values)], to: id)
+        case Method.simulate: try await simulate(call)
+        case Method.getState:
+            let id = try DaemonArguments.appID(arguments, 0)
+            guard let app = registry[id] else { throw DaemonError.unknownApp(id) }
+            return [.string(app.state.rawValue)]
+        case Method.listApps:
+            return [registry.listValue]
+        default:
+            throw BusError(name: BusError.Name.unknownMethod, message: "no method \(call.member)")
+        }
+        return []
+    }
+
+    // MARK: Registration
+
+    /// `RegisterApp(appId) → (launchOptions, hostFacts)`.
+    ///
+    /// Binds the id to the caller's unique name until that name leaves the bus. For an app
+    /// lifecycled launched, only that process or a member of its process group may register
+    /// (`NotRegistered` otherwise); an id already bound to another live connection is refused
+    /// too. Commands queued for the app before it registered follow the reply.
+    ///
+    /// - Parameters:
+    ///   - call: The call (`s`: the app id).
+    private func registerApp(_ call: BusMethodCall) async throws(BusError) -> [BusValue] {
+        let id = try DaemonArguments.appID(call.arguments, 0)
+        guard let sender = call.sender else { throw DaemonError.notRegistered("RegisterApp needs a bus connection with a unique name") }
+        let callerPID = call.credentials?.pid ?? 0
+        // A previous registration whose connection has just gone (its NameOwnerChanged not handled yet) is stale.
+        if let other = registry[id]?.busName, other != sender, let connection, (try? await connection.nameOwner(other)) == nil {
+            busNameVanished(other)
+        }
+        let app = registry.entry(for: id)
+        if let process = app.process, process.exitStatus == nil,
+           !CallerPolicy.isSameApp(callerPID: pid_t(callerPID), appPID: process.pid) {
+            throw DaemonError.notRegistered(
+                "\(id) was launched by lifecycled as pid \(process.pid); the caller (pid \(callerPID)) is not that process or in its process group")
+        }
+        if let other = app.busName, other != sender {
+            throw DaemonError.notRegistered("\(id) is already registered by \(other)")
+        }
+        if let bound = registry.app(registeredFrom: sender), bound.id != id {
+            throw DaemonError.notRegistered("\(sender) is already registered as \(bound.id)")
+        }
+        var updated = app
+        updated.busName = sender
+        updated.registeredPID = callerPID
+        let pending = updated.pendingCommands
+        updated.pendingCommands.removeAll()
+        registry[id] = updated
+        logger.info("\(id) registered from \(sender) (pid \(callerPID))")
+        publishApps()
+
+        var facts = hostFacts.userInfo
+        facts["foreground"] = .bool(updated.foreground)
+        let reply: [BusValue] = [UserInfoBusCodec.encode(updated.launchOptions.userInfo), UserInfoBusCodec.encode(facts)]
+        for (command, arguments) in pending {
+            emit(LifecycledProtocol.Signal.command, [.string(id), .string(command), UserInfoBusCodec.encode(arguments)])
+        }
+        // The caller may have left between its call and now; the vanishing was then not matched to it.
+        if let connection, (try? await connection.nameOwner(sender)) == nil {
+            busNameVanished(sender)
+        }
+        return reply
+    }
+
+    /// The app registered under `id` from this caller, or `NotRegistered`.
+    ///
+    /// Every report (state, notification, background task) must come from the connection the
+    /// app registered from.
+    ///
+    /// - Parameters:
+    ///   - id: The app id.
+    ///   - call: The call.
+    private func registeredApp(_ id: String, _ call: BusMethodCall) throws(BusError) -> HostedApp {
+        guard let app = registry[id], let busName = app.busName else {
+            throw DaemonError.notRegistered("\(id) is not registered; call RegisterApp first")
+        }
+        guard busName == call.sender else {
+            throw DaemonError.notRegistered("\(id) is registered by \(busName), not by \(call.sender ?? "?")")
+        }
+        return app
+    }
+
+    /// `ReportState(appId, state)`: records it, emits `StateChanged`, and really stops an app
+    /// that reports `suspended` (also when it reports it again after a command woke it).
+    ///
+    /// - Parameters:
+    ///   - call: The call (`ss`: app id, state).
+    private func reportState(_ call: BusMethodCall) throws(BusError) {
+        let id = try DaemonArguments.appID(call.arguments, 0)
+        let state = try DaemonArguments.state(call.arguments, 1)
+        let app = try registeredApp(id, call)
+        if !app.state.canTransition(to: state) && app.state != state {
+            // Not refused: an app that re-registers (daemon restart) reports where it is.
+            logger.debug("\(id) reports \(app.state) -> \(state), not a legal transition")
+        }
+        setState(id, state)
+        if state == .suspended { suspendProcess(id) }
+        if state != .suspended && state != .notRunning {
+            registry[id]?.stopRequested = false
+        }
+    }
+
+    // MARK: Launch on demand
+
+    /// `OpenURL(url, options) → appId`: the app whose manifest claims the scheme opens the URL.
+    ///
+    /// `sourceApplication` is always the caller's identity (its app id if it is a registered
+    /// app, else its executable's name), whatever the options say. A running app gets
+    /// `Command open-url` (resumed first); otherwise it is launched with the URL and the source
+    /// in its launch options.
+    ///
+    /// - Parameters:
+    ///   - call: The call (`sa{sv}`: URL, options).
+    private func openURL(_ call: BusMethodCall) async throws(BusError) -> String {
+        let url = try DaemonArguments.url(call.arguments, 0)
+        let options = try DaemonArguments.userInfo(call.arguments, 1, "options")
+        guard let manifest = store.manifest(for: url) else { throw DaemonError.noHandler(url.scheme ?? "") }
+        let source = callerIdentity(call)
+        let id = manifest.id
+        if let app = registry[id], app.isRegistered || app.isRunning {
+            var openOptions = OpenURLOptions(userInfo: options)
+            openOptions.sourceApplication = source
+            let (command, arguments) = HostEventBusCodec.encode(.openURL(url, openOptions))!
+            await send(command, arguments, to: id)
+        } else {
+            var launchOptions = LaunchOptions()
+            launchOptions.url = url
+            launchOptions.sourceApplication = source
+            if let annotation = options[OpenURLOptions.Key.annotation.rawValue] {
+                launchOptions.userInfo[LaunchOptions.Key.annotation.rawValue] = annotation
+            }
+            try launch(manifest, options: launchOptions)
+        }
+        return id
+    }
+
+    /// `Launch(appId, options)`: launches the app, or brings a running one to the foreground.
+    ///
+    /// An app without a manifest cannot be launched (`UnknownApp`, or `LaunchFailed` when it
+    /// registered by itself); a running app gets `foreground(true)` unless the options say background.
+    ///
+    /// - Parameters:
+    ///   - id: The app id.
+    ///   - options: The launch options.
+    private func launchApp(_ id: String, options: LaunchOptions) async throws(BusError) {
+        guard let manifest = store.manifest(id: id) else {
+            if registry[id] != nil { throw DaemonError.launchFailed(id, "it has no manifest (it registered by itself)") }
+            throw DaemonError.unknownApp(id)
+        }
+        if let app = registry[id], app.isRegistered || app.isRunning {
+            guard !options.launchedInBackground else { return }
+            registry[id]?.foreground = true
+            await send("foreground", ["value": .bool(true)], to: id)
+            return
+        }
+        try launch(manifest, options: options)
+    }
+
+    // MARK: Simulation
+
+    /// `Simulate(kind, arguments)`: refused with `SimulationDisabled` unless enabled; otherwise
+    /// the event is handled as if the bridge had reported it (``Simulation``).
+    ///
+    /// - Parameters:
+    ///   - call: The call (`sa{sv}`: kind, arguments).
+    private func simulate(_ call: BusMethodCall) async throws(BusError) {
+        guard configuration.simulationEnabled else { throw DaemonError.simulationDisabled }
+        let kind = try DaemonArguments.string(call.arguments, 0, "kind")
+        let arguments = try DaemonArguments.userInfo(call.arguments, 1, "arguments")
+        switch try Simulation.parse(kind: kind, arguments: arguments) {
+        case .terminateApp(let id):
+            guard registry[id] != nil else { throw DaemonError.unknownApp(id) }
+            await terminateApp(id, reason: .hostRequest)
+        case .event(.terminate(let reason)):
+            // The daemon stops: reply first, it would close the connection under the reply.
+            Task { @MainActor in await self.handleHostEvent(.terminate(reason)) }
+        case .event(let event):
+            await handleHostEvent(event)
+        }
+    }
+}

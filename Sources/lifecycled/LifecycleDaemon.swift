@@ -1,0 +1,490 @@
+import AppLifecycle
+import AppLifecycleSystemd
+import Foundation
+import Glibc
+import Logging
+import SystemdBus
+
+/// The per-session host daemon: serves `org.applifecycle.Lifecycled1` and hosts apps.
+///
+/// ``start()`` connects to the bus, exports ``LifecycledProtocol``'s interface at its path,
+/// takes the well-known name (refusing to run beside another owner), starts one
+/// ``HostBridge`` for the session and says `READY=1`. From then on the methods (see
+/// `LifecycleDaemon+Methods.swift`) register and launch apps, and the host facts from the
+/// bridge are forwarded to every registered app as `Command` signals (see
+/// `LifecycleDaemon+HostFacts.swift`). ``shutdown(reason:)`` terminates every app (command,
+/// then escalation) and stops; ``run()`` waits for that.
+///
+/// Everything the daemon knows lives on the main actor; the bus handlers and the process
+/// supervisors call back into it with `Task { @MainActor … }`.
+@MainActor
+final class LifecycleDaemon {
+    /// Why the daemon could not start.
+    struct StartError: Error, CustomStringConvertible {
+        /// The message for the user.
+        var description: String
+    }
+
+    /// Where the daemon is in its life.
+    enum Phase: Sendable, Equatable {
+        /// Created, not started.
+        case idle
+        /// Serving.
+        case running
+        /// Terminating its apps.
+        case stopping
+        /// Stopped for good.
+        case stopped
+    }
+
+    /// The configuration.
+    let configuration: DaemonConfiguration
+    /// The caller checks.
+    let policy: CallerPolicy
+    /// The manifests.
+    let store: ManifestStore
+    /// The apps.
+    var registry: AppRegistry
+    /// Where the daemon is in its life.
+    private(set) var phase = Phase.idle
+    /// The host facts: `sleeping`, `locked`, `session-active`.
+    var hostFacts = HostFacts()
+    /// Called when the sleep delay lock is released, with the reason (`all-suspended`, `deadline`).
+    var onSleepLockReleased: (@MainActor (String) -> Void)?
+    /// Called when a launched app's process has exited, with how it ended.
+    var onAppExit: (@MainActor (String, AppExitStatus) -> Void)?
+
+    let logger = Logger(label: "lifecycled")
+    var loop: EventLoop?
+    var connection: BusConnection?
+    var object: ExportedObject?
+    var bridge: HostBridge?
+    private var bridgeTask: Task<Void, Never>?
+    private var ownerChanges: BusSubscription?
+    private var stopWaiters: [CheckedContinuation<Void, Never>] = []
+    var exitWaiters: [Int: [CheckedContinuation<Void, Never>]] = [:]
+    var nextLaunchID = 1
+    var sleep = SleepWait()
+
+    /// The session's host facts as the apps get them.
+    struct HostFacts: Sendable, Equatable {
+        /// The machine is about to sleep (or sleeps).
+        var sleeping = false
+        /// The session is locked.
+        var locked = false
+        /// The session is the active one on its seat.
+        var sessionActive = true
+
+        /// The `HostState` property value.
+        var userInfo: UserInfo {
+            ["sleeping": .bool(sleeping), "locked": .bool(locked), "session-active": .bool(sessionActive)]
+        }
+    }
+
+    /// The state of one sleep preparation.
+    struct SleepWait {
+        /// Whether the daemon holds back sleep, waiting for apps to suspend.
+        var pending = false
+        /// The timer that releases the lock at the deadline.
+        var deadline: Task<Void, Never>?
+    }
+
+    /// Creates a daemon; nothing happens until ``start()``.
+    ///
+    /// - Parameters:
+    ///   - configuration: How to run.
+    ///   - policy: Who may call (the daemon's uid by default).
+    init(configuration: DaemonConfiguration, policy: CallerPolicy = CallerPolicy()) {
+        self.configuration = configuration
+        self.policy = policy
+        let store = configuration.appsDirectories.map { ManifestStore(directories: $0) } ?? ManifestStore()
+        self.store = store
+        self.registry = AppRegistry(manifests: store.manifests)
+        for error in store.errors { logger.warning("manifest rejected: \(error)") }
+    }
+
+    // MARK: Start and stop
+
+    /// Connects, exports the interface, takes the bus name, starts the host bridge, `READY=1`.
+    ///
+    /// - Throws: ``StartError`` when the bus cannot be reached or another process owns
+    ///   `org.applifecycle.Lifecycled1` (nothing is left running then).
+    func start() async throws {
+        guard phase == .idle else { throw StartError(description: "lifecycled was already started") }
+        let loop: EventLoop
+        let connection: BusConnection
+        do {
+            loop = try EventLoop(name: "lifecycled")
+            connection = try BusConnection(configuration.busAddress, loop: loop, description: "lifecycled")
+        } catch {
+            throw StartError(description: "cannot connect to the \(configuration.busAddress) bus: \(error)")
+        }
+        self.loop = loop
+        self.connection = connection
+        do {
+            // Follow every bus name's vanishing (one match), before any app can register.
+            ownerChanges = try await connection.subscribe(
+                sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                member: "NameOwnerChanged", signature: "sss"
+            ) { [weak self] signal in
+                guard let name = signal.arguments[0].stringValue, name.hasPrefix(":"),
+                      signal.arguments[2].stringValue?.isEmpty == true else { return }
+                Task { @MainActor in self?.busNameVanished(name) }
+            }
+            object = try connection.export(makeInterface(), at: LifecycledProtocol.objectPath)
+            let reply = try await connection.requestName(LifecycledProtocol.busName, flags: [.doNotQueue])
+            guard reply == .primaryOwner || reply == .alreadyOwner else {
+                let owner = try? await connection.nameOwner(LifecycledProtocol.busName)
+                throw StartError(description: """
+                    another lifecycled already owns \(LifecycledProtocol.busName) on the \(configuration.busAddress) bus \
+                    (connection \(owner ?? "?")); not starting a second one
+                    """)
+            }
+        } catch {
+            teardown()
+            if let error = error as? StartError { throw error }
+            throw StartError(description: "cannot serve \(LifecycledProtocol.busName): \(error)")
+        }
+        phase = .running
+        logger.info("serving \(LifecycledProtocol.busName) on the \(configuration.busAddress) bus as \(connection.uniqueName); \(registry.all.count) app(s) known")
+
+        var bridgeConfiguration = HostBridge.Configuration(
+            sources: configuration.bridgeSources, systemBus: configuration.systemBus, sessionBus: configuration.busAddress,
+            inhibitorWho: "lifecycled")
+        bridgeConfiguration.environment = ProcessInfo.processInfo.environment
+        let bridge = HostBridge(configuration: bridgeConfiguration)
+        self.bridge = bridge
+        let events = await bridge.start()
+        bridgeTask = Task { @MainActor [weak self] in
+            for await event in events {
+                guard let self, self.phase == .running else { return }
+                await self.handleHostEvent(event)
+            }
+        }
+        bridge.notify("READY=1\nSTATUS=hosting \(registry.all.count) known app(s)")
+    }
+
+    /// Waits until the daemon has stopped (after ``shutdown(reason:)``).
+    func run() async {
+        guard phase != .stopped else { return }
+        await withCheckedContinuation { stopWaiters.append($0) }
+    }
+
+    /// Terminates every app (a `terminate` command, then the escalation), then stops serving.
+    ///
+    /// `STOPPING=1` goes to the service manager first. Safe to call more than once: later
+    /// calls wait for the first to finish.
+    ///
+    /// - Parameters:
+    ///   - reason: Why (``TerminationReason``), passed to the apps.
+    func shutdown(reason: TerminationReason) async {
+        switch phase {
+        case .idle:
+            phase = .stopped
+            return
+        case .stopping:
+            await run()
+            return
+        case .stopped:
+            return
+        case .running:
+            break
+        }
+        phase = .stopping
+        logger.info("stopping (\(reason.rawValue)): terminating every app")
+        let microseconds = UInt64(max(1, (configuration.termination.deadline + configuration.termination.grace).timeInterval * 1_000_000)) + 1_000_000
+        bridge?.notify("STOPPING=1\nEXTEND_TIMEOUT_USEC=\(microseconds)\nSTATUS=terminating apps")
+        let ids = registry.all.filter { $0.isRegistered || $0.isRunning }.map(\.id)
+        // All at once, so the deadlines run in parallel; then wait for every one.
+        let terminations = ids.map { id in Task { @MainActor in await self.terminateApp(id, reason: reason) } }
+        for termination in terminations { await termination.value }
+        teardown()
+        logger.info("stopped")
+    }
+
+    /// Stops serving at once, as a crash would: the apps keep running, unsupervised.
+    ///
+    /// For tests of a daemon restart (the apps must re-register with the next daemon).
+    func abandonForTesting() {
+        logger.warning("abandoning every app without terminating it")
+        teardown()
+    }
+
+    /// Stops serving at once: the bridge, the bus and the loop (apps still running lose their supervisor).
+    private func teardown() {
+        bridgeTask?.cancel()
+        bridgeTask = nil
+        bridge?.stop()
+        bridge = nil
+        sleep.deadline?.cancel()
+        sleep = SleepWait()
+        ownerChanges?.cancel()
+        ownerChanges = nil
+        object?.unexport()
+        object = nil
+        connection?.close()
+        connection = nil
+        loop?.shutdown()
+        loop = nil
+        phase = .stopped
+        let waiters = stopWaiters
+        stopWaiters.removeAll()
+        for waiter in waiters { waiter.resume() }
+        for waiters in exitWaiters.values { waiters.forEach { $0.resume() } }
+        exitWaiters.removeAll()
+    }
+
+    // MARK: Properties and signals
+
+    /// Publishes the `Apps` property (after any change of an app's state, pid or registration).
+    func publishApps() {
+        do {
+            try object?.setProperty(LifecycledProtocol.Property.apps, registry.listValue)
+        } catch {
+            logger.debug("cannot update Apps: \(error)")
+        }
+    }
+
+    /// Publishes the `HostState` property.
+    func publishHostState() {
+        do {
+            try object?.setProperty(LifecycledProtocol.Property.hostState, UserInfoBusCodec.encode(hostFacts.userInfo))
+        } catch {
+            logger.debug("cannot update HostState: \(error)")
+        }
+    }
+
+    /// Emits one of the interface's signals, logging a failure.
+    ///
+    /// - Parameters:
+    ///   - member: The signal.
+    ///   - arguments: Its arguments.
+    func emit(_ member: String, _ arguments: [BusValue]) {
+        do {
+            try object?.emitSignal(member, arguments: arguments)
+        } catch {
+            logger.warning("cannot emit \(member): \(error)")
+        }
+    }
+
+    /// Records an app's new state: `StateChanged` when it differs, then `Apps`, then the sleep check.
+    ///
+    /// - Parameters:
+    ///   - id: The app.
+    ///   - state: Its new state.
+    func setState(_ id: String, _ state: ApplicationState) {
+        guard var app = registry[id] else { return }
+        let previous = app.state
+        guard previous != state else { return }
+        app.state = state
+        registry[id] = app
+        logger.info("\(id): \(previous) -> \(state)")
+        emit(LifecycledProtocol.Signal.stateChanged, [.string(id), .string(previous.rawValue), .string(state.rawValue)])
+        publishApps()
+        checkSleepRelease()
+    }
+
+    // MARK: Commands
+
+    /// Whether a command may change a suspended app's state, so a stopped app is resumed for it.
+    ///
+    /// A suspended app runs no code. A fact that cannot move it out of `suspended` (the
+    /// machine sleeps, the session locks or goes inactive, the clock changes) stays queued in
+    /// its bus socket and is read, in order, when the app is next resumed; everything else
+    /// (wake, unlock to foreground, open-url, post, terminate…) resumes it first.
+    ///
+    /// - Parameters:
+    ///   - command: The command name.
+    ///   - arguments: Its arguments.
+    static func wakesSuspendedApp(_ command: String, _ arguments: UserInfo) -> Bool {
+        switch command {
+        case "sleeping", "foreground", "session-active":
+            // sleeping(false), foreground(true), session-active(true) can bring it back.
+            return (arguments["value"]?.boolValue ?? true) == (command != "sleeping")
+        case "locked", "time-change", "memory-warning":
+            return false
+        default:
+            return true
+        }
+    }
+
+    /// Sends a `Command` to one app, resuming it first if it is stopped and the command can wake it.
+    ///
+    /// A launched app that has not registered yet gets the command when it registers.
+    ///
+    /// - Parameters:
+    ///   - command: The command.
+    ///   - arguments: Its arguments.
+    ///   - id: The app.
+    func send(_ command: String, _ arguments: UserInfo, to id: String) async {
+        guard let app = registry[id] else { return }
+        guard app.isRegistered else {
+            if app.isRunning {
+                registry[id]?.pendingCommands.append((command, arguments))
+            }
+            return
+        }
+        if let process = app.process, Self.wakesSuspendedApp(command, arguments) {
+            await resume(id, process)
+        }
+        emit(LifecycledProtocol.Signal.command, [.string(id), .string(command), UserInfoBusCodec.encode(arguments)])
+    }
+
+    /// Sends a host event as a command to every registered app, in registration order.
+    ///
+    /// - Parameters:
+    ///   - event: The event; one without a command (``HostEventBusCodec``) is not sent.
+    func broadcast(_ event: HostEvent) async {
+        guard let (command, arguments) = HostEventBusCodec.encode(event) else { return }
+        for app in registry.registered {
+            await send(command, arguments, to: app.id)
+        }
+    }
+
+    /// Resumes a stopped (or stopping) app and waits for the kernel's confirmation.
+    ///
+    /// - Parameters:
+    ///   - id: The app.
+    ///   - process: Its process.
+    func resume(_ id: String, _ process: AppProcess) async {
+        guard process.exitStatus == nil, process.isSuspended || registry[id]?.stopRequested == true else { return }
+        registry[id]?.stopRequested = false
+        do {
+            try await process.resume()
+        } catch {
+            logger.warning("\(id): cannot resume: \(error)")
+        }
+    }
+
+    /// Really stops an app that reported `suspended` (cgroup freezer or `SIGSTOP`, confirmed).
+    ///
+    /// - Parameters:
+    ///   - id: The app.
+    func suspendProcess(_ id: String) {
+        guard let app = registry[id], let process = app.process, process.exitStatus == nil,
+              !process.isSuspended, !app.stopRequested else { return }
+        registry[id]?.stopRequested = true
+        Task { @MainActor in
+            do {
+                try await process.suspend()
+            } catch {
+                logger.info("\(id): not suspended: \(error)")
+            }
+            checkSleepRelease()
+        }
+    }
+
+    // MARK: Launch and exit
+
+    /// Launches an app from its manifest with launch options.
+    ///
+    /// - Parameters:
+    ///   - manifest: The app.
+    ///   - options: Its launch options (kept and returned by `RegisterApp`).
+    /// - Throws: `LaunchFailed` when the process cannot be started.
+    func launch(_ manifest: AppManifest, options: LaunchOptions) throws(BusError) {
+        guard let loop, phase == .running else { throw DaemonError.launchFailed(manifest.id, "lifecycled is stopping") }
+        let id = manifest.id
+        let launchID = nextLaunchID
+        nextLaunchID += 1
+        let process: AppProcess
+        do {
+            process = try AppProcess.launch(
+                manifest: manifest, launchOptions: options, environment: configuration.launchEnvironment, loop: loop
+            ) { [weak self] status in
+                Task { @MainActor in self?.processExited(id, launchID: launchID, status: status) }
+            }
+        } catch {
+            throw DaemonError.launchFailed(id, "\(error)")
+        }
+        var app = registry.entry(for: id)
+        app.manifest = manifest
+        app.process = process
+        app.launchID = launchID
+        app.launchOptions = options
+        app.foreground = !options.launchedInBackground
+        app.pendingCommands.removeAll()
+        app.stopRequested = false
+        registry[id] = app
+        logger.info("launched \(id) as pid \(process.pid)")
+        publishApps()
+    }
+
+    /// A launched process ended: the app is not running any more.
+    ///
+    /// - Parameters:
+    ///   - id: The app.
+    ///   - launchID: Which launch ended.
+    ///   - status: How it ended.
+    func processExited(_ id: String, launchID: Int, status: AppExitStatus) {
+        defer {
+            for waiter in exitWaiters.removeValue(forKey: launchID) ?? [] { waiter.resume() }
+        }
+        guard var app = registry[id], app.launchID == launchID else { return }
+        logger.info("\(id) (pid \(app.process.map { String($0.pid) } ?? "?")) \(status)")
+        app.process = nil
+        app.stopRequested = false
+        app.pendingCommands.removeAll()
+        app.backgroundTasks.removeAll()
+        // The connection dies with the process; the registration ends here too.
+        app.busName = nil
+        registry[id] = app
+        setState(id, .notRunning)
+        publishApps()
+        checkSleepRelease()
+        onAppExit?(id, status)
+    }
+
+    /// A unique bus name vanished: the app registered from it is gone.
+    ///
+    /// - Parameters:
+    ///   - busName: The unique name.
+    func busNameVanished(_ busName: String) {
+        guard var app = registry.app(registeredFrom: busName) else { return }
+        logger.info("\(app.id) left the bus (\(busName))")
+        app.busName = nil
+        app.backgroundTasks.removeAll()
+        registry[app.id] = app
+        setState(app.id, .notRunning)
+        publishApps()
+    }
+
+    /// Waits until the given launch of an app has exited (at once if it has).
+    ///
+    /// - Parameters:
+    ///   - id: The app.
+    func waitForExit(_ id: String) async {
+        // The record keeps the process until its exit has been handled here, on the main actor.
+        guard let app = registry[id], app.process != nil else { return }
+        let launchID = app.launchID
+        await withCheckedContinuation { exitWaiters[launchID, default: []].append($0) }
+    }
+
+    /// Terminates one app: a `terminate` command, then (for a launched app) the escalation,
+    /// returning once the process has exited.
+    ///
+    /// - Parameters:
+    ///   - id: The app.
+    ///   - reason: Why.
+    func terminateApp(_ id: String, reason: TerminationReason) async {
+        guard let app = registry[id] else { return }
+        if app.isRegistered {
+            let (command, arguments) = HostEventBusCodec.encode(.terminate(reason))!
+            await send(command, arguments, to: id)
+        }
+        guard let process = registry[id]?.process else { return }
+        process.terminate(policy: configuration.termination) { [logger] step in
+            logger.notice("\(id) did not exit in time: \(step == .sentTerminate ? "SIGTERM" : "SIGKILL")")
+        }
+        await waitForExit(id)
+    }
+
+    /// Who a caller is, for `sourceApplication`: its app id if registered, else its executable's name.
+    ///
+    /// - Parameters:
+    ///   - call: The method call.
+    func callerIdentity(_ call: BusMethodCall) -> String? {
+        if let sender = call.sender, let app = registry.app(registeredFrom: sender) { return app.id }
+        return call.credentials?.pid.flatMap { CallerPolicy.executableName(of: pid_t($0)) }
+    }
+}

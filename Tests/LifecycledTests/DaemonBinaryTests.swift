@@ -1,0 +1,79 @@
+import AppLifecycle
+import AppLifecycleSystemd
+import AppLifecycleTesting
+import Foundation
+import Glibc
+import Synchronization
+import SystemdBus
+import Testing
+
+/// The built `lifecycled`, started as a child of the test and stopped by its own pid.
+final class SpawnedDaemon: Sendable {
+    let process: Process
+    private let exits: AsyncStream<Int32>
+
+    init(_ executable: String, _ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
+        process.terminationHandler = { continuation.yield($0.terminationStatus); continuation.finish() }
+        exits = stream
+        try process.run()
+        self.process = process
+    }
+
+    /// The exit status (the suite's time limit is the hang guard).
+    func exitStatus() async -> Int32? {
+        for await status in exits { return status }
+        return nil
+    }
+
+    /// SIGKILL to its own pid if it still runs (the cleanup of a failed test).
+    func kill() {
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+    }
+}
+
+@Suite("lifecycled binary", .serialized, .timeLimit(.minutes(2)))
+struct DaemonBinaryTests {
+    @Test func ownsTheNameRefusesASecondInstanceAndStopsOnSIGTERM() async throws {
+        let products = try #require(builtProductsDirectory(containing: "lifecycled"), "lifecycled is not built; run `swift build` first")
+        let binary = products + "/lifecycled"
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: appsDirectory(dir), withIntermediateDirectories: true)
+        try writeManifest(dir, id: "org.example.Polite", executable: try writePythonApp(dir), arguments: [dir.path + "/polite.log"])
+
+        let client = try await DaemonTestClient(address: bus.address, name: "binary-client")
+        defer { client.close() }
+        let owners = ChangeSignal()
+        let tracker = try await client.connection.trackNameOwner(LifecycledProtocol.busName)
+        let watch = try await tracker.addOwnerChangeHandler { _ in owners.signal() }
+        defer { watch.cancel() }
+
+        let arguments = ["--address", bus.address, "--apps-directory", appsDirectory(dir), "--enable-simulate", "--no-host-sources"]
+        let daemon = try SpawnedDaemon(binary, arguments)
+        defer { daemon.kill() }
+        try await owners.wait(for: "lifecycled to own its name") { tracker.currentOwner != nil }
+
+        let second = try await runTool(binary, arguments)
+        #expect(second.status == 1)
+        #expect(second.stderr.contains("another lifecycled already owns org.applifecycle.Lifecycled1"), "\(second.stderr)")
+        let usage = try await runTool(binary, ["--bogus"])
+        #expect(usage.status == 2)
+        #expect(usage.stderr.contains("Unknown option '--bogus'"), "\(usage.stderr)")
+
+        // It hosts: an app launched through it, then SIGTERM ends the app and the daemon.
+        try await client.call(LifecycledProtocol.Method.launch, [.string("org.example.Polite"), encodeInfo([:])])
+        try await client.log.waitForState("org.example.Polite", .active)
+        kill(daemon.process.processIdentifier, SIGTERM)
+        #expect(await daemon.exitStatus() == 0)
+        try await client.log.waitForState("org.example.Polite", .notRunning)
+        #expect(client.log.commands("org.example.Polite") == ["terminate"])
+        try await owners.wait(for: "the name to be released") { tracker.currentOwner == nil }
+    }
+}

@@ -1,0 +1,175 @@
+import AppLifecycle
+import AppLifecycleSystemd
+import AppLifecycleTesting
+import Foundation
+import Glibc
+import SystemdBus
+import Testing
+
+@testable import lifecycled
+
+@Suite("lifecycled host facts", .serialized, .timeLimit(.minutes(2)))
+@MainActor
+struct DaemonHostFactsTests {
+    private func simulate(_ h: DaemonHarness, _ kind: String, _ arguments: UserInfo = [:]) async throws {
+        try await h.client.call(LifecycledProtocol.Method.simulate, [.string(kind), UserInfoBusCodec.encode(arguments)])
+    }
+
+    private func launch(_ h: DaemonHarness, _ id: String, background: Bool = false) async throws {
+        let options: UserInfo = background ? [LaunchOptions.Key.launchedInBackground.rawValue: .bool(true)] : [:]
+        try await h.client.call(LifecycledProtocol.Method.launch, [.string(id), UserInfoBusCodec.encode(options)])
+    }
+
+    @Test func lockSleepWakeUnlockMoveEveryAppInOrderAndSleepReallyStopsThem() async throws {
+        let products = try #require(builtProductsDirectory(containing: "counter-app"), "counter-app is not built; run `swift build` first")
+        let counter = "org.example.Counter", notes = "org.example.Notes"
+        var notesLog = ""
+        try await withDaemon(setUp: { dir in
+            notesLog = dir.path + "/notes.log"
+            try writeManifest(dir, id: counter, executable: products + "/counter-app",
+                              arguments: ["--host", "lifecycled", "--state-directory", dir.path + "/state"])
+            try writeManifest(dir, id: notes, executable: try writePythonApp(dir), arguments: [notesLog])
+        }) { (h: DaemonHarness) async throws in
+            try await launch(h, counter)
+            try await launch(h, notes)
+            try await h.client.log.waitForState(counter, .active)
+            try await h.client.log.waitForState(notes, .active)
+
+            try await simulate(h, "lock")
+            try await h.client.log.waitForState(counter, .inactive)
+            try await h.client.log.waitForState(notes, .inactive)
+            #expect(try await h.client.property(LifecycledProtocol.Property.hostState).dictionaryValue?["locked"]?.unwrapped == .bool(true))
+
+            try await simulate(h, "sleep")
+            // The lock is released once both are suspended and really stopped.
+            #expect(try await h.waitForSleepRelease() == "all-suspended")
+            for id in [counter, notes] {
+                let pid = try #require(h.pid(id))
+                #expect(processState(pid) == "T", "\(id) (pid \(pid)) is not stopped")
+                // Emitted before the release; the client may still be reading it.
+                try await h.client.log.waitForState(id, .suspended)
+            }
+
+            try await simulate(h, "wake")
+            try await h.client.log.waitForState(counter, .inactive)
+            try await h.client.log.waitForState(notes, .inactive)
+            for id in [counter, notes] {
+                let pid = try #require(h.pid(id))
+                #expect(processState(pid) != "T", "\(id) (pid \(pid)) was not continued")
+            }
+            try await simulate(h, "unlock")
+            try await h.client.log.waitForState(counter, .active)
+            try await h.client.log.waitForState(notes, .active)
+
+            let expected = [
+                "not-running->inactive", "inactive->active",  // launch
+                "active->inactive",  // lock
+                "inactive->background", "background->suspended",  // sleep
+                "suspended->background", "background->inactive",  // wake (still locked)
+                "inactive->active",  // unlock
+            ]
+            #expect(h.client.log.stateChanges(counter) == expected)
+            #expect(h.client.log.stateChanges(notes) == expected)
+            // While it was stopped nothing but the wake reached it, in order.
+            #expect(h.client.log.commands(notes) == ["locked", "sleeping", "sleeping", "locked"])
+            #expect(logLines(notesLog).dropFirst().map { String($0.split(separator: " ")[0]) } == ["locked", "sleeping", "sleeping", "locked"])
+        }
+    }
+
+    @Test func aSleepLockIsReleasedAtTheDeadlineWhenAnAppNeverSuspends() async throws {
+        try await withDaemon(sleepDeadline: .milliseconds(300)) { (h: DaemonHarness) async throws in
+            let app = try await FakeApp("org.example.Stubborn", address: h.bus.address)
+            defer { app.close() }
+            _ = try await app.register()
+            try await app.report(.inactive)
+            try await app.report(.active)
+            try await simulate(h, "sleep")
+            #expect(try await h.waitForSleepRelease() == "deadline")
+            try await app.client.log.wait(for: "the sleeping command") { $0.commands("org.example.Stubborn") == ["sleeping"] }
+            #expect(try await h.client.property(LifecycledProtocol.Property.hostState).dictionaryValue?["sleeping"]?.unwrapped == .bool(true))
+        }
+    }
+
+    @Test func aMemoryWarningPurgesSuspendedAppsLargestFirstThenWarnsTheRunningOnes() async throws {
+        var logs: [String: String] = [:]
+        let small = "org.example.Small", large = "org.example.Large", running = "org.example.Running"
+        try await withDaemon(setUp: { dir in
+            let python = try writePythonApp(dir)
+            for (id, megabytes) in [(small, 8), (large, 64), (running, 16)] {
+                logs[id] = dir.path + "/\(id).log"
+                try writeManifest(dir, id: id, executable: python, arguments: [logs[id]!, String(megabytes)])
+            }
+        }) { (h: DaemonHarness) async throws in
+            try await launch(h, small, background: true)
+            try await launch(h, large, background: true)
+            try await launch(h, running)
+            try await h.client.log.waitForState(small, .suspended)
+            try await h.client.log.waitForState(large, .suspended)
+            try await h.client.log.waitForState(running, .active)
+            let smallRSS = try #require(h.daemon.registry[small]?.process?.residentBytes)
+            let largeRSS = try #require(h.daemon.registry[large]?.process?.residentBytes)
+            #expect(largeRSS > smallRSS)
+
+            try await simulate(h, "memory-warning", ["level": .string("critical")])
+            try await h.client.barrier()
+            let log = h.client.log
+            let purgedLarge = try #require(log.index { $0.member == "StateChanged" && $0.arguments[0].stringValue == large && $0.arguments[2].stringValue == "not-running" })
+            let purgedSmall = try #require(log.index { $0.member == "StateChanged" && $0.arguments[0].stringValue == small && $0.arguments[2].stringValue == "not-running" })
+            let warned = try #require(log.index { $0.member == "Command" && $0.arguments[0].stringValue == running && $0.arguments[1].stringValue == "memory-warning" })
+            #expect(purgedLarge < purgedSmall)
+            #expect(purgedSmall < warned)
+            // Purged without being woken: killed by SIGKILL, never given a command.
+            #expect(try await h.waitForExit(large) == .signaled(signal: SIGKILL, coreDumped: false))
+            #expect(try await h.waitForExit(small) == .signaled(signal: SIGKILL, coreDumped: false))
+            #expect(log.commands(large).isEmpty && log.commands(small).isEmpty)
+            #expect(try await h.client.call(LifecycledProtocol.Method.getState, [.string(running)]).first?.stringValue == "active")
+        }
+    }
+
+    @Test func terminateGivesACooperativeAppItsCommandAndAHungOneSIGTERMThenSIGKILL() async throws {
+        var marks = ""
+        var fifo = ""
+        try await withDaemon(termination: TerminationPolicy(deadline: .milliseconds(300), grace: .milliseconds(300)), setUp: { dir in
+            marks = dir.path + "/hung.log"
+            fifo = try dir.fifo("hung-ready")
+            // Ignores the terminate command (it never registers) and survives SIGTERM.
+            let hung = try writeScript(dir, "hung.sh", """
+                trap 'echo TERM >> "$1"' TERM
+                echo ready > "$2"
+                /bin/sleep 600 & wait
+                /bin/sleep 600 & wait
+                """)
+            try writeManifest(dir, id: "org.example.Hung", executable: hung, arguments: [marks, fifo])
+            try writeManifest(dir, id: "org.example.Polite", executable: try writePythonApp(dir), arguments: [dir.path + "/polite.log"])
+        }) { (h: DaemonHarness) async throws in
+            let reader = try FIFOReader(path: fifo, loop: h.client.loop)
+            try await launch(h, "org.example.Hung")
+            #expect(try await reader.line() == "ready")
+            try await h.client.call(LifecycledProtocol.Method.terminate, [.string("org.example.Hung")])
+            // Terminate returns once the process is gone.
+            #expect(h.exits.first { $0.id == "org.example.Hung" }?.status == .signaled(signal: SIGKILL, coreDumped: false))
+            #expect(logLines(marks) == ["TERM"])
+
+            try await launch(h, "org.example.Polite")
+            try await h.client.log.waitForState("org.example.Polite", .active)
+            try await h.client.call(LifecycledProtocol.Method.terminate, [.string("org.example.Polite")])
+            #expect(h.exits.first { $0.id == "org.example.Polite" }?.status == .exited(code: 0))
+            #expect(h.client.log.commands("org.example.Polite") == ["terminate"])
+            #expect(try await h.client.call(LifecycledProtocol.Method.getState, [.string("org.example.Polite")]).first?.stringValue == "not-running")
+        }
+    }
+
+    @Test func simulatedTerminateEndsEveryAppAndStopsTheDaemon() async throws {
+        try await withDaemon(setUp: { dir in
+            try writeManifest(dir, id: "org.example.Polite", executable: try writePythonApp(dir), arguments: [dir.path + "/polite.log"])
+        }) { (h: DaemonHarness) async throws in
+            try await launch(h, "org.example.Polite")
+            try await h.client.log.waitForState("org.example.Polite", .active)
+            try await simulate(h, "terminate")
+            await h.daemon.run()
+            #expect(h.daemon.phase == .stopped)
+            #expect(h.exits.map(\.id) == ["org.example.Polite"])
+            #expect(h.exits.first?.status == .exited(code: 0))
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import AppLifecycle
+import AppLifecycleSystemd
+import AppLifecycleTesting
+import Foundation
+import Glibc
+import SystemdBus
+import Testing
+
+@testable import lifecycled
+
+@Suite("lifecycled security and validation", .serialized, .timeLimit(.minutes(2)))
+@MainActor
+struct DaemonSecurityTests {
+    @Test func theUIDCheckRefusesOtherUsersAndUnknownCredentials() throws {
+        let policy = CallerPolicy(uid: 1000)
+        #expect(throws: Never.self) { try policy.check(BusCredentials(uniqueName: ":1.1", uid: 1000, pid: 1), member: "ListApps") }
+        for credentials in [BusCredentials(uniqueName: ":1.2", uid: 0, pid: 1), BusCredentials(uniqueName: ":1.3", uid: nil, pid: 1), nil] {
+            do {
+                try policy.check(credentials, member: "ListApps")
+                Issue.record("\(String(describing: credentials)) was accepted")
+            } catch {
+                #expect(error.name == BusError.Name.accessDenied)
+            }
+        }
+        #expect(CallerPolicy.isSameApp(callerPID: 10, appPID: 10, processGroup: { _ in 1 }))
+        #expect(CallerPolicy.isSameApp(callerPID: 11, appPID: 10, processGroup: { _ in 10 }))
+        #expect(!CallerPolicy.isSameApp(callerPID: 12, appPID: 10, processGroup: { _ in 12 }))
+    }
+
+    @Test func aCallerOfAnotherUIDIsRefusedWithAccessDenied() async throws {
+        try #require(getuid() == 0, "needs root to call as another uid")
+        try await withDaemon { (h: DaemonHarness) async throws in
+            let gdbus = ["/usr/bin/gdbus", "call", "--address", h.bus.address, "--dest", LifecycledProtocol.busName,
+                         "--object-path", LifecycledProtocol.objectPath, "--method", "\(LifecycledProtocol.interface).ListApps"]
+            let same = try await runTool(gdbus[0], Array(gdbus.dropFirst()))
+            #expect(same.status == 0, "\(same.stderr)")
+            // The private bus lets every uid connect; the daemon itself must refuse.
+            let foreign = try await runTool("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups"] + gdbus)
+            #expect(foreign.status != 0)
+            #expect(foreign.stderr.contains("org.freedesktop.DBus.Error.AccessDenied"), "\(foreign.stderr)")
+            #expect(foreign.stderr.contains("uid 65534"), "\(foreign.stderr)")
+        }
+    }
+
+    @Test func malformedCallsAreRefusedWithTheRightErrorNames() async throws {
+        try await withDaemon(setUp: { dir in
+            try writeManifest(dir, id: "org.example.Known", executable: "/bin/true")
+        }) { (h: DaemonHarness) async throws in
+            typealias M = LifecycledProtocol.Method
+            let invalidArgs = BusError.Name.invalidArgs
+            let empty = encodeInfo([:])
+            var deep: UserInfoValue = .int(1)
+            for _ in 0..<12 { deep = .dictionary(["d": deep]) }
+            let cases: [(String, [BusValue], String)] = [
+                (M.registerApp, [.string("not an id")], invalidArgs),
+                (M.registerApp, [.string("org." + String(repeating: "a", count: 300))], invalidArgs),
+                (M.registerApp, [.string("1org.example")], invalidArgs),
+                (M.registerApp, [.int32(5)], invalidArgs),  // wrong signature: sd-bus refuses it
+                (M.reportState, [.string("org.example.Known"), .string("bogus")], invalidArgs),
+                (M.reportState, [.string("org.example.Known"), .string("active")], LifecycledProtocol.ErrorName.notRegistered),
+                (M.reportNotification, [.string("org.example.Known"), .string(""), empty], invalidArgs),
+                (M.reportNotification, [.string("org.example.Known"), .string(String(repeating: "n", count: 256)), empty], invalidArgs),
+                (M.post, [.string("org.example.Known"), .string("N"), encodeInfo(["deep": deep])], invalidArgs),
+                (M.post, [.string("org.example.Known"), .string("N"), empty], LifecycledProtocol.ErrorName.notRegistered),
+                (M.post, [.string("org.example.Nope"), .string("N"), empty], LifecycledProtocol.ErrorName.unknownApp),
+                (M.backgroundTaskBegan, [.string("org.example.Known"), .uint32(1), .string("t")], LifecycledProtocol.ErrorName.notRegistered),
+                (M.openURL, [.string(""), empty], LifecycledProtocol.ErrorName.invalidURL),
+                (M.openURL, [.string("x://" + String(repeating: "u", count: 9000)), empty], LifecycledProtocol.ErrorName.invalidURL),
+                (M.openURL, [.string("nothing-claims-this://x"), empty], LifecycledProtocol.ErrorName.noHandler),
+                (M.launch, [.string("org.example.Nope"), empty], LifecycledProtocol.ErrorName.unknownApp),
+                (M.terminate, [.string("org.example.Nope")], LifecycledProtocol.ErrorName.unknownApp),
+                (M.getState, [.string("org.example.Nope")], LifecycledProtocol.ErrorName.unknownApp),
+                (M.getState, [.string("")], invalidArgs),
+                (M.simulate, [.string("explode"), empty], invalidArgs),
+                (M.simulate, [.string("memory-warning"), encodeInfo(["level": .string("huge")])], invalidArgs),
+            ]
+            for (member, arguments, expected) in cases {
+                let name = await h.client.errorName(member, arguments)
+                #expect(name == expected, "\(member)\(arguments.map(\.signature)) gave \(name ?? "success")")
+            }
+            // Nothing crashed and nothing was stored: the daemon still answers, the app is not running.
+            #expect(try await h.client.call(M.getState, [.string("org.example.Known")]).first?.stringValue == "not-running")
+        }
+    }
+
+    @Test func simulateIsRefusedUnlessEnabled() async throws {
+        try await withDaemon(simulate: false) { (h: DaemonHarness) async throws in
+            #expect(await h.client.errorName(LifecycledProtocol.Method.simulate, [.string("sleep"), encodeInfo([:])])
+                    == LifecycledProtocol.ErrorName.simulationDisabled)
+            #expect(try await h.client.property(LifecycledProtocol.Property.simulationEnabled) == .bool(false))
+            #expect(try await h.client.property(LifecycledProtocol.Property.hostState).dictionaryValue?["sleeping"]?.unwrapped == .bool(false))
+            #expect(try await h.client.property(LifecycledProtocol.Property.version) == .uint32(1))
+        }
+        try await withDaemon(simulate: true) { (h: DaemonHarness) async throws in
+            #expect(try await h.client.property(LifecycledProtocol.Property.simulationEnabled) == .bool(true))
+            try await h.client.call(LifecycledProtocol.Method.simulate, [.string("lock"), encodeInfo([:])])
+            #expect(try await h.client.property(LifecycledProtocol.Property.hostState).dictionaryValue?["locked"]?.unwrapped == .bool(true))
+        }
+    }
+
+    @Test func simulationKindsParse() throws {
+        #expect(try Simulation.parse(kind: "sleep", arguments: [:]) == .event(.sleeping(true)))
+        #expect(try Simulation.parse(kind: "unlock", arguments: [:]) == .event(.locked(false)))
+        #expect(try Simulation.parse(kind: "memory-warning", arguments: ["level": .string("low")])
+                == .event(.memoryWarning(MemoryWarning(level: .low, source: "simulate"))))
+        #expect(try Simulation.parse(kind: "time-change", arguments: ["reason": .string("timezone"), "timezone": .string("Europe/Paris")])
+                == .event(.significantTimeChange(SignificantTimeChange(reason: .timeZone, timeZoneIdentifier: "Europe/Paris"))))
+        #expect(try Simulation.parse(kind: "terminate", arguments: ["app": .string("org.example.A")]) == .terminateApp("org.example.A"))
+        #expect(try Simulation.parse(kind: "terminate", arguments: [:]) == .event(.terminate(.hostRequest)))
+        #expect(throws: BusError.self) { try Simulation.parse(kind: "terminate", arguments: ["app": .int(3)]) }
+    }
+
+    @Test func onlyCommandsThatCanMoveASuspendedAppResumeIt() {
+        #expect(LifecycleDaemon.wakesSuspendedApp("sleeping", ["value": .bool(false)]))
+        #expect(!LifecycleDaemon.wakesSuspendedApp("sleeping", ["value": .bool(true)]))
+        #expect(LifecycleDaemon.wakesSuspendedApp("foreground", ["value": .bool(true)]))
+        #expect(!LifecycleDaemon.wakesSuspendedApp("foreground", ["value": .bool(false)]))
+        #expect(LifecycleDaemon.wakesSuspendedApp("session-active", ["value": .bool(true)]))
+        #expect(!LifecycleDaemon.wakesSuspendedApp("locked", ["value": .bool(false)]))
+        #expect(!LifecycleDaemon.wakesSuspendedApp("time-change", ["reason": .string("midnight")]))
+        for command in ["open-url", "post", "terminate", "background-fetch"] {
+            #expect(LifecycleDaemon.wakesSuspendedApp(command, [:]))
+        }
+    }
+}
