@@ -289,6 +289,7 @@ public final class LifecycledHost: ApplicationHost {
             }
             let userInfo = UserInfo(arguments["userInfo"]?.dictionaryValue ?? [:])
             application.notificationCenter.post(name: Notification.Name(name), object: application, userInfo: userInfo)
+            reportSuspendedAgainIfStill()
         case .command(let command, let arguments):
             guard let event = HostEventBusCodec.decode(command: command, arguments: arguments) else {
                 logger.notice("dropped Command '\(command)' with arguments \(arguments): unknown command or invalid argument")
@@ -297,6 +298,7 @@ public final class LifecycledHost: ApplicationHost {
             record(event)
             logger.debug("command \(command) \(arguments)")
             application?.handle(event)
+            if Self.daemonResumesApp(for: event) { reportSuspendedAgainIfStill() }
         case .ownerChanged(let change):
             status.update {
                 $0.daemonOwner = change.newOwner
@@ -382,6 +384,27 @@ public final class LifecycledHost: ApplicationHost {
     }
 
     // MARK: Outbound
+
+    /// Whether lifecycled continues a stopped app to deliver this event (it leaves pure facts
+    /// such as a lock or a time change queued in the socket until the app next runs).
+    static func daemonResumesApp(for event: HostEvent) -> Bool {
+        switch event {
+        case .sleeping(false), .foreground(true), .sessionActive(true), .openURL, .remoteNotification,
+             .localNotification, .backgroundFetch, .terminate:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// lifecycled continued this stopped app to deliver a Command; if the app is still suspended
+    /// afterwards (the Command did not wake it), say so again so the daemon stops it again. Not
+    /// after a queued pure fact: the daemon did not continue the app for it, and a report then
+    /// would race with the Command it did continue the app for.
+    private func reportSuspendedAgainIfStill() {
+        guard let application, application.applicationState == .suspended, let appID else { return }
+        outbound?.yield(.report(member: LifecycledProtocol.Method.reportState, arguments: [.string(appID), .string(ApplicationState.suspended.rawValue)]))
+    }
 
     private func applicationPosted(_ notification: LifecycleNotification) {
         guard let appID else { return }

@@ -249,6 +249,10 @@ public final class ChildProcess: @unchecked Sendable {
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
+        // Close every inherited descriptor above stderr in the child: a test writing a script
+        // while another test spawns a daemon must not leave its write fd open in that daemon
+        // (exec of the script would then fail with ETXTBSY).
+        closeInheritedDescriptors(&actions)
         var pid: pid_t = 0
         let r = posix_spawn(&pid, executable, &actions, &attributes, argv, env)
         if let writeEnd { close(writeEnd) }
@@ -337,4 +341,12 @@ public final class ChildProcess: @unchecked Sendable {
         Glibc.kill(pid, SIGTERM)
         waitForExit()
     }
+}
+
+/// Adds glibc's `posix_spawn_file_actions_addclosefrom_np(actions, 3)` (glibc 2.34+), looked up at
+/// run time because Swift's Glibc module does not export it.
+private func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return }
+    _ = unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, 3)
 }

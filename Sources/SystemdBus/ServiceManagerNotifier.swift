@@ -36,11 +36,29 @@ public struct ServiceManagerNotifier: Sendable {
     }
 
     /// Creates a notifier.
-    public init() {}
+    /// An explicit environment to read `$NOTIFY_SOCKET`, `$WATCHDOG_USEC` and `$WATCHDOG_PID`
+    /// from, or `nil` for the process environment through libsystemd.
+    private let environment: [String: String]?
+
+    /// A notifier for the process's own service manager: libsystemd's `sd_notify` and
+    /// `sd_watchdog_enabled`, reading the process environment.
+    public init() { self.environment = nil }
+
+    /// A notifier that reads its socket and watchdog settings from the given environment instead of
+    /// the process's, and sends the datagram itself (the protocol `sd_notify` speaks: one
+    /// `AF_UNIX` datagram to `$NOTIFY_SOCKET`, an abstract address when it starts with `@`).
+    ///
+    /// For embedders and tests that must not touch the process environment: changing it with
+    /// `setenv` while other threads read it is a data race.
+    ///
+    /// - Parameters:
+    ///   - environment: Where `NOTIFY_SOCKET`, `WATCHDOG_USEC` and `WATCHDOG_PID` are read.
+    public init(environment: [String: String]) { self.environment = environment }
 
     /// Whether `$NOTIFY_SOCKET` is set, i.e. whether the service manager listens.
     public var isNotifySocketSet: Bool {
-        getenv("NOTIFY_SOCKET") != nil
+        if let environment { return environment["NOTIFY_SOCKET"] != nil }
+        return getenv("NOTIFY_SOCKET") != nil
     }
 
     /// The watchdog interval systemd expects pings within, or `nil` if the watchdog is off for this process.
@@ -48,6 +66,11 @@ public struct ServiceManagerNotifier: Sendable {
     /// From `sd_watchdog_enabled(3)`: `$WATCHDOG_USEC`, honoured only if `$WATCHDOG_PID` is unset or names
     /// this process. Ping at half this interval (``watchdog()``).
     public var watchdogInterval: Duration? {
+        if let environment {
+            if let pid = environment["WATCHDOG_PID"], Int32(pid) != getpid() { return nil }
+            guard let text = environment["WATCHDOG_USEC"], let microseconds = UInt64(text), microseconds > 0 else { return nil }
+            return .microseconds(Int64(clamping: microseconds))
+        }
         var microseconds: UInt64 = 0
         let result = sd_watchdog_enabled(0, &microseconds)
         guard result > 0, microseconds > 0 else { return nil }
@@ -62,6 +85,11 @@ public struct ServiceManagerNotifier: Sendable {
     /// - Throws: ``Error`` if sending failed.
     @discardableResult
     public func notify(_ state: String) throws -> Bool {
+        if let environment {
+            guard let path = environment["NOTIFY_SOCKET"], !path.isEmpty else { return false }
+            try Self.send(state, to: path)
+            return true
+        }
         let result = sd_notify(0, state)
         if result < 0 { throw Error(errno: -result, message: "send \(state.debugDescription)") }
         return result > 0
@@ -112,4 +140,26 @@ public struct ServiceManagerNotifier: Sendable {
     /// - Throws: ``Error`` if sending failed.
     @discardableResult
     public func watchdog() throws -> Bool { try notify("WATCHDOG=1") }
+
+    /// Sends one datagram to a notify socket path (`@name` for the abstract namespace).
+    private static func send(_ state: String, to path: String) throws {
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw Error(errno: errno, message: "socket for \(path)") }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        var bytes = Array(path.utf8)
+        if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard bytes.count < capacity else { throw Error(errno: ENAMETOOLONG, message: "notify socket path \(path)") }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + (bytes.first == 0 ? 0 : 1))
+        let payload = Array(state.utf8)
+        let sent = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sockaddr in
+                payload.withUnsafeBytes { sendto(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL), sockaddr, length) }
+            }
+        }
+        guard sent == payload.count else { throw Error(errno: errno, message: "send \(state.debugDescription) to \(path)") }
+    }
 }

@@ -52,82 +52,57 @@ private struct NotifySocket {
     }
 }
 
-/// Sets environment variables for the duration of `body` and restores the previous values afterwards.
-private func withEnvironment<T>(_ values: [String: String?], _ body: () throws -> T) rethrows -> T {
-    let saved = values.keys.map { ($0, getenv($0).map { String(cString: $0) }) }
-    for (key, value) in values {
-        if let value { setenv(key, value, 1) } else { unsetenv(key) }
-    }
-    defer {
-        for (key, value) in saved {
-            if let value { setenv(key, value, 1) } else { unsetenv(key) }
-        }
-    }
-    return try body()
-}
-
-/// These tests change process-global environment variables ($NOTIFY_SOCKET, $WATCHDOG_*), so they run
-/// one at a time; no other test in this target reads those variables.
-@Suite("ServiceManagerNotifier and WatchdogTimer", .serialized)
+/// The notifier reads an explicit environment here, never the process's: changing the process
+/// environment while other tests' threads read it (sd_notify calls getenv) would be a data race.
+/// The process-environment path through libsystemd's sd_notify is covered by the integration test
+/// that runs lifecycle-example as a real process with a real $NOTIFY_SOCKET.
+@Suite("ServiceManagerNotifier and WatchdogTimer")
 struct ServiceManagerTests {
     @Test func sendsEachStateToTheNotifySocket() throws {
         let socket = try NotifySocket()
         defer { socket.close() }
-        let notifier = ServiceManagerNotifier()
-        try withEnvironment(["NOTIFY_SOCKET": socket.path]) {
-            #expect(notifier.isNotifySocketSet)
-            let sent = try notifier.ready()
-            #expect(sent)
-            #expect(socket.receive() == "READY=1")
-            try notifier.status("Serving 3 apps\nand more")
-            #expect(socket.receive() == "STATUS=Serving 3 apps and more")
-            try notifier.stopping()
-            #expect(socket.receive() == "STOPPING=1")
-            try notifier.extendTimeout(microseconds: 5_000_000)
-            #expect(socket.receive() == "EXTEND_TIMEOUT_USEC=5000000")
-            try notifier.watchdog()
-            #expect(socket.receive() == "WATCHDOG=1")
-        }
+        let notifier = ServiceManagerNotifier(environment: ["NOTIFY_SOCKET": socket.path])
+        #expect(notifier.isNotifySocketSet)
+        let sent = try notifier.ready()
+        #expect(sent)
+        #expect(socket.receive() == "READY=1")
+        try notifier.status("Serving 3 apps\nand more")
+        #expect(socket.receive() == "STATUS=Serving 3 apps and more")
+        try notifier.stopping()
+        #expect(socket.receive() == "STOPPING=1")
+        try notifier.extendTimeout(microseconds: 5_000_000)
+        #expect(socket.receive() == "EXTEND_TIMEOUT_USEC=5000000")
+        try notifier.watchdog()
+        #expect(socket.receive() == "WATCHDOG=1")
     }
 
     @Test func withoutNotifySocketEverythingIsANoOp() throws {
-        let notifier = ServiceManagerNotifier()
-        try withEnvironment(["NOTIFY_SOCKET": nil]) {
-            #expect(!notifier.isNotifySocketSet)
-            let sent = try notifier.ready()
-            #expect(!sent)
-        }
+        let notifier = ServiceManagerNotifier(environment: [:])
+        #expect(!notifier.isNotifySocketSet)
+        let sent = try notifier.ready()
+        #expect(!sent)
     }
 
     @Test func watchdogIntervalFollowsWatchdogUsecAndPid() throws {
-        let notifier = ServiceManagerNotifier()
-        withEnvironment(["WATCHDOG_USEC": "3000000", "WATCHDOG_PID": String(getpid())]) {
-            #expect(notifier.watchdogInterval == .seconds(3))
-        }
-        withEnvironment(["WATCHDOG_USEC": "3000000", "WATCHDOG_PID": nil]) {
-            #expect(notifier.watchdogInterval == .seconds(3))
-        }
-        withEnvironment(["WATCHDOG_USEC": "3000000", "WATCHDOG_PID": String(getpid() + 1)]) {
-            #expect(notifier.watchdogInterval == nil, "meant for another process")
-        }
-        try withEnvironment(["WATCHDOG_USEC": nil, "WATCHDOG_PID": nil]) {
-            #expect(notifier.watchdogInterval == nil)
-            let timer = try WatchdogTimer(notifier: notifier)
-            #expect(timer == nil, "no watchdog, no timer")
-        }
+        #expect(ServiceManagerNotifier(environment: ["WATCHDOG_USEC": "3000000", "WATCHDOG_PID": String(getpid())]).watchdogInterval == .seconds(3))
+        #expect(ServiceManagerNotifier(environment: ["WATCHDOG_USEC": "3000000"]).watchdogInterval == .seconds(3))
+        #expect(ServiceManagerNotifier(environment: ["WATCHDOG_USEC": "3000000", "WATCHDOG_PID": String(getpid() + 1)]).watchdogInterval == nil,
+                "meant for another process")
+        let none = ServiceManagerNotifier(environment: [:])
+        #expect(none.watchdogInterval == nil)
+        #expect(try WatchdogTimer(notifier: none) == nil, "no watchdog, no timer")
     }
 
     @Test func watchdogTimerPingsThroughTheNotifier() throws {
         let socket = try NotifySocket()
         defer { socket.close() }
-        try withEnvironment(["NOTIFY_SOCKET": socket.path, "WATCHDOG_USEC": "20000", "WATCHDOG_PID": nil]) {
-            let timer = try #require(try WatchdogTimer(notifier: ServiceManagerNotifier()))
-            defer { timer.close() }
-            #expect(timer.period == .microseconds(10_000), "half the watchdog interval")
-            guard let revents = waitForReadiness(timer.fileDescriptor, events: timer.pollEvents) else { return }
-            #expect(try timer.handleReadiness(revents) == [])
-            #expect(socket.receive() == "WATCHDOG=1")
-        }
+        let notifier = ServiceManagerNotifier(environment: ["NOTIFY_SOCKET": socket.path, "WATCHDOG_USEC": "20000"])
+        let timer = try #require(try WatchdogTimer(notifier: notifier))
+        defer { timer.close() }
+        #expect(timer.period == .microseconds(10_000), "half the watchdog interval")
+        guard let revents = waitForReadiness(timer.fileDescriptor, events: timer.pollEvents) else { return }
+        #expect(try timer.handleReadiness(revents) == [])
+        #expect(socket.receive() == "WATCHDOG=1")
     }
 
     @Test func watchdogTimerIsPeriodic() throws {

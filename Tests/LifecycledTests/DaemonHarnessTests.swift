@@ -1,3 +1,4 @@
+import LifecycledTestSupport
 import AppLifecycle
 import AppLifecycleSystemd
 import AppLifecycleTesting

@@ -23,8 +23,16 @@ struct TemporaryDirectory {
         let full = path + "/" + relative
         try FileManager.default.createDirectory(
             atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try contents.write(toFile: full, atomically: false, encoding: .utf8)
-        chmod(full, mode)
+        // O_CLOEXEC: a child spawned meanwhile by a parallel test must not inherit the write end,
+        // or exec'ing this file as a script fails with ETXTBSY.
+        let fd = open(full, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        defer { close(fd) }
+        let bytes = Array(contents.utf8)
+        guard bytes.withUnsafeBytes({ Glibc.write(fd, $0.baseAddress, $0.count) }) == bytes.count else {
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+        }
+        fchmod(fd, mode)
         return full
     }
 
