@@ -33,9 +33,13 @@ demo: deps
 
 bench: deps
 	$(SWIFT) build -c release --product lifecycle-bench
+	$(SWIFT) build -c release --product lifecycled
 	.build/release/lifecycle-bench center
 	.build/release/lifecycle-bench latency
 	.build/release/lifecycle-bench sleep-delay
+	.build/release/lifecycle-bench fanout
+	.build/release/lifecycle-bench throughput
+	.build/release/lifecycle-bench idle
 
 # Installs lifecycled and lifecyclectl (release build), the systemd user unit and the D-Bus
 # activation file, both rewritten to run $(PREFIX)/bin/lifecycled. DESTDIR is honoured for packaging.
