@@ -207,12 +207,24 @@ struct IdleBenchmark: AsyncParsableCommand {
         let cpu = Double(after.cpuTicks - before.cpuTicks) / Double(sysconf(Int32(_SC_CLK_TCK))) * 1000
         let wakeups = after.contextSwitches - before.contextSwitches
         let rssMiB = Double(after.rssKiB) / 1024
+        let (privateMiB, pssMiB) = Self.rollup(pid: rig.daemon.pid)
         if json {
             print(Measurement.jsonLine(["benchmark": "idle", "seconds": seconds, "cpu_ms": cpu, "context_switches": wakeups,
-                                        "rss_mib": rssMiB, "target_rss_mib": 16]))
+                                        "rss_mib": rssMiB, "private_mib": privateMiB, "pss_mib": pssMiB, "target_rss_mib": 16]))
         } else {
-            print("lifecycled idle for \(seconds) s: CPU \(Measurement.format(cpu, 1)) ms, \(wakeups) context switches, RSS \(Measurement.format(rssMiB, 1)) MiB (target < 16 MiB)")
+            print("lifecycled idle for \(seconds) s: CPU \(Measurement.format(cpu, 1)) ms, \(wakeups) context switches")
+            print("  RSS \(Measurement.format(rssMiB, 1)) MiB (target < 16 MiB), of which private \(Measurement.format(privateMiB, 1)) MiB; PSS \(Measurement.format(pssMiB, 1)) MiB")
         }
+    }
+
+    /// Private (unshared) memory and PSS in MiB, from /proc/PID/smaps_rollup.
+    static func rollup(pid: pid_t) -> (privateMiB: Double, pssMiB: Double) {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8) else { return (.nan, .nan) }
+        func kib(_ field: String) -> Double {
+            text.split(separator: "\n").first { $0.hasPrefix(field) }
+                .flatMap { Double($0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") } ?? 0
+        }
+        return ((kib("Private_Clean:") + kib("Private_Dirty:")) / 1024, kib("Pss:") / 1024)
     }
 
     /// CPU ticks, context switches and RSS of a process, from /proc.
