@@ -34,9 +34,9 @@ struct CounterApp: AsyncParsableCommand {
         }
         let store = CounterStore(directory: CounterStore.directory(option: stateDirectory, environment: environment))
         print("counter-app: \(id) keeps its count in \(store.path)")
-        await HostSelection.main(
-            delegate: CounterAppDelegate(store: store), selection: host, appID: id,
-            applicationConfiguration: Application.Configuration(applicationIdentifier: id, isStateRestorationEnabled: false))
+        await Application.main(
+            delegate: CounterAppDelegate(store: store), hostSelection: host, appID: id,
+            configuration: Application.Configuration(applicationIdentifier: id, isStateRestorationEnabled: false))
     }
 }
 

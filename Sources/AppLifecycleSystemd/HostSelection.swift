@@ -138,12 +138,8 @@ public enum HostSelection: String, Sendable, CaseIterable {
     ) async -> Never {
         let (host, _) = await selection.makeHost(appID: appID, configuration: configuration)
         let app = Application(delegate: delegate, host: host, configuration: applicationConfiguration)
-        var options = LaunchOptions.fromServiceManager(environment: configuration.environment)
-        if let hosted = host as? LifecycledHost {
-            await hosted.prepare(app)
-            options = LaunchOptions(userInfo: options.userInfo.merging(hosted.launchOptions.userInfo))
-        }
-        await app.run(launchOptions: options)
+        // run() lets the host prepare and lays lifecycled's launch options over these.
+        await app.run(launchOptions: .fromServiceManager(environment: configuration.environment))
         if let hosted = host as? LifecycledHost { await hosted.flush() }
         exit(0)
     }
@@ -173,5 +169,27 @@ public enum HostSelection: String, Sendable, CaseIterable {
         } catch {
             return .failure(BusError(name: BusError.Name.failed, message: "\(error)"))
         }
+    }
+}
+
+extension Application {
+    /// Creates the app, picks its host, runs it until it terminates, and exits: `UIApplicationMain`
+    /// for an app that `lifecycled` may host.
+    ///
+    /// With ``HostSelection/automatic`` (the default) the app connects to `lifecycled` when the
+    /// daemon launched it (`$LIFECYCLE_APP_ID`), when `$LIFECYCLE_USE_DAEMON=1`, or when the daemon's
+    /// name has an owner on the session bus (and not when `$LIFECYCLE_USE_DAEMON=0`); otherwise it
+    /// runs on the in-process bridge (``SystemdHost``). The same delegate works both ways.
+    ///
+    /// - Parameters:
+    ///   - delegate: The delegate.
+    ///   - hostSelection: Which host to use.
+    ///   - appID: The app id for lifecycled (default: `$LIFECYCLE_APP_ID`, else the configuration's identifier).
+    ///   - configuration: The app's limits.
+    public static func main(
+        delegate: any ApplicationDelegate, hostSelection: HostSelection = .automatic, appID: String? = nil,
+        configuration: Application.Configuration = Application.Configuration()
+    ) async -> Never {
+        await HostSelection.main(delegate: delegate, selection: hostSelection, appID: appID, applicationConfiguration: configuration)
     }
 }
