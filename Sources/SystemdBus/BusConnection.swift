@@ -53,6 +53,9 @@ public final class BusConnection: @unchecked Sendable {
 
     var bus: OpaquePointer?
     private let open = Atomic<Bool>(true)
+    /// Credentials of unique names already asked about. A unique name is never reused while the
+    /// bus runs, and a connection's uid and pid cannot change, so an answer stays true; bounded.
+    private let credentialsCache = CredentialsCache()
     private var filter: FilterBox?
     private var hookID: UInt64 = 0
     var trackers: [String: NameOwnerTracker] = [:]
@@ -407,8 +410,12 @@ public final class BusConnection: @unchecked Sendable {
     /// - Returns: The uid, pid and groups the daemon reports.
     /// - Throws: ``BusError``, for example `NameHasNoOwner` if the peer is gone.
     public func credentials(of sender: String) async throws -> BusCredentials {
+        let unique = sender.hasPrefix(":")
+        if unique, let cached = credentialsCache[sender] { return cached }
         let reply = try await callDaemon("GetConnectionCredentials", [.string(sender)])
-        return BusConnection.credentials(sender, from: reply)
+        let credentials = BusConnection.credentials(sender, from: reply)
+        if unique { credentialsCache[sender] = credentials }
+        return credentials
     }
 
     static func credentials(_ sender: String, from reply: [BusValue]) -> BusCredentials {
@@ -525,4 +532,26 @@ struct SendablePointer: @unchecked Sendable {
     // which is the only thread that dereferences it.
     let pointer: OpaquePointer
     init(_ pointer: OpaquePointer) { self.pointer = pointer }
+}
+
+/// A bounded map from unique bus names to their credentials (oldest entries evicted first).
+///
+/// Sendable: its state is behind a mutex.
+final class CredentialsCache: Sendable {
+    private static let capacity = 1024
+    private let state = Mutex<(entries: [String: BusCredentials], order: [String])>(([:], []))
+
+    subscript(name: String) -> BusCredentials? {
+        get { state.withLock { $0.entries[name] } }
+        set {
+            guard let newValue else { return }
+            state.withLock { state in
+                if state.entries.updateValue(newValue, forKey: name) == nil { state.order.append(name) }
+                if state.order.count > Self.capacity {
+                    let evicted = state.order.removeFirst()
+                    state.entries[evicted] = nil
+                }
+            }
+        }
+    }
 }
