@@ -73,7 +73,7 @@ let package = Package(
         // The fake lifecycled that both the app-side and the lifecyclectl tests talk to.
         .target(
             name: "LifecycledTestSupport",
-            dependencies: ["AppLifecycle", "AppLifecycleSystemd", "SystemdBus"],
+            dependencies: ["AppLifecycle", "AppLifecycleSystemd", "AppLifecycleTesting", "SystemdBus"],
             path: "Tests/LifecycledTestSupport"
         ),
         .testTarget(

@@ -55,122 +55,115 @@ struct LifecycledHostTests {
 
     @MainActor @Test("registers with its app id, launches with the daemon's facts and options, follows its own verified Commands in order, reports back")
     func registersFollowsAndReports() async throws {
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let loop = try EventLoop(name: "fake-daemon")
-        defer { loop.shutdown() }
-        let fake = try await FakeLifecycled.start(
-            address: bus.address, loop: loop,
-            facts: ["sleeping": false, "locked": true, "session-active": true, "foreground": true],
-            launchOptions: ["UIApplicationLaunchOptionsURLKey": "counter://start"])
-        defer { fake.connection.close() }
-        let spoof = try BusConnection(.address(bus.address), loop: loop, description: "spoof")
-        defer { spoof.close() }
+        try await withFakeLifecycled(facts: ["sleeping": false, "locked": true, "session-active": true, "foreground": true],
+            launchOptions: ["UIApplicationLaunchOptionsURLKey": "counter://start"]) { env in
+            let bus = env.bus
+            let loop = env.loop
+            let fake = env.fake
+            let spoof = try BusConnection(.address(bus.address), loop: loop, description: "spoof")
+            defer { spoof.close() }
 
-        let hosted = Hosted(address: bus.address)
-        defer { hosted.host.stop() }
-        await hosted.host.prepare(hosted.app)
-        #expect(fake.log.calls(LifecycledProtocol.Method.registerApp).map(CallLog.strings) == [[FakeLifecycled.counterID]])
-        #expect(hosted.host.status.isHosted)
-        #expect(hosted.host.launchOptions.url?.absoluteString == "counter://start")
+            let hosted = Hosted(address: bus.address)
+            defer { hosted.host.stop() }
+            await hosted.host.prepare(hosted.app)
+            #expect(fake.log.calls(LifecycledProtocol.Method.registerApp).map(CallLog.strings) == [[FakeLifecycled.counterID]])
+            #expect(hosted.host.status.isHosted)
+            #expect(hosted.host.launchOptions.url?.absoluteString == "counter://start")
 
-        hosted.app.launch(options: hosted.host.launchOptions)
-        // Locked at launch: the app launches into inactive, never active.
-        #expect(hosted.app.applicationState == .inactive)
-        #expect(!hosted.recorder.delegateCalls.contains("applicationDidBecomeActive(_:)"))
+            hosted.app.launch(options: hosted.host.launchOptions)
+            // Locked at launch: the app launches into inactive, never active.
+            #expect(hosted.app.applicationState == .inactive)
+            #expect(!hosted.recorder.delegateCalls.contains("applicationDidBecomeActive(_:)"))
 
-        // A spoofed Command (not from the name's owner), then one for another app, then the real ones.
-        let spoofed = HostEventBusCodec.encode(.terminate(.hostRequest))!
-        try spoof.emitSignal(path: LifecycledProtocol.objectPath, interface: LifecycledProtocol.interface,
-                             member: LifecycledProtocol.Signal.command,
-                             arguments: [.string(FakeLifecycled.counterID), .string(spoofed.command), UserInfoBusCodec.encode(spoofed.arguments)])
-        try await busBarrier(spoof)
-        try fake.command(FakeLifecycled.notesID, .memoryWarning(MemoryWarning(level: .critical, source: "test")))
-        try fake.command(FakeLifecycled.counterID, .locked(false))
-        try fake.command(FakeLifecycled.counterID, .sleeping(true))
-        try await hosted.waitForDelegateCall("applicationDidEnterBackground(_:)")
+            // A spoofed Command (not from the name's owner), then one for another app, then the real ones.
+            let spoofed = HostEventBusCodec.encode(.terminate(.hostRequest))!
+            try spoof.emitSignal(path: LifecycledProtocol.objectPath, interface: LifecycledProtocol.interface,
+                                 member: LifecycledProtocol.Signal.command,
+                                 arguments: [.string(FakeLifecycled.counterID), .string(spoofed.command), UserInfoBusCodec.encode(spoofed.arguments)])
+            try await busBarrier(spoof)
+            try fake.command(FakeLifecycled.notesID, .memoryWarning(MemoryWarning(level: .critical, source: "test")))
+            try fake.command(FakeLifecycled.counterID, .locked(false))
+            try fake.command(FakeLifecycled.counterID, .sleeping(true))
+            try await hosted.waitForDelegateCall("applicationDidEnterBackground(_:)")
 
-        try hosted.recorder.verifyOrder([
-            "applicationProtectedDataDidBecomeAvailable(_:)", "applicationDidBecomeActive(_:)",
-            "applicationWillResignActive(_:)", "applicationDidEnterBackground(_:)",
-        ])
-        try hosted.recorder.verifyAbsent("applicationDidReceiveMemoryWarning(_:)")
-        try hosted.recorder.verifyAbsent("applicationWillTerminate(_:)")
-        #expect(hosted.host.hostFacts["sleeping"] == .bool(true))
+            try hosted.recorder.verifyOrder([
+                "applicationProtectedDataDidBecomeAvailable(_:)", "applicationDidBecomeActive(_:)",
+                "applicationWillResignActive(_:)", "applicationDidEnterBackground(_:)",
+            ])
+            try hosted.recorder.verifyAbsent("applicationDidReceiveMemoryWarning(_:)")
+            try hosted.recorder.verifyAbsent("applicationWillTerminate(_:)")
+            #expect(hosted.host.hostFacts["sleeping"] == .bool(true))
 
-        // Reports: every state in order, and the notifications the app posted.
-        try await fake.log.wait(for: LifecycledProtocol.Method.reportState, "suspended") { CallLog.strings($0) == [FakeLifecycled.counterID, "suspended"] }
-        try await fake.log.wait(for: LifecycledProtocol.Method.reportNotification, Self.didEnterBackground) { CallLog.strings($0).dropFirst().first == Self.didEnterBackground }
-        let states = fake.log.calls(LifecycledProtocol.Method.reportState).map { CallLog.strings($0)[1] }
-        #expect(states == ["inactive", "active", "inactive", "background", "suspended"])
-        let names = fake.log.calls(LifecycledProtocol.Method.reportNotification).map { CallLog.strings($0)[1] }
-        #expect(names.contains("UIApplicationDidFinishLaunchingNotification"))
-        #expect(names.firstIndex(of: "UIApplicationWillResignActiveNotification")! < names.firstIndex(of: Self.didEnterBackground)!)
-        #expect(fake.log.calls(LifecycledProtocol.Method.reportNotification).allSatisfy { $0.arguments[0] == .string(FakeLifecycled.counterID) })
+            // Reports: every state in order, and the notifications the app posted.
+            try await fake.log.wait(for: LifecycledProtocol.Method.reportState, "suspended") { CallLog.strings($0) == [FakeLifecycled.counterID, "suspended"] }
+            try await fake.log.wait(for: LifecycledProtocol.Method.reportNotification, Self.didEnterBackground) { CallLog.strings($0).dropFirst().first == Self.didEnterBackground }
+            let states = fake.log.calls(LifecycledProtocol.Method.reportState).map { CallLog.strings($0)[1] }
+            #expect(states == ["inactive", "active", "inactive", "background", "suspended"])
+            let names = fake.log.calls(LifecycledProtocol.Method.reportNotification).map { CallLog.strings($0)[1] }
+            #expect(names.contains("UIApplicationDidFinishLaunchingNotification"))
+            #expect(names.firstIndex(of: "UIApplicationWillResignActiveNotification")! < names.firstIndex(of: Self.didEnterBackground)!)
+            #expect(fake.log.calls(LifecycledProtocol.Method.reportNotification).allSatisfy { $0.arguments[0] == .string(FakeLifecycled.counterID) })
+        }
     }
 
     @MainActor @Test("a 'post' Command posts the named notification into the app's center, typed observers included")
     func postCommand() async throws {
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let loop = try EventLoop(name: "fake-daemon")
-        defer { loop.shutdown() }
-        let fake = try await FakeLifecycled.start(address: bus.address, loop: loop)
-        defer { fake.connection.close() }
+        try await withFakeLifecycled { env in
+            let bus = env.bus
+            let fake = env.fake
 
-        let hosted = Hosted(address: bus.address)
-        defer { hosted.host.stop() }
-        await hosted.host.prepare(hosted.app)
-        hosted.app.launch()
-        var levels: [MemoryWarning.Level] = []
-        let token = hosted.app.notificationCenter.addObserver(for: Application.DidReceiveMemoryWarningMessage.self) { levels.append($0.warning.level) }
-        defer { token.cancel() }
-        try fake.object.emitSignal(LifecycledProtocol.Signal.command, arguments: [
-            .string(FakeLifecycled.counterID), .string(LifecycledProtocol.postCommand),
-            UserInfoBusCodec.encode(UserInfo(["name": "UIApplicationDidReceiveMemoryWarningNotification",
-                                              "userInfo": [ApplicationUserInfoKey.memoryWarningLevel: "critical"]])),
-        ])
-        let recorder = hosted.recorder
-        try await hosted.changes.wait(for: "posted notification") { @MainActor in
-            recorder.notificationNames.contains("UIApplicationDidReceiveMemoryWarningNotification")
+            let hosted = Hosted(address: bus.address)
+            defer { hosted.host.stop() }
+            await hosted.host.prepare(hosted.app)
+            hosted.app.launch()
+            var levels: [MemoryWarning.Level] = []
+            let token = hosted.app.notificationCenter.addObserver(for: Application.DidReceiveMemoryWarningMessage.self) { levels.append($0.warning.level) }
+            defer { token.cancel() }
+            try fake.object.emitSignal(LifecycledProtocol.Signal.command, arguments: [
+                .string(FakeLifecycled.counterID), .string(LifecycledProtocol.postCommand),
+                UserInfoBusCodec.encode(UserInfo(["name": "UIApplicationDidReceiveMemoryWarningNotification",
+                                                  "userInfo": [ApplicationUserInfoKey.memoryWarningLevel: "critical"]])),
+            ])
+            let recorder = hosted.recorder
+            try await hosted.changes.wait(for: "posted notification") { @MainActor in
+                recorder.notificationNames.contains("UIApplicationDidReceiveMemoryWarningNotification")
+            }
+            #expect(levels == [.critical])
         }
-        #expect(levels == [.critical])
     }
 
     @MainActor @Test("background tasks begun and ended are reported as BackgroundTaskBegan/Ended")
     func backgroundTasks() async throws {
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let loop = try EventLoop(name: "fake-daemon")
-        defer { loop.shutdown() }
-        let fake = try await FakeLifecycled.start(address: bus.address, loop: loop)
-        defer { fake.connection.close() }
+        try await withFakeLifecycled { env in
+            let bus = env.bus
+            let fake = env.fake
 
-        let hosted = Hosted(address: bus.address)
-        defer { hosted.host.stop() }
-        hosted.delegate.takesBackgroundTask = true
-        await hosted.host.prepare(hosted.app)
-        hosted.app.launch()
-        #expect(hosted.app.applicationState == .active)
+            let hosted = Hosted(address: bus.address)
+            defer { hosted.host.stop() }
+            hosted.delegate.takesBackgroundTask = true
+            await hosted.host.prepare(hosted.app)
+            hosted.app.launch()
+            #expect(hosted.app.applicationState == .active)
 
-        try fake.command(FakeLifecycled.counterID, .foreground(false))
-        try await hosted.waitForDelegateCall("applicationDidEnterBackground(_:)")
-        #expect(hosted.app.applicationState == .background)
-        let task = hosted.delegate.task
-        try await fake.log.wait(for: LifecycledProtocol.Method.backgroundTaskBegan)
-        hosted.app.endBackgroundTask(task)
-        #expect(hosted.app.applicationState == .suspended)
-        try await fake.log.wait(for: LifecycledProtocol.Method.backgroundTaskEnded)
-        try await fake.log.wait(for: LifecycledProtocol.Method.reportState, "suspended") { CallLog.strings($0).last == "suspended" }
+            try fake.command(FakeLifecycled.counterID, .foreground(false))
+            try await hosted.waitForDelegateCall("applicationDidEnterBackground(_:)")
+            #expect(hosted.app.applicationState == .background)
+            let task = hosted.delegate.task
+            try await fake.log.wait(for: LifecycledProtocol.Method.backgroundTaskBegan)
+            hosted.app.endBackgroundTask(task)
+            #expect(hosted.app.applicationState == .suspended)
+            try await fake.log.wait(for: LifecycledProtocol.Method.backgroundTaskEnded)
+            try await fake.log.wait(for: LifecycledProtocol.Method.reportState, "suspended") { CallLog.strings($0).last == "suspended" }
 
-        let began = try #require(fake.log.calls(LifecycledProtocol.Method.backgroundTaskBegan).first)
-        #expect(began.arguments == [.string(FakeLifecycled.counterID), .uint32(UInt32(task.rawValue)), .string("save")])
-        let ended = try #require(fake.log.calls(LifecycledProtocol.Method.backgroundTaskEnded).first)
-        #expect(ended.arguments == [.string(FakeLifecycled.counterID), .uint32(UInt32(task.rawValue))])
-        // The task ended before the app reported suspended.
-        let order = fake.log.all.map(\.member)
-        let lastState = order.lastIndex(of: LifecycledProtocol.Method.reportState)!
-        #expect(order.firstIndex(of: LifecycledProtocol.Method.backgroundTaskEnded)! < lastState)
+            let began = try #require(fake.log.calls(LifecycledProtocol.Method.backgroundTaskBegan).first)
+            #expect(began.arguments == [.string(FakeLifecycled.counterID), .uint32(UInt32(task.rawValue)), .string("save")])
+            let ended = try #require(fake.log.calls(LifecycledProtocol.Method.backgroundTaskEnded).first)
+            #expect(ended.arguments == [.string(FakeLifecycled.counterID), .uint32(UInt32(task.rawValue))])
+            // The task ended before the app reported suspended.
+            let order = fake.log.all.map(\.member)
+            let lastState = order.lastIndex(of: LifecycledProtocol.Method.reportState)!
+            #expect(order.firstIndex(of: LifecycledProtocol.Method.backgroundTaskEnded)! < lastState)
+        }
     }
 
     @MainActor @Test("a lifecycled restart (name released, taken by a new connection) leads to re-registration and a state resync")

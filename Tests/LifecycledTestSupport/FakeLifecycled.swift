@@ -1,3 +1,4 @@
+import AppLifecycleTesting
 import AppLifecycle
 import AppLifecycleSystemd
 import Foundation
@@ -193,4 +194,45 @@ public final class FakeLifecycled: Sendable {
 public func busBarrier(_ connection: BusConnection) async throws {
     _ = try await connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                                   interface: "org.freedesktop.DBus", member: "GetId")
+}
+
+/// A private bus, an event loop and a fake lifecycled on it, for one test.
+public struct FakeLifecycledEnvironment {
+    /// The private bus (its address is what clients connect to).
+    public let bus: PrivateBus
+    /// The loop the fake's connection runs on.
+    public let loop: EventLoop
+    /// The fake daemon.
+    public let fake: FakeLifecycled
+}
+
+/// Runs `body` with a private bus and a fake lifecycled on it; stops all of it afterwards, even on failure.
+///
+/// - Parameters:
+///   - facts: The host facts `RegisterApp` returns.
+///   - launchOptions: The launch options `RegisterApp` returns.
+///   - apps: What `ListApps` and `Apps` report.
+///   - simulationEnabled: The `SimulationEnabled` property.
+///   - isolation: The caller's actor (inferred).
+///   - body: The test.
+public func withFakeLifecycled<T>(
+    facts: UserInfo = ["sleeping": false, "locked": false, "session-active": true, "foreground": true],
+    launchOptions: UserInfo = [:],
+    apps: [LifecycledApp] = [
+        LifecycledApp(id: FakeLifecycled.counterID, state: "active", name: "Counter", pid: 4242),
+        LifecycledApp(id: FakeLifecycled.notesID, state: "notRunning", name: "Notes", pid: 0),
+    ],
+    simulationEnabled: Bool = true,
+    isolation: isolated (any Actor)? = #isolation,
+    _ body: (FakeLifecycledEnvironment) async throws -> T
+) async throws -> T {
+    let bus = try PrivateBus()
+    defer { bus.stop() }
+    let loop = try EventLoop(name: "fake-daemon")
+    defer { loop.shutdown() }
+    let fake = try await FakeLifecycled.start(
+        address: bus.address, loop: loop, facts: facts, launchOptions: launchOptions, apps: apps,
+        simulationEnabled: simulationEnabled)
+    defer { fake.connection.close() }
+    return try await body(FakeLifecycledEnvironment(bus: bus, loop: loop, fake: fake))
 }

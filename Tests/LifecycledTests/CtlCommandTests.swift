@@ -37,13 +37,9 @@ struct CtlFixture {
     let fake: FakeLifecycled
 
     static func with(simulationEnabled: Bool = true, _ body: (CtlFixture) async throws -> Void) async throws {
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let loop = try EventLoop(name: "fake-daemon")
-        defer { loop.shutdown() }
-        let fake = try await FakeLifecycled.start(address: bus.address, loop: loop, simulationEnabled: simulationEnabled)
-        defer { fake.connection.close() }
-        try await body(CtlFixture(bus: bus, loop: loop, fake: fake))
+        try await withFakeLifecycled(simulationEnabled: simulationEnabled) { env in
+            try await body(CtlFixture(bus: env.bus, loop: env.loop, fake: env.fake))
+        }
     }
 
     func run<C: CtlCommand>(_ command: C.Type, _ arguments: [String], capture: Capture = Capture()) async -> (status: Int32, capture: Capture) {
