@@ -51,15 +51,17 @@ let package = Package(
             dependencies: ["AppLifecycle", "AppLifecycleSystemd", argumentParser, logging],
             path: "Examples/CounterApp"
         ),
+        // The two executables' shared command-line behaviour (usage errors exit 2).
+        .target(name: "CommandLineSupport", dependencies: [argumentParser]),
         .executableTarget(
             name: "lifecycled",
-            dependencies: ["AppLifecycle", "AppLifecycleSystemd", "SystemdBus", "CSystemdShim", argumentParser, logging]
+            dependencies: ["AppLifecycle", "AppLifecycleSystemd", "SystemdBus", "CSystemdShim", "CommandLineSupport", argumentParser, logging]
         ),
         .executableTarget(
             name: "lifecyclectl",
             // AppLifecycleSystemd too: lifecyclectl speaks lifecycled's protocol through the same
             // codec and subscriber the apps use, rather than a copy of them.
-            dependencies: ["AppLifecycle", "SystemdBus", "AppLifecycleSystemd", argumentParser]
+            dependencies: ["AppLifecycle", "SystemdBus", "AppLifecycleSystemd", "CommandLineSupport", argumentParser]
         ),
         .target(name: "CAllocationCounter", path: "Benchmarks/CAllocationCounter"),
         .executableTarget(

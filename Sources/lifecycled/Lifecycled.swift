@@ -1,6 +1,7 @@
 import AppLifecycle
 import AppLifecycleSystemd
 import ArgumentParser
+import CommandLineSupport
 import Foundation
 import SystemdBus
 
@@ -14,10 +15,7 @@ import SystemdBus
 /// usage error. `--check` only loads the manifests, prints them and every rejected file, and
 /// exits 1 if any was rejected.
 @main
-struct Lifecycled: AsyncParsableCommand {
-    /// The exit status of a usage error.
-    static let usageExitStatus: Int32 = 2
-
+struct Lifecycled: AsyncParsableCommand, UsageErrorExit {
     /// The command's name and help.
     static let configuration = CommandConfiguration(
         commandName: "lifecycled",
@@ -87,35 +85,8 @@ struct Lifecycled: AsyncParsableCommand {
         if !store.errors.isEmpty { throw ExitCode(1) }
     }
 
-    /// The exit status for an error: 2 for usage errors, ArgumentParser's code otherwise.
-    ///
-    /// - Parameters:
-    ///   - error: The error from parsing or running.
-    static func exitStatus(for error: any Error) -> Int32 {
-        let code = exitCode(for: error)
-        return code == .validationFailure ? usageExitStatus : code.rawValue
-    }
-
-    /// Parses the command line, runs, and exits with ``exitStatus(for:)`` on error.
+    /// Parses the command line and runs; usage errors exit 2 (``UsageErrorExit``).
     static func main() async {
-        do {
-            var command = try parseAsRoot()
-            if var asyncCommand = command as? any AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try command.run()
-            }
-        } catch {
-            let status = exitStatus(for: error)
-            let message = fullMessage(for: error)
-            if !message.isEmpty {
-                if status == 0 {
-                    print(message)
-                } else {
-                    FileHandle.standardError.write(Data((message + "\n").utf8))
-                }
-            }
-            Foundation.exit(status)
-        }
+        await runMain()
     }
 }

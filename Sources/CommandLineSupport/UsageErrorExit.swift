@@ -1,0 +1,48 @@
+import ArgumentParser
+import Foundation
+
+/// A command whose usage errors exit with status 2 (as GNU tools and shells expect) instead of
+/// ArgumentParser's `EX_USAGE` (64); everything else keeps ArgumentParser's status.
+///
+/// The project's executables (`lifecycled`, `lifecyclectl`) call ``runMain()`` from their `main`.
+public protocol UsageErrorExit: ParsableCommand {}
+
+extension UsageErrorExit {
+    /// The exit status for a usage error.
+    public static var usageExitStatus: Int32 { 2 }
+
+    /// The exit status a failed parse or run ends the process with: 2 for usage errors,
+    /// ArgumentParser's status otherwise.
+    ///
+    /// - Parameters:
+    ///   - error: What parsing or running threw.
+    public static func exitStatus(for error: any Error) -> Int32 {
+        let code = exitCode(for: error)
+        return code == .validationFailure ? usageExitStatus : code.rawValue
+    }
+
+    /// Parses the command line, runs the (possibly async) command, and on error prints
+    /// ArgumentParser's message (standard output for `--help`, standard error otherwise) and exits
+    /// with ``exitStatus(for:)``.
+    public static func runMain() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let status = exitStatus(for: error)
+            let message = fullMessage(for: error)
+            if !message.isEmpty {
+                if status == 0 {
+                    print(message)
+                } else {
+                    FileHandle.standardError.write(Data((message + "\n").utf8))
+                }
+            }
+            Foundation.exit(status)
+        }
+    }
+}
