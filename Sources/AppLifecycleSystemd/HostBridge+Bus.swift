@@ -111,11 +111,11 @@ extension HostBridge {
         do {
             let present = try await client.start()
             bus.screensaver = client
-            record(.screensaver, "live (\(present.map(\.busName).joined(separator: ", ")))")
+            // The subscriptions follow the names' owners, so a screensaver that starts later is heard.
+            record(.screensaver, present.isEmpty ? "live (waiting for a screensaver to appear)"
+                                                 : "live (\(present.map(\.busName).joined(separator: ", ")))")
         } catch {
-            // Subscriptions follow the names' owners, so a screensaver that starts later is still heard.
-            bus.screensaver = client
-            record(.screensaver, "waiting: \(error)")
+            record(.screensaver, "unavailable: \(error)")
         }
     }
 

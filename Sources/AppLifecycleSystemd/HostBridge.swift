@@ -235,7 +235,11 @@ public final class HostBridge {
     ///
     /// - Parameters:
     ///   - what: `"sleep"` or `"shutdown"`.
-    public func releaseDelayLock(_ what: String) { bus.releaseDelayLock(what) }
+    public func releaseDelayLock(_ what: String) {
+        // No longer wanted: a reconnect must not take it again behind the caller's back.
+        if let lock = LogindClient.DelayLock(rawValue: what) { bus.wantedLocks.remove(lock) }
+        bus.releaseDelayLock(what)
+    }
 
     /// Sends an `sd_notify` state, logging failures at debug level.
     ///
@@ -262,7 +266,9 @@ public final class HostBridge {
             }
             return event
         case .significantTimeChange(let change) where change.reason == .timeZone:
-            guard let zone = change.timeZoneIdentifier, zone != lastTimeZone else {
+            // timedated repeats what the localtime watch already reported; the watch itself also
+            // reports a rewritten zone file with the same name (new rules), which must pass.
+            guard let zone = change.timeZoneIdentifier, !(intake.source == "timedated" && zone == lastTimeZone) else {
                 logger.debug("time zone report from \(intake.source) repeats \(lastTimeZone ?? "?")")
                 return nil
             }

@@ -260,7 +260,11 @@ public final class LifecycledHost: ApplicationHost {
     ///
     /// Call it before exiting the process so the daemon hears the final state.
     public func flush() async {
-        guard let outbound else { return }
+        guard let outbound else {
+            // Stopped (the app terminated): the queue is closed; wait until what it held is sent.
+            await outboundTask?.value
+            return
+        }
         await withCheckedContinuation { continuation in
             if case .terminated = outbound.yield(.flush(continuation)) { continuation.resume() }
         }

@@ -52,7 +52,7 @@ public final class LowMemoryMonitorClient: Sendable {
                     self.logger.debug("LowMemoryWarning(\(value)): no warning")
                     return
                 }
-                self.logger.info("LowMemoryWarning(\(value)) → \(level)")
+                self.logger.debug("LowMemoryWarning(\(value)) → \(level)")
                 self.sink(.memoryWarning(MemoryWarning(level: level, source: Self.source)))
             }
             self.subscription.withLock { $0 = subscription }

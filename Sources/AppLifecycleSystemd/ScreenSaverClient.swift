@@ -85,10 +85,9 @@ public final class ScreenSaverClient: Sendable {
     ///
     /// The subscriptions follow each name's owner, so a screensaver that starts later is heard too.
     ///
-    /// - Returns: The services that have an owner now.
-    /// - Throws: ``BusServiceError`` with ``BusServiceError/Code/serviceUnavailable`` when none of the
-    ///   services is on the bus (the subscriptions are then cancelled), or
-    ///   ``BusServiceError/Code/busFailure`` when a subscription fails.
+    /// - Returns: The services that have an owner now; empty when none is on the bus yet (the
+    ///   subscriptions stay, so a screensaver that starts later is heard).
+    /// - Throws: ``BusServiceError`` with ``BusServiceError/Code/busFailure`` when a subscription fails.
     @discardableResult
     public func start() async throws(BusServiceError) -> [Service] {
         guard state.withLock({ state -> Bool in defer { state.started = true }; return !state.started }) else {
@@ -114,13 +113,13 @@ public final class ScreenSaverClient: Sendable {
             throw BusServiceError.wrap(error, service: services.map(\.busName).joined(separator: ", "),
                                        message: "subscribe to ActiveChanged")
         }
-        guard !present.isEmpty else {
-            subscriptions.forEach { $0.cancel() }
-            state.withLock { $0.started = false }
-            throw BusServiceError(code: .serviceUnavailable, service: services.map(\.busName).joined(separator: ", "),
-                                  message: "no screensaver on the bus")
-        }
+        // The subscriptions follow each name's owner, so they stay even when no screensaver is on
+        // the bus yet: one that starts later is heard.
         state.withLock { $0.subscriptions = subscriptions }
+        guard !present.isEmpty else {
+            logger.info("no screensaver on the bus yet; following \(services.map(\.busName)) for one to appear")
+            return []
+        }
         var anyActive: Bool?
         for service in present {
             do {

@@ -102,11 +102,23 @@ struct DesktopServiceClientTests {
         }
     }
 
-    @Test("each client reports an absent service with serviceUnavailable")
+    @Test("a screensaver that starts after the client is heard")
+    func screensaverAppearsLater() async throws {
+        try await BusHarness.with { env in
+            let events = Recorder<HostEvent>()
+            let client = ScreenSaverClient(connection: env.connection) { events.add($0) }
+            defer { client.stop() }
+            #expect(try await client.start() == [])
+            let mock = try DBusMock(template: "gnome_screensaver", address: env.bus.address)
+            defer { mock.stop() }
+            try mock.call(interface: "org.gnome.ScreenSaver", method: "SetActive", arguments: ["true"])
+            try await events.expectNext(.locked(true))
+        }
+    }
+
+    @Test("timedated and low-memory-monitor report an absent service with serviceUnavailable")
     func absentServices() async throws {
         try await BusHarness.with { env in
-            let screensaver = ScreenSaverClient(connection: env.connection) { _ in }
-            #expect(await errorCode { () async throws(BusServiceError) in _ = try await screensaver.start() } == .serviceUnavailable)
             let timedated = TimedatedClient(connection: env.connection) { _ in }
             #expect(await errorCode { () async throws(BusServiceError) in _ = try await timedated.start() } == .serviceUnavailable)
             let monitor = LowMemoryMonitorClient(connection: env.connection) { _ in }
