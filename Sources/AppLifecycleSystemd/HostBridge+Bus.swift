@@ -120,34 +120,70 @@ extension HostBridge {
     }
 
     /// When a bus vanishes: drop its clients, then reconnect with a bounded backoff and resync.
+    ///
+    /// The bus may come back before its services do (logind registers after the daemon restarts),
+    /// so an attempt counts only when every client that was live before the disconnect is live
+    /// again; otherwise the connection is closed and tried again later. The last attempt keeps
+    /// whatever it got, and giving up is logged.
     private func watchDisconnect(
         _ connection: BusConnection, address: BusConnection.Address, loop: EventLoop,
         sink: @escaping @Sendable (HostEvent, String) -> Void, system: Bool
     ) {
-        connection.addDisconnectHandler { [weak self] in
+        connection.addDisconnectHandler { [weak self, weak connection] in
             Task { @MainActor in
                 guard let self, self.loop != nil else { return }
+                // A connection the bridge already replaced or closed itself is not news.
+                guard let connection, connection === (system ? self.bus.system : self.bus.session) else { return }
                 self.logger.warning("\(system ? "system" : "session") bus \(address) disconnected; reconnecting")
+                let wanted = self.liveClients(system: system)
                 self.dropClients(system: system)
-                self.bus.reconnecting[address.description]?.cancel()
-                self.bus.reconnecting[address.description] = Task { @MainActor [weak self] in
+                let key = address.description
+                self.bus.reconnecting[key]?.cancel()
+                self.bus.reconnecting[key] = Task { @MainActor [weak self] in
                     var delay = Duration.milliseconds(50)
-                    for _ in 0..<40 {
+                    let attempts = 40
+                    for attempt in 1...attempts {
                         try? await Task.sleep(for: delay)
                         guard let self, self.loop != nil, !Task.isCancelled else { return }
                         if system {
                             await self.connectSystemBus(loop: loop, sink: sink, initial: false)
-                            if self.bus.system != nil { break }
                         } else {
                             await self.connectSessionBus(loop: loop, sink: sink, initial: false)
-                            if self.bus.session != nil { break }
+                        }
+                        let connected = (system ? self.bus.system : self.bus.session) != nil
+                        if connected && self.liveClients(system: system).isSuperset(of: wanted) { break }
+                        if attempt == attempts {
+                            self.logger.error("""
+                                gave up waiting for \(wanted.subtracting(self.liveClients(system: system)).map(\.rawValue).sorted()) \
+                                on the \(system ? "system" : "session") bus after \(attempts) attempts
+                                """)
+                            break
+                        }
+                        if connected {
+                            let stale = system ? self.bus.system : self.bus.session
+                            self.dropClients(system: system)
+                            stale?.close()
                         }
                         delay = min(delay * 2, .seconds(5))
                     }
-                    self?.bus.reconnecting[address.description] = nil
+                    // A task replaced by a newer one must not remove the newer one's entry.
+                    if !Task.isCancelled { self?.bus.reconnecting[key] = nil }
                 }
             }
         }
+    }
+
+    /// The bus clients of one bus that are running now.
+    private func liveClients(system: Bool) -> Set<Source> {
+        var live: Set<Source> = []
+        if system {
+            if bus.logind != nil { live.insert(.logind) }
+            if bus.timedated != nil { live.insert(.timedated) }
+            if bus.lowMemory != nil { live.insert(.lowMemoryMonitor) }
+        } else if bus.screensaver != nil {
+            live.insert(.screensaver)
+        }
+        return live
     }
 
     private func dropClients(system: Bool) {

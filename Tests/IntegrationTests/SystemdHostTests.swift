@@ -302,12 +302,14 @@ struct SystemdHostTests {
         await rig.stop()
     }
 
-    @Test("the system bus restarts: the bridge reconnects, resyncs, and takes its locks again")
+    @Test("the system bus restarts and logind returns later: the bridge reconnects, resyncs, and takes its locks again")
     func busRestart() async throws {
         let rig = try HostRig(sources: [.logind])
         await rig.launch()
         rig.logind.stop()
         try rig.systemBus.restart()
+        // logind comes back later than the bus (several backoff steps): the bridge must keep trying.
+        try await Task.sleep(for: .milliseconds(600))
         rig.logind = try DBusMock(template: "logind", address: rig.systemBus.address)
         rig.sessionPath = try rig.logind.addSession(id: "c1", uid: getuid(), username: "tester", active: true)
         // Wait for the bridge to be back: its delay lock shows up on the new logind.
