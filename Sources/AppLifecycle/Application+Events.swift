@@ -13,6 +13,7 @@ extension Application {
             case .sleeping(let value): sleeping = value
             case .locked(let value): locked = value; isProtectedDataAvailable = !value
             case .sessionActive(let value): sessionActive = value
+            case .foreground(let value): pendingForeground = value
             default: eventsBeforeLaunch.append(event)
             }
             return
@@ -34,8 +35,8 @@ extension Application {
             terminate(reason)
         case .significantTimeChange(let change):
             pendingTimeChange = change
-            if applicationState == .background { deliverPendingTimeChange() }
-            deliverPendingTimeChangeIfForeground()
+            // Delivered now unless suspended; then the latest waits for the return to the foreground.
+            if applicationState.isRunningCode { deliverPendingTimeChange() }
         case .memoryWarning(let warning):
             guard applicationState.isRunningCode else {
                 logger.info("memory warning (\(warning.level.rawValue)) not delivered: the app is \(applicationState)")

@@ -4,7 +4,9 @@ extension Application {
     /// The launch sequence (see ``launch(options:)``).
     func performLaunch(_ options: LaunchOptions) {
         launchOptions = options
-        foregroundRequested = !options.launchedInBackground
+        foregroundRequested = pendingForeground ?? !options.launchedInBackground
+        pendingForeground = nil
+        launchInProgress = true
         setState(.inactive)
         let passed: LaunchOptions? = options.isEmpty ? nil : options
 
@@ -32,8 +34,10 @@ extension Application {
             will: willImplemented ? willResult : nil, did: didImplemented ? didResult : nil,
             forRemoteNotification: options.remoteNotification != nil)
 
-        // What the app was launched for is handled in the inactive state, before it becomes active.
+        // What the app was launched for is handled before it becomes active (a foreground launch,
+        // inactive) or before it may suspend (a background launch, in the background).
         settle(ceiling: .inactive)
+        guard applicationState != .notRunning else { return }
         if let url = options.url {
             if accepted {
                 openURL(url, options: OpenURLOptions(sourceApplication: options.sourceApplication, annotation: options.annotation))
@@ -52,6 +56,7 @@ extension Application {
         if let item = options.shortcutItem, accepted {
             performShortcut(item)
         }
+        launchInProgress = false
         settle()
         let pending = eventsBeforeLaunch
         eventsBeforeLaunch.removeAll()

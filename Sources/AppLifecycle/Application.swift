@@ -123,6 +123,11 @@ public final class Application {
     var locked = false
     var launched = false
     var terminating = false
+    /// True while the launch sequence handles what the app was launched for: a background launch
+    /// must not suspend before that (the reason it was launched).
+    var launchInProgress = false
+    /// `.foreground(_:)` reported before launch; it decides where the launch ends.
+    var pendingForeground: Bool?
 
     // Event processing.
     var queue: [Work] = []
@@ -361,7 +366,7 @@ public final class Application {
     }
 
     /// Whether nothing keeps a background app running.
-    var isQuiescent: Bool { backgroundTasks.isEmpty && pendingCompletions.isEmpty }
+    var isQuiescent: Bool { backgroundTasks.isEmpty && pendingCompletions.isEmpty && !launchInProgress }
 
     /// Moves the app toward its target one legal step at a time, never above `ceiling`.
     func settle(ceiling: ApplicationState = .active) {
@@ -398,11 +403,13 @@ public final class Application {
             }
             preserveStateIfRequested()
         case (.background, .inactive), (.background, .active):
+            // The app is still in the background while it hears that it will enter the
+            // foreground, as on iOS; the state changes once the callbacks returned.
             stopBackgroundTime()
-            setState(.inactive)
             deliver(WillEnterForegroundMessage(), notificationFirst: true, "applicationWillEnterForeground(_:)") {
                 delegate.applicationWillEnterForeground(self)
             }
+            setState(.inactive)
         case (.background, .suspended):
             guard isQuiescent else { return false }
             stopBackgroundTime()
@@ -447,10 +454,7 @@ public final class Application {
     func terminate(_ reason: TerminationReason) {
         guard launched, !terminating, applicationState != .notRunning else { return }
         logger.info("terminating (\(reason.rawValue))")
-        if applicationState == .active {
-            deliver(WillResignActiveMessage(), "applicationWillResignActive(_:)") { delegate.applicationWillResignActive(self) }
-            setState(.inactive)
-        }
+        if applicationState == .active { _ = step(toward: .inactive) }
         if applicationState == .suspended { setState(.background) }
         terminating = true
         host.applicationWillTerminate(self, deadline: configuration.callbackDeadline)
@@ -462,7 +466,6 @@ public final class Application {
 
     /// Stops the app as if the system had killed it after a callback overran its deadline.
     func endAsKilled() {
-        terminating = true
         finishTermination()
     }
 

@@ -276,6 +276,9 @@ public final class LifecycleNotificationCenter {
         let token = addObserver(for: type, object: object) { message in
             if case .dropped = continuation.yield(message) { drops.increment() }
         }
+        // A consumer that stops (cancelled, or broke out of the loop) ends the stream: unregister
+        // then, even if the sequence value itself lives on somewhere.
+        continuation.onTermination = { [weak token] _ in token?.cancel() }
         return NotificationSequence(stream: stream, subscription: NotificationSubscription(token: token, drops: drops, finish: continuation.finish))
     }
 
@@ -296,6 +299,7 @@ public final class LifecycleNotificationCenter {
         let token = addObserver(forName: name, object: object) { notification in
             if case .dropped = continuation.yield(notification) { drops.increment() }
         }
+        continuation.onTermination = { [weak token] _ in token?.cancel() }
         return NotificationSequence(stream: stream, subscription: NotificationSubscription(token: token, drops: drops, finish: continuation.finish))
     }
 

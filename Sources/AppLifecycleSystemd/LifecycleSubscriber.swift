@@ -311,7 +311,9 @@ public final class LifecycleSubscriber: Sendable {
         Task { [weak self] in
             guard let self else { return }
             do {
-                self.dispatch(.resynced(try await self.listApps()))
+                let apps = try await self.listApps()
+                // Handlers run on the loop thread, in bus order: deliver the resync there too.
+                try await self.connection.loop.run { [self] in self.dispatch(.resynced(apps)) }
             } catch {
                 self.logger.warning("resync after lifecycled restart failed: \(error)")
             }

@@ -36,15 +36,26 @@ final class ReadinessSourceRunner: Sendable {
                     sink(event, source.name)
                 }
             } catch let error as HostSourceError where error.code == .sourceGone {
+                // If `add` has not stored the token yet, it sees the mark and cleans up itself.
+                guard let token = holder.markGone() else { return }
                 logger.warning("\(source.name) stopped: \(error); its events are no longer delivered")
-                holder.token?.cancel()
+                token.cancel()
                 source.close()
                 self?.forget(source)
             } catch {
                 logger.error("\(source.name): \(error)")
             }
         }
-        holder.token = token
+        if holder.set(token) {
+            // The source reported itself gone before this thread stored the token: unregister and
+            // close on the loop thread, where unregistering is immediate.
+            logger.warning("\(source.name) stopped at once; its events are not delivered")
+            _ = loop.perform {
+                token.cancel()
+                source.close()
+            }
+            return
+        }
         registered.withLock { $0.append((source, token)) }
     }
 
@@ -61,20 +72,37 @@ final class ReadinessSourceRunner: Sendable {
             defer { list.removeAll() }
             return list
         }
-        for (source, token) in all {
-            token.cancel()
-            source.close()
+        // Unregister before closing, on the loop thread: cancelling from another thread only queues
+        // the cancel, and a closed fd number may be reused before sd-event lets go of it.
+        let closeAll: @Sendable () -> Void = {
+            for (source, token) in all {
+                token.cancel()
+                source.close()
+            }
         }
+        if (try? loop.performAndWait(closeAll)) == nil { closeAll() }
     }
 }
 
-/// Lets a readiness handler cancel its own registration.
+/// Hands a readiness handler its own registration, whichever of the two threads gets there first.
 ///
-/// Sendable: the token is set once, before the loop can call the handler, under a mutex.
+/// Sendable: its state is behind a mutex.
 private final class TokenHolder: Sendable {
-    private let stored = Mutex<EventSourceToken?>(nil)
-    var token: EventSourceToken? {
-        get { stored.withLock { $0 } }
-        set { stored.withLock { $0 = newValue } }
+    private let state = Mutex<(token: EventSourceToken?, gone: Bool)>((nil, false))
+
+    /// Stores the token; returns whether the source already reported itself gone.
+    func set(_ token: EventSourceToken) -> Bool {
+        state.withLock { state in
+            state.token = token
+            return state.gone
+        }
+    }
+
+    /// Marks the source gone; returns the token when it is already stored (else `set` cleans up).
+    func markGone() -> EventSourceToken? {
+        state.withLock { state in
+            state.gone = true
+            return state.token
+        }
     }
 }

@@ -176,10 +176,10 @@ struct BackgroundExecutionTests {
     @Test("run() returns once the app terminated")
     func runReturns() async {
         let harness = Harness(FullDelegate())
-        async let done: Void = harness.app.run()
-        await Task.yield()
-        harness.host.send(.terminate(.hostRequest))
-        await done
+        // Handed over before launch, the request is replayed once the launch finished.
+        harness.app.handle(.terminate(.hostRequest))
+        await harness.app.run()
+        #expect(harness.recorder.count(of: "applicationDidBecomeActive(_:)") == 1)
         #expect(harness.app.applicationState == .notRunning)
     }
 
