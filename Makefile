@@ -3,14 +3,18 @@
 
 SHELL := /bin/bash
 SWIFT ?= swift
-APT_PACKAGES := libsystemd-dev pkg-config dbus-daemon python3-dbusmock
+# Building needs libsystemd; the tests and the demo also need a bus daemon, python-dbusmock and gdbus.
+BUILD_PACKAGES := libsystemd-dev pkg-config
+APT_PACKAGES := $(BUILD_PACKAGES) dbus-daemon python3-dbusmock libglib2.0-bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build test demo bench install clean
+.PHONY: deps build-deps build test demo bench install clean
 
-deps:
+deps: PACKAGES = $(APT_PACKAGES)
+build-deps: PACKAGES = $(BUILD_PACKAGES)
+deps build-deps:
 	@missing=""; \
-	for p in $(APT_PACKAGES); do \
+	for p in $(PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -48,7 +52,7 @@ BINDIR = $(PREFIX)/bin
 USERUNITDIR = $(PREFIX)/lib/systemd/user
 DBUSSERVICEDIR = $(PREFIX)/share/dbus-1/services
 
-install: deps
+install: build-deps
 	$(SWIFT) build -c release --product lifecycled
 	$(SWIFT) build -c release --product lifecyclectl
 	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(USERUNITDIR)" "$(DESTDIR)$(DBUSSERVICEDIR)"

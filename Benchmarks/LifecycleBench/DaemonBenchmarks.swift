@@ -48,8 +48,16 @@ struct DaemonRig {
         let loop = try EventLoop(name: "bench-app")
         let app = try BusConnection(.address(bus.address), loop: loop, description: "bench-app")
         // Wait until the daemon owns its name.
-        for _ in 0..<400 where try await app.nameOwner(LifecycledProtocol.busName) == nil {
-            try await Task.sleep(for: .milliseconds(25))  // start-up hang guard, not part of any measurement
+        let owner = try await app.trackNameOwner(LifecycledProtocol.busName)
+        let appeared = AsyncStream.makeStream(of: Void.self)
+        let watch = try await owner.addOwnerChangeHandler { change in if change.newOwner != nil { appeared.continuation.yield() } }
+        defer { watch.cancel() }
+        if owner.currentOwner == nil {
+            // Wait for the name to appear, with a hang guard; no measurement depends on this.
+            let guardTask = Task { try? await Task.sleep(for: .seconds(10)); appeared.continuation.finish() }
+            defer { guardTask.cancel() }
+            for await _ in appeared.stream { break }
+            guard owner.currentOwner != nil else { throw ValidationError("lifecycled did not take its name within 10 s") }
         }
         _ = try await app.call(
             destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath, interface: LifecycledProtocol.interface,

@@ -5,7 +5,7 @@ import Foundation
 import SystemdBus
 
 /// `lifecyclectl simulate EVENT [LEVEL] [--app ID]`: injects a host event into lifecycled
-/// (`Simulate`), to all apps or one.
+/// (`Simulate`); host facts reach every app, `terminate --app ID` ends one.
 ///
 /// The events are `sleep`, `wake`, `lock`, `unlock`, `memory-warning LEVEL` (`low`, `medium`,
 /// `critical`), `time-change` and `terminate`. The call is `Simulate(event, {app?: s, level?: s})`;
@@ -26,7 +26,7 @@ struct SimulateCommand: CtlCommand {
     @Argument(help: ArgumentHelp("For memory-warning: low, medium or critical.", valueName: "level"))
     var level: String?
 
-    @Option(help: ArgumentHelp("Only this app (default: every app).", valueName: "id"))
+    @Option(help: ArgumentHelp("With terminate only: end this app (default: every app).", valueName: "id"))
     var app: String?
 
     func run() async throws { try await runOnStandardStreams() }
@@ -39,7 +39,11 @@ struct SimulateCommand: CtlCommand {
             throw CtlUsageError("unknown event '\(event)'; expected one of: \(Self.events.joined(separator: ", "))")
         }
         var arguments = UserInfo()
-        if let app { arguments["app"] = .string(try validatedAppID(app)) }
+        if let app {
+            // Host facts concern the whole session; only termination targets one app.
+            guard event == "terminate" else { throw CtlUsageError("--app only applies to terminate, not '\(event)'") }
+            arguments["app"] = .string(try validatedAppID(app))
+        }
         if event == "memory-warning" {
             guard let level else { throw CtlUsageError("memory-warning needs a level: low, medium or critical") }
             guard MemoryWarning.Level(rawValue: level) != nil else {

@@ -1,4 +1,5 @@
 import AppLifecycle
+import AppLifecycleSystemd
 import CSystemdShim
 import Foundation
 import Glibc
@@ -103,8 +104,8 @@ final class AppProcess: Sendable {
         }
         var result = base.filter { !$0.key.isEmpty && !$0.key.contains("=") && !$0.key.utf8.contains(0) && !$0.value.utf8.contains(0) }
         result.merge(extra) { _, new in new }
-        result["LIFECYCLE_APP_ID"] = appID
-        result["LIFECYCLE_LAUNCH_OPTIONS"] = launchOptions.userInfo.json
+        result[LifecycledProtocol.appIDEnvironment] = appID
+        result[LifecycledProtocol.launchOptionsEnvironment] = launchOptions.userInfo.json
         return result
     }
 

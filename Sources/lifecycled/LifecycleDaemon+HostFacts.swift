@@ -87,8 +87,9 @@ extension LifecycleDaemon {
     func appsHoldingSleep() -> [String] {
         registry.all.filter { app in
             guard app.isRegistered || app.isRunning else { return false }
-            if app.state == .notRunning { return false }
-            if app.state != .suspended { return true }
+            // Launched but not registered yet: it has not heard of the sleep, so it holds it.
+            if app.state == .notRunning { return app.isRunning && !app.isRegistered }
+            if app.state != .suspended || !app.backgroundTasks.isEmpty { return true }
             // Reported suspended: done once the kernel confirmed the stop (a launched app).
             if let process = app.process, process.exitStatus == nil { return !process.isSuspended }
             return false

@@ -5,6 +5,9 @@ import Glibc
 import SystemdBus
 
 extension LifecycleDaemon {
+    /// The most background tasks one app may report at once (bounds what a caller can store).
+    static let maximumBackgroundTasks = 64
+
     /// The exported interface: every method of ``LifecycledProtocol`` with its handler, the
     /// three signals, and the four properties.
     func makeInterface() -> ExportedInterface {
@@ -74,6 +77,9 @@ extension LifecycleDaemon {
                 throw DaemonError.invalidArgs("the task name is longer than \(LifecycledProtocol.Limits.notificationNameLength) bytes")
             }
             _ = try registeredApp(id, call)
+            guard registry[id]?.backgroundTasks[task] != nil || (registry[id]?.backgroundTasks.count ?? 0) < LifecycleDaemon.maximumBackgroundTasks else {
+                throw DaemonError.invalidArgs("more than \(LifecycleDaemon.maximumBackgroundTasks) background tasks at once")
+            }
             registry[id]?.backgroundTasks[task] = name
         case Method.backgroundTaskEnded:
             let id = try DaemonArguments.appID(arguments, 0)

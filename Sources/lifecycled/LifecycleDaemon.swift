@@ -364,13 +364,14 @@ final class LifecycleDaemon {
         guard let app = registry[id], let process = app.process, process.exitStatus == nil,
               !process.isSuspended, !app.stopRequested else { return }
         registry[id]?.stopRequested = true
-        Task { @MainActor in
-            do {
-                try await process.suspend()
-            } catch {
-                logger.info("\(id): not suspended: \(error)")
+        // Requested synchronously, so the loop sees stop and continue requests in main-actor order:
+        // a stop requested from a later task could overtake a continue and leave the app stopped
+        // with a Command it never reads.
+        process.suspend { result in
+            Task { @MainActor [weak self] in
+                if case .failure(let error) = result { self?.logger.info("\(id): not suspended: \(error)") }
+                self?.checkSleepRelease()
             }
-            checkSleepRelease()
         }
     }
 

@@ -93,13 +93,15 @@ struct CtlCommandTests {
             #expect(post.arguments[1] == .string("Refresh"))
             #expect(try UserInfoBusCodec.decodeUserInfo(post.arguments[2]) == ["count": .int(3), "tag": "x"])
 
-            let (simStatus, _) = await env.run(SimulateCommand.self, ["memory-warning", "critical", "--app", FakeLifecycled.counterID])
+            let (simStatus, _) = await env.run(SimulateCommand.self, ["memory-warning", "critical"])
             #expect(simStatus == 0)
             #expect(await env.run(SimulateCommand.self, ["sleep"]).status == 0)
+            #expect(await env.run(SimulateCommand.self, ["terminate", "--app", FakeLifecycled.counterID]).status == 0)
             let simulated = env.fake.log.calls(LifecycledProtocol.Method.simulate)
-            #expect(simulated.map { $0.arguments[0] } == [.string("memory-warning"), .string("sleep")])
-            #expect(try UserInfoBusCodec.decodeUserInfo(simulated[0].arguments[1]) == ["level": "critical", "app": .string(FakeLifecycled.counterID)])
+            #expect(simulated.map { $0.arguments[0] } == [.string("memory-warning"), .string("sleep"), .string("terminate")])
+            #expect(try UserInfoBusCodec.decodeUserInfo(simulated[0].arguments[1]) == ["level": "critical"])
             #expect(try UserInfoBusCodec.decodeUserInfo(simulated[1].arguments[1]) == [:])
+            #expect(try UserInfoBusCodec.decodeUserInfo(simulated[2].arguments[1]) == ["app": .string(FakeLifecycled.counterID)])
         }
     }
 
@@ -152,7 +154,8 @@ struct CtlCommandTests {
                 (SimulateCommand.self, ["explode"], "unknown event 'explode'"),
                 (SimulateCommand.self, ["memory-warning"], "needs a level"),
                 (SimulateCommand.self, ["memory-warning", "huge"], "unknown memory-warning level"),
-                (SimulateCommand.self, ["sleep", "--app", "x"], "not a valid app id"),
+                (SimulateCommand.self, ["terminate", "--app", "x"], "not a valid app id"),
+                (SimulateCommand.self, ["sleep", "--app", FakeLifecycled.counterID], "--app only applies to terminate"),
                 (MonitorCommand.self, ["--app", "x"], "not a valid app id"),
                 (AppsCommand.self, ["--no-such-flag"], "no-such-flag"),
             ]
