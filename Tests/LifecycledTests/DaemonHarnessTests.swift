@@ -172,10 +172,14 @@ func writeManifest(
 
 /// Runs a daemon on its own private bus for `body`; always shuts it down (every app it
 /// launched is terminated by its pidfd and process group), closes the client, stops the bus.
+///
+/// The default termination deadline is generous: cooperative test apps are Python processes
+/// that a loaded 2-core CI machine may take a second or more to schedule. Tests about the
+/// deadline itself pass a short policy with hung apps only.
 @MainActor
 func withDaemon<T>(
     simulate: Bool = true,
-    termination: TerminationPolicy = TerminationPolicy(deadline: .milliseconds(500), grace: .milliseconds(500)),
+    termination: TerminationPolicy = TerminationPolicy(deadline: .seconds(5), grace: .milliseconds(500)),
     sleepDeadline: Duration? = .seconds(20),
     setUp: (TemporaryDirectory) throws -> Void = { _ in },
     _ body: (DaemonHarness) async throws -> T

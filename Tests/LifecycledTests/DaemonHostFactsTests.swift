@@ -126,7 +126,7 @@ struct DaemonHostFactsTests {
         }
     }
 
-    @Test func terminateGivesACooperativeAppItsCommandAndAHungOneSIGTERMThenSIGKILL() async throws {
+    @Test func terminateGivesAHungAppSIGTERMThenSIGKILL() async throws {
         var marks = ""
         var fifo = ""
         try await withDaemon(termination: TerminationPolicy(deadline: .milliseconds(300), grace: .milliseconds(300)), setUp: { dir in
@@ -140,7 +140,6 @@ struct DaemonHostFactsTests {
                 /bin/sleep 600 & wait
                 """)
             try writeManifest(dir, id: "org.example.Hung", executable: hung, arguments: [marks, fifo])
-            try writeManifest(dir, id: "org.example.Polite", executable: try writePythonApp(dir), arguments: [dir.path + "/polite.log"])
         }) { (h: DaemonHarness) async throws in
             let reader = try FIFOReader(path: fifo, loop: h.client.loop)
             try await launch(h, "org.example.Hung")
@@ -149,7 +148,16 @@ struct DaemonHostFactsTests {
             // Terminate returns once the process is gone.
             #expect(h.exits.first { $0.id == "org.example.Hung" }?.status == .signaled(signal: SIGKILL, coreDumped: false))
             #expect(logLines(marks) == ["TERM"])
+            #expect(try await h.client.call(LifecycledProtocol.Method.getState, [.string("org.example.Hung")]).first?.stringValue == "not-running")
+        }
+    }
 
+    // The default deadline (5 s): a loaded 2-core CI machine can take longer than a short
+    // deadline to schedule a Python app, and this test is about the cooperative path.
+    @Test func terminateGivesACooperativeAppItsCommandAndItExitsOnItsOwn() async throws {
+        try await withDaemon(setUp: { dir in
+            try writeManifest(dir, id: "org.example.Polite", executable: try writePythonApp(dir), arguments: [dir.path + "/polite.log"])
+        }) { (h: DaemonHarness) async throws in
             try await launch(h, "org.example.Polite")
             try await h.client.log.waitForState("org.example.Polite", .active)
             try await h.client.call(LifecycledProtocol.Method.terminate, [.string("org.example.Polite")])
