@@ -22,3 +22,86 @@ int csp_spawn_actions_closefrom(posix_spawn_file_actions_t *actions, int lowfd) 
         }
         return 0;
 }
+
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+
+/* Reports errno to the parent through the pipe and exits; async-signal-safe. */
+static void csp_child_fail(int report) {
+        int code = errno;
+        ssize_t n;
+        do { n = write(report, &code, sizeof(code)); } while (n < 0 && errno == EINTR);
+        _exit(127);
+}
+
+pid_t csp_spawn_into_cgroup(const char *path, char *const argv[], char *const envp[], int cgroupfd) {
+        int report[2];
+        if (pipe2(report, O_CLOEXEC) < 0) return -1;
+
+        struct clone_args args;
+        memset(&args, 0, sizeof(args));
+        args.flags = CLONE_INTO_CGROUP;
+        args.exit_signal = SIGCHLD;
+        args.cgroup = (uint64_t)cgroupfd;
+
+        long pid = syscall(SYS_clone3, &args, sizeof(args));
+        if (pid < 0) {
+                int code = errno;
+                close(report[0]);
+                close(report[1]);
+                errno = code;
+                return -2;
+        }
+        if (pid == 0) {
+                /* The child: a copy of a multithreaded process, so only async-signal-safe calls. */
+                close(report[0]);
+                if (report[1] < 3) {
+                        /* Keep the report fd clear of the stdio slots set up below. */
+                        int moved = fcntl(report[1], F_DUPFD_CLOEXEC, 3);
+                        if (moved < 0) csp_child_fail(report[1]);
+                        report[1] = moved;
+                }
+                struct sigaction dfl;
+                memset(&dfl, 0, sizeof(dfl));
+                dfl.sa_handler = SIG_DFL;
+                for (int sig = 1; sig < NSIG; sig++) {
+                        if (sig != SIGKILL && sig != SIGSTOP) (void)sigaction(sig, &dfl, NULL);
+                }
+                sigset_t empty;
+                sigemptyset(&empty);
+                if (sigprocmask(SIG_SETMASK, &empty, NULL) < 0) csp_child_fail(report[1]);
+                if (setpgid(0, 0) < 0) csp_child_fail(report[1]);
+                int null = open("/dev/null", O_RDONLY);
+                if (null < 0) csp_child_fail(report[1]);
+                if (null != 0) {
+                        if (dup2(null, 0) < 0) csp_child_fail(report[1]);
+                        close(null);
+                }
+                /* Close every fd above 2 except the report pipe (close-on-exec itself). */
+                if (report[1] > 3) (void)syscall(SYS_close_range, 3, report[1] - 1, 0);
+                (void)syscall(SYS_close_range, report[1] + 1, ~0U, 0);
+                execve(path, argv, envp);
+                csp_child_fail(report[1]);
+        }
+
+        close(report[1]);
+        int code = 0;
+        ssize_t n;
+        do { n = read(report[0], &code, sizeof(code)); } while (n < 0 && errno == EINTR);
+        close(report[0]);
+        if (n == (ssize_t)sizeof(code)) {
+                /* The child failed before or at exec and has exited: reap it (it is ours). */
+                int status;
+                while (waitpid((pid_t)pid, &status, 0) < 0 && errno == EINTR) {}
+                errno = code;
+                return -1;
+        }
+        return (pid_t)pid;
+}

@@ -132,7 +132,23 @@ final class AppProcess: Sendable {
         onExit: @escaping @Sendable (AppExitStatus) -> Void
     ) throws(AppProcessError) -> AppProcess {
         let env = try environment(base: baseEnvironment, appID: manifest.id, launchOptions: launchOptions, extra: extra)
-        let pid = try spawn(executable: manifest.executable, arguments: manifest.arguments, environment: env)
+        let logger = Logger(label: "lifecycled.process")
+        var pid: pid_t = 0
+        var placed = false
+        if let cgroupDirectory {
+            switch spawn(executable: manifest.executable, arguments: manifest.arguments, environment: env, intoCgroup: cgroupDirectory) {
+            case .spawned(let child):
+                pid = child
+                placed = true
+            case .unsupported(let reason):
+                logger.notice("cannot start \(manifest.id) inside \(cgroupDirectory) (\(reason)); moving it there after the spawn")
+            case .failed(let error):
+                throw error
+            }
+        }
+        if !placed {
+            pid = try spawn(executable: manifest.executable, arguments: manifest.arguments, environment: env)
+        }
 
         let pidfd = csp_pidfd_open(pid, 0)
         guard pidfd >= 0 else {
@@ -145,12 +161,12 @@ final class AppProcess: Sendable {
             throw AppProcessError(.pidfdUnavailable, "pidfd_open(\(pid))", errno: code)
         }
 
-        if let cgroupDirectory {
+        if let cgroupDirectory, !placed {
+            // Older kernels: a process the app forks before this move stays in the daemon's cgroup.
             do {
                 try CgroupFreezer.move(pid, into: cgroupDirectory)
             } catch {
-                Logger(label: "lifecycled.process").warning(
-                    "cannot move \(manifest.id) into \(cgroupDirectory), suspending with SIGSTOP: \(error)")
+                logger.warning("cannot move \(manifest.id) into \(cgroupDirectory), suspending with SIGSTOP: \(error)")
             }
         }
         let method = SuspensionMethod.select(
@@ -172,6 +188,37 @@ final class AppProcess: Sendable {
         }
         process.logger.info("launched \(manifest.executable), suspension by \(method)")
         return process
+    }
+
+    /// What starting a process directly inside a cgroup came to.
+    private enum CgroupSpawn {
+        /// Started in the cgroup.
+        case spawned(pid_t)
+        /// The kernel (clone3, `CLONE_INTO_CGROUP`) or the directory does not allow it: fall back.
+        case unsupported(String)
+        /// The process could not be started (for example the executable failed to exec).
+        case failed(AppProcessError)
+    }
+
+    /// Starts the app with `clone3(CLONE_INTO_CGROUP)`, so it and everything it forks start in
+    /// `cgroupDirectory`; the child is set up as ``spawn(executable:arguments:environment:)`` does.
+    private static func spawn(
+        executable: String, arguments: [String], environment: [String: String], intoCgroup cgroupDirectory: String
+    ) -> CgroupSpawn {
+        let cgroupFD = open(cgroupDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard cgroupFD >= 0 else { return .unsupported("open: \(String(cString: strerror(errno)))") }
+        defer { close(cgroupFD) }
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        let envp = environment.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { envp.forEach { free($0) } }
+        let pid = csp_spawn_into_cgroup(executable, argv, envp, cgroupFD)
+        let code = errno
+        switch pid {
+        case 1...: return .spawned(pid)
+        case -2: return .unsupported("clone3: \(String(cString: strerror(code)))")
+        default: return .failed(AppProcessError(.spawnFailed, "exec \(executable)", errno: code))
+        }
     }
 
     private static func spawn(executable: String, arguments: [String], environment: [String: String]) throws(AppProcessError) -> pid_t {

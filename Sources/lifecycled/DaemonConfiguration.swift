@@ -24,6 +24,8 @@ struct DaemonConfiguration: Sendable {
     var sleepDeadline: Duration?
     /// Variables added to every launched app's environment.
     var appEnvironment: [String: String] = [:]
+    /// Whether each launched app gets a cgroup of its own (so the freezer suspends it).
+    var appCgroups: AppCgroupPlacement.Mode = .automatic
 
     /// Creates a configuration.
     ///
@@ -36,11 +38,12 @@ struct DaemonConfiguration: Sendable {
     ///   - termination: The termination deadlines.
     ///   - sleepDeadline: The cap on waiting for apps before sleep.
     ///   - appEnvironment: Extra environment for launched apps.
+    ///   - appCgroups: Where launched apps' cgroups are created.
     init(
         busAddress: BusConnection.Address = .session, appsDirectories: [String]? = nil, simulationEnabled: Bool = false,
         bridgeSources: Set<HostBridge.Source> = Set(HostBridge.Source.allCases), systemBus: BusConnection.Address = .system,
         termination: TerminationPolicy = TerminationPolicy(), sleepDeadline: Duration? = nil,
-        appEnvironment: [String: String] = [:]
+        appEnvironment: [String: String] = [:], appCgroups: AppCgroupPlacement.Mode = .automatic
     ) {
         self.busAddress = busAddress
         self.appsDirectories = appsDirectories
@@ -50,6 +53,7 @@ struct DaemonConfiguration: Sendable {
         self.termination = termination
         self.sleepDeadline = sleepDeadline
         self.appEnvironment = appEnvironment
+        self.appCgroups = appCgroups
     }
 
     /// The environment every launched app gets on top of the daemon's own.

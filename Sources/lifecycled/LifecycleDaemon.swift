@@ -64,6 +64,8 @@ final class LifecycleDaemon {
     private var stopWaiters: [CheckedContinuation<Void, Never>] = []
     var exitWaiters: [Int: [CheckedContinuation<Void, Never>]] = [:]
     var nextLaunchID = 1
+    /// Where launched apps get cgroups of their own (resolved once, at creation).
+    let cgroupPlacement: AppCgroupPlacement
     var sleep = SleepWait()
 
     /// The session's host facts as the apps get them.
@@ -96,6 +98,7 @@ final class LifecycleDaemon {
     ///   - policy: Who may call (the daemon's uid by default).
     init(configuration: DaemonConfiguration, policy: CallerPolicy = CallerPolicy()) {
         self.configuration = configuration
+        cgroupPlacement = AppCgroupPlacement(mode: configuration.appCgroups)
         self.policy = policy
         let store = configuration.appsDirectories.map { ManifestStore(directories: $0) } ?? ManifestStore()
         self.store = store
@@ -389,13 +392,19 @@ final class LifecycleDaemon {
         let launchID = nextLaunchID
         nextLaunchID += 1
         let process: AppProcess
+        let cgroup = cgroupPlacement.makeDirectory(appID: id, launchID: launchID)
         do {
             process = try AppProcess.launch(
-                manifest: manifest, launchOptions: options, environment: configuration.launchEnvironment, loop: loop
+                manifest: manifest, launchOptions: options, environment: configuration.launchEnvironment,
+                cgroupDirectory: cgroup, loop: loop
             ) { [weak self] status in
-                Task { @MainActor in self?.processExited(id, launchID: launchID, status: status) }
+                Task { @MainActor in
+                    if let cgroup { await self?.cgroupPlacement.removeDirectory(cgroup) }
+                    self?.processExited(id, launchID: launchID, status: status)
+                }
             }
         } catch {
+            if let cgroup { Task { await cgroupPlacement.removeDirectory(cgroup) } }
             throw DaemonError.launchFailed(id, "\(error)")
         }
         var app = registry.entry(for: id)

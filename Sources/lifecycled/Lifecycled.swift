@@ -7,7 +7,7 @@ import SystemdBus
 
 /// The `lifecycled` command: the per-session host daemon.
 ///
-/// `lifecycled [--address ADDR] [--apps-directory DIR]... [--enable-simulate] [--no-host-sources] [--check]`
+/// `lifecycled [--address ADDR] [--apps-directory DIR]... [--enable-simulate] [--no-host-sources] [--app-cgroups auto|off|DIR] [--check]`
 ///
 /// It serves `org.applifecycle.Lifecycled1` on the session bus (or `--address`) until SIGTERM,
 /// SIGINT, a logind shutdown or `Simulate terminate`, then terminates its apps and exits 0.
@@ -37,6 +37,12 @@ struct Lifecycled: AsyncParsableCommand, UsageErrorExit {
     @Flag(name: .customLong("no-host-sources"), help: "Start no host sources except SIGTERM/SIGINT and the watchdog.")
     var noHostSources = false
 
+    /// Where launched apps get cgroups of their own: `auto`, `off`, or a cgroup2 directory.
+    @Option(name: .customLong("app-cgroups"), help: ArgumentHelp(
+        "Give each app a cgroup of its own under the daemon's delegated cgroup (auto), never (off), or under this cgroup2 directory; frozen apps use the cgroup freezer, others SIGSTOP.",
+        valueName: "auto|off|dir"))
+    var appCgroups = "auto"
+
     /// Whether to only check the manifests.
     @Flag(help: "Only load the manifests, print them and exit (1 if any is rejected).")
     var check = false
@@ -47,6 +53,9 @@ struct Lifecycled: AsyncParsableCommand, UsageErrorExit {
     func validate() throws {
         if let address, address.isEmpty { throw ValidationError("--address must not be empty") }
         if appsDirectories.contains(where: \.isEmpty) { throw ValidationError("--apps-directory must not be empty") }
+        if !["auto", "off"].contains(appCgroups) && !appCgroups.hasPrefix("/") {
+            throw ValidationError("--app-cgroups must be auto, off or an absolute cgroup2 directory, not '\(appCgroups)'")
+        }
     }
 
     /// The daemon's configuration from the options.
@@ -55,7 +64,8 @@ struct Lifecycled: AsyncParsableCommand, UsageErrorExit {
             busAddress: address.map { .address($0) } ?? .session,
             appsDirectories: appsDirectories.isEmpty ? nil : appsDirectories,
             simulationEnabled: enableSimulate,
-            bridgeSources: noHostSources ? [.signals, .watchdog] : Set(HostBridge.Source.allCases))
+            bridgeSources: noHostSources ? [.signals, .watchdog] : Set(HostBridge.Source.allCases),
+            appCgroups: appCgroups == "auto" ? .automatic : appCgroups == "off" ? .off : .under(appCgroups))
     }
 
     /// Runs the daemon (or the manifest check).

@@ -142,6 +142,36 @@ struct AppProcessTests {
             #expect(CgroupFreezer(directory: cgroup.path).isFrozen == false)
         }
     }
+
+    @Test(.enabled(if: FreezerFixture.available, "needs a writable cgroup2 mount (root, cgroup v2 or hybrid)"))
+    func spawningIntoACgroupStartsTheAppThereAndReportsExecFailures() async throws {
+        let cgroup = try FreezerFixture()
+        defer { cgroup.remove() }
+        // The child's setup matches posix_spawn's: own process group, stdin from /dev/null.
+        try await withApp(testManifest("/bin/sleep", ["600"]), cgroupDirectory: cgroup.path) { process, _, _ in
+            #expect(ProcFS.read(cgroup.path + "/cgroup.procs")?.split(separator: "\n") == [Substring("\(process.pid)")])
+            #expect(getpgid(process.pid) == process.pid)
+            #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(process.pid)/fd/0")) == "/dev/null")
+            #expect(!FileManager.default.fileExists(atPath: "/proc/\(process.pid)/fd/3"))
+        }
+        let loop = try EventLoop(name: "lifecycled-test")
+        defer { loop.shutdown() }
+        // An executable file whose interpreter is missing: passes the manifest check, fails at exec.
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let script = try directory.write("bad-interpreter.sh", "#!/nonexistent/interpreter\n")
+        chmod(script, 0o755)
+        let missing = try testManifest(script)
+        do throws(AppProcessError) {
+            _ = try AppProcess.launch(manifest: missing, cgroupDirectory: cgroup.path, loop: loop) { _ in }
+            Issue.record("launching a missing executable succeeded")
+        } catch {
+            #expect(error.code == .spawnFailed)
+            #expect("\(error)".contains("No such file"), "\(error)")
+        }
+        // The failed child was reaped and left the cgroup empty.
+        #expect(ProcFS.read(cgroup.path + "/cgroup.procs")?.isEmpty == true)
+    }
 }
 
 /// A child cgroup of the cgroup2 mount's root, for the freezer test; removed (empty) afterwards.

@@ -181,6 +181,7 @@ func withDaemon<T>(
     simulate: Bool = true,
     termination: TerminationPolicy = TerminationPolicy(deadline: .seconds(5), grace: .milliseconds(500)),
     sleepDeadline: Duration? = .seconds(20),
+    appCgroups: AppCgroupPlacement.Mode = .off,
     setUp: (TemporaryDirectory) throws -> Void = { _ in },
     _ body: (DaemonHarness) async throws -> T
 ) async throws -> T {
@@ -192,7 +193,7 @@ func withDaemon<T>(
     try setUp(directory)
     let daemon = LifecycleDaemon(configuration: DaemonConfiguration(
         busAddress: .address(bus.address), appsDirectories: [appsDirectory(directory)], simulationEnabled: simulate,
-        bridgeSources: [], termination: termination, sleepDeadline: sleepDeadline))
+        bridgeSources: [], termination: termination, sleepDeadline: sleepDeadline, appCgroups: appCgroups))
     try await daemon.start()
     let client: DaemonTestClient
     do {

@@ -23,3 +23,18 @@ int csp_pidfd_send_signal(int pidfd, int sig);
 /// posix_spawn_file_actions_addclosefrom_np(actions, lowfd) (glibc 2.34): the child closes
 /// every fd >= lowfd before exec.
 int csp_spawn_actions_closefrom(posix_spawn_file_actions_t *actions, int lowfd);
+
+/// Starts `path` with `argv` and `envp` directly inside the cgroup v2 directory `cgroupfd`
+/// (clone3 with CLONE_INTO_CGROUP, Linux 5.7), so that no process of the app, not even one
+/// forked before exec, ever runs in the caller's cgroup.
+///
+/// The child gets what lifecycled's posix_spawn path gives it: an empty signal mask, every
+/// signal at its default disposition, a process group of its own, /dev/null as stdin and no
+/// fd above 2. Between clone and exec it only makes async-signal-safe calls. An exec failure
+/// is reported through a close-on-exec pipe and returned as the errno, like posix_spawn.
+///
+/// Returns the pid; -2 with errno set when clone3 itself failed (ENOSYS or E2BIG: no clone3
+/// or CLONE_INTO_CGROUP; EACCES, EBUSY, EOPNOTSUPP: the cgroup does not take the process), so
+/// the caller can fall back; -1 with errno set when the child's setup or its exec failed
+/// (the child has then been reaped).
+pid_t csp_spawn_into_cgroup(const char *path, char *const argv[], char *const envp[], int cgroupfd);

@@ -1,0 +1,102 @@
+import Foundation
+import Glibc
+import Logging
+
+/// Where lifecycled puts each launched app: a cgroup v2 directory of its own, so that
+/// suspension uses the cgroup freezer, or the daemon's own cgroup (suspension by `SIGSTOP`).
+///
+/// With a parent directory, every launch gets `<parent>/app-<id>-<launch>`: created before the
+/// spawn, the app moved into it right after (``AppProcess/launch(manifest:launchOptions:environment:baseEnvironment:cgroupDirectory:loop:onExit:)``),
+/// and removed once the app has exited. No controller is enabled, so the daemon may stay in the
+/// parent (cgroup v2's no-internal-processes rule only concerns controllers).
+///
+/// ``Mode/automatic`` uses the daemon's own cgroup as the parent when it is a cgroup v2 cgroup
+/// other than the root and the daemon may create directories in it: under systemd that is the
+/// unit's cgroup with `Delegate=yes` (as in `dist/systemd/user/lifecycled.service`).
+struct AppCgroupPlacement: Sendable {
+    /// How the parent directory is chosen.
+    enum Mode: Sendable, Hashable {
+        /// The daemon's own cgroup, when it is delegated (writable) and not the root.
+        case automatic
+        /// Never: apps stay in the daemon's cgroup and are suspended with `SIGSTOP`.
+        case off
+        /// This directory (an absolute path inside the cgroup2 mount).
+        case under(String)
+    }
+
+    /// The directory per-app cgroups are created in; `nil` places none.
+    let parentDirectory: String?
+    private let logger = Logger(label: "lifecycled")
+
+    /// Resolves the parent directory for a mode on this machine.
+    ///
+    /// - Parameters:
+    ///   - mode: How to choose it.
+    init(mode: Mode) {
+        self.init(
+            mode: mode, ownCgroup: ProcFS.unifiedCgroup(of: nil), mountPoint: ProcFS.cgroup2MountPoint(),
+            isWritableDirectory: { access($0, W_OK | X_OK) == 0 && access($0 + "/cgroup.freeze", F_OK) == 0 })
+    }
+
+    /// Resolves the parent directory from the facts ``init(mode:)`` reads.
+    ///
+    /// - Parameters:
+    ///   - mode: How to choose it.
+    ///   - ownCgroup: The daemon's cgroup v2 path (the `0::` line of `/proc/self/cgroup`).
+    ///   - mountPoint: Where cgroup2 is mounted, if it is.
+    ///   - isWritableDirectory: Whether a cgroup directory can take children and has the
+    ///     freezer (`cgroup.freeze`, kernel ≥ 5.2, absent in the root cgroup).
+    init(mode: Mode, ownCgroup: String?, mountPoint: String?, isWritableDirectory: (String) -> Bool) {
+        switch mode {
+        case .off:
+            parentDirectory = nil
+        case .under(let directory):
+            parentDirectory = directory
+        case .automatic:
+            guard let mount = mountPoint, let own = ownCgroup, own.hasPrefix("/"), own != "/" else {
+                parentDirectory = nil
+                return
+            }
+            let directory = (mount.hasSuffix("/") ? String(mount.dropLast()) : mount) + own
+            parentDirectory = isWritableDirectory(directory) ? directory : nil
+        }
+    }
+
+    /// Creates the cgroup for one launch, or returns `nil` (logged) when it cannot.
+    ///
+    /// - Parameters:
+    ///   - appID: The app.
+    ///   - launchID: The daemon's number for this launch (unique for the daemon's lifetime).
+    /// - Returns: The new directory, or `nil` when there is no parent or `mkdir` failed.
+    func makeDirectory(appID: String, launchID: Int) -> String? {
+        guard let parentDirectory else { return nil }
+        let directory = "\(parentDirectory)/app-\(appID)-\(launchID)"
+        guard mkdir(directory, 0o755) == 0 || errno == EEXIST else {
+            logger.warning("cannot create the cgroup \(directory), \(appID) is suspended with SIGSTOP: \(String(cString: strerror(errno)))")
+            return nil
+        }
+        return directory
+    }
+
+    /// Removes a launch's cgroup once its app has exited.
+    ///
+    /// The app's main process is gone, but processes it started in a new session may remain:
+    /// like systemd's `KillMode=control-group`, they are killed (`cgroup.kill`, kernel ≥ 5.14)
+    /// and the directory removed once empty. Retries for up to a second while the kernel
+    /// finishes the kills; a directory still busy after that is logged and left.
+    ///
+    /// - Parameters:
+    ///   - directory: The directory ``makeDirectory(appID:launchID:)`` returned.
+    func removeDirectory(_ directory: String) async {
+        for attempt in 0..<20 {
+            if rmdir(directory) == 0 || errno == ENOENT { return }
+            guard errno == EBUSY else { break }
+            if attempt == 0, let fd = Optional(open(directory + "/cgroup.kill", O_WRONLY | O_CLOEXEC)), fd >= 0 {
+                _ = "1".withCString { write(fd, $0, 1) }
+                close(fd)
+            }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        logger.warning("cannot remove the cgroup \(directory): \(String(cString: strerror(errno)))")
+    }
+}
