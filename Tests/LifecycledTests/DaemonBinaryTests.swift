@@ -67,6 +67,9 @@ struct DaemonBinaryTests {
         let usage = try await runTool(binary, ["--bogus"])
         #expect(usage.status == 2)
         #expect(usage.stderr.contains("Unknown option '--bogus'"), "\(usage.stderr)")
+        let cgroups = try await runTool(binary, ["--app-cgroups", "relative/dir"])
+        #expect(cgroups.status == 2)
+        #expect(cgroups.stderr.contains("--app-cgroups must be auto, off or an absolute cgroup2 directory"), "\(cgroups.stderr)")
 
         // It hosts: an app launched through it, then SIGTERM ends the app and the daemon.
         try await client.call(LifecycledProtocol.Method.launch, [.string("org.example.Polite"), encodeInfo([:])])
