@@ -38,6 +38,10 @@ public final class ExportedObject: Sendable {
 
     /// Changes a property and announces it (`PropertiesChanged`) as the property declares.
     ///
+    /// Setting the value the property already has announces nothing: `PropertiesChanged`
+    /// means a change, and publishers may set a property whenever something it is derived
+    /// from moves.
+    ///
     /// - Parameters:
     ///   - name: The property name.
     ///   - value: The new value; must have the property's signature.
@@ -52,7 +56,11 @@ public final class ExportedObject: Sendable {
         }
         guard let connection = connection.connection else { throw BusError.notConnected }
         try connection.loop.performAndWait { [self] in
-            values.withLock { $0[name] = value }
+            let changed = values.withLock { values in
+                defer { values[name] = value }
+                return values[name] != value
+            }
+            guard changed else { return }
             guard declared.changeSignal == .emitsValue || declared.changeSignal == .invalidates else { return }
             try emitChanged([name], on: connection)
         }

@@ -116,6 +116,10 @@ struct ExportTests {
             try object.setProperty("Count", .int32(5))
             let change = try await changes.next("Count change")
             #expect(change.changed["Count"] == .int32(5))
+            // The same value again is no change: the next signal seen is the one for 6.
+            try object.setProperty("Count", .int32(5))
+            try object.setProperty("Count", .int32(6))
+            #expect(try await changes.next("Count change to 6").changed["Count"] == .int32(6))
             #expect(#expect(throws: BusError.self) { try object.setProperty("Count", .string("five")) }?.name
                     == BusError.Name.invalidSignature)
 
