@@ -456,6 +456,9 @@ final class LifecycleDaemon {
         app.backgroundTasks.removeAll()
         registry[app.id] = app
         setState(app.id, .notRunning)
+        // An app known only from its registration (no manifest, not launched here) is
+        // forgotten once it is gone, so the registry does not grow with every id ever seen.
+        if app.manifest == nil, app.process == nil { registry[app.id] = nil }
         publishApps()
     }
 

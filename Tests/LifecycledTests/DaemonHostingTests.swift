@@ -92,6 +92,11 @@ struct DaemonHostingTests {
             app.close()
             try await h.client.log.waitForState("org.example.Fake", .notRunning)
             #expect(h.client.log.stateChanges("org.example.Fake") == ["not-running->inactive", "inactive->active", "active->not-running"])
+            // Known only from its registration, it is then forgotten.
+            let listed = try await h.client.call(LifecycledProtocol.Method.listApps, [])
+            #expect(!"\(listed)".contains("org.example.Fake"), "\(listed)")
+            #expect(await h.client.errorName(LifecycledProtocol.Method.getState, [.string("org.example.Fake")])
+                    == LifecycledProtocol.ErrorName.unknownApp)
         }
     }
 
