@@ -84,6 +84,44 @@ struct NotificationCenterTests {
         _ = (first, nested, late)
     }
 
+    @Test("a nested post of the same type that removes and adds observers leaves the outer post's snapshot intact")
+    func nestedSameTypeRemoval() {
+        let center = LifecycleNotificationCenter()
+        var log: [String] = []
+        var depth = 0
+        var victim: NotificationObservation?
+        var churn: [NotificationObservation] = []
+        var late: NotificationObservation?
+        var nestedOnce = false
+        let first = center.addObserver(for: Application.DidBecomeActiveMessage.self) { _ in
+            depth += 1
+            defer { depth -= 1 }
+            log.append("first@\(depth)")
+            guard !nestedOnce else { return }
+            if depth == 1 {
+                center.post(Application.DidBecomeActiveMessage())  // the same type, nested
+            } else {
+                nestedOnce = true
+                // Replace the observer list many times while both posts borrow snapshots of it.
+                victim?.cancel()
+                for _ in 0..<64 { churn.append(center.addObserver(for: Application.DidBecomeActiveMessage.self) { _ in log.append("churn") }) }
+                churn.removeAll()
+                late = center.addObserver(for: Application.DidBecomeActiveMessage.self) { _ in log.append("late@\(depth)") }
+            }
+        }
+        victim = center.addObserver(for: Application.DidBecomeActiveMessage.self) { _ in log.append("victim@\(depth)") }
+        let tail = center.addObserver(for: Application.DidBecomeActiveMessage.self) { _ in log.append("tail@\(depth)") }
+        center.post(Application.DidBecomeActiveMessage())
+        // Each post delivers to the observers of its own snapshot that are still registered
+        // (`depth` counts the `first` calls under way: tail@1 is the nested post, tail@0 the outer).
+        #expect(log == ["first@1", "first@2", "tail@1", "tail@0"])
+        #expect(center.observerCount(for: Application.DidBecomeActiveMessage.self) == 3)
+        log.removeAll()
+        center.post(Application.DidBecomeActiveMessage())
+        #expect(log == ["first@1", "tail@0", "late@0"])
+        _ = (first, tail, late)
+    }
+
     @Test("dropping or cancelling a token removes the observer")
     func tokens() {
         let center = LifecycleNotificationCenter()
