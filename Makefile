@@ -28,6 +28,7 @@ build: deps
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	$(MAKE) asan
 
 # The core's tests (the center's unsafe, borrowed-snapshot post loop) in an optimised build
 # under AddressSanitizer: only -O lets the compiler drop the retains that would hide a
