@@ -91,9 +91,12 @@ struct AppCgroupPlacement: Sendable {
         for attempt in 0..<20 {
             if rmdir(directory) == 0 || errno == ENOENT { return }
             guard errno == EBUSY else { break }
-            if attempt == 0, let fd = Optional(open(directory + "/cgroup.kill", O_WRONLY | O_CLOEXEC)), fd >= 0 {
-                _ = "1".withCString { write(fd, $0, 1) }
-                close(fd)
+            if attempt == 0 {
+                let fd = open(directory + "/cgroup.kill", O_WRONLY | O_CLOEXEC)
+                if fd >= 0 {
+                    _ = "1".withCString { write(fd, $0, 1) }
+                    close(fd)
+                }
             }
             try? await Task.sleep(for: .milliseconds(50))
         }

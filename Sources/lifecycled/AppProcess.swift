@@ -133,20 +133,19 @@ final class AppProcess: Sendable {
     ) throws(AppProcessError) -> AppProcess {
         let env = try environment(base: baseEnvironment, appID: manifest.id, launchOptions: launchOptions, extra: extra)
         let logger = Logger(label: "lifecycled.process")
-        var pid: pid_t = 0
-        var placed = false
-        if let cgroupDirectory {
-            switch spawn(executable: manifest.executable, arguments: manifest.arguments, environment: env, intoCgroup: cgroupDirectory) {
-            case .spawned(let child):
-                pid = child
-                placed = true
-            case .unsupported(let reason):
-                logger.notice("cannot start \(manifest.id) inside \(cgroupDirectory) (\(reason)); moving it there after the spawn")
-            case .failed(let error):
-                throw error
-            }
-        }
-        if !placed {
+        let pid: pid_t
+        // The cgroup the app still has to be moved into, when it could not start inside it.
+        var pendingMove: String?
+        switch cgroupDirectory.map({ spawn(executable: manifest.executable, arguments: manifest.arguments, environment: env, intoCgroup: $0) }) {
+        case .spawned(let child)?:
+            pid = child
+        case .failed(let error)?:
+            throw error
+        case .unsupported(let reason)?:
+            logger.notice("cannot start \(manifest.id) inside \(cgroupDirectory ?? "") (\(reason)); moving it there after the spawn")
+            pendingMove = cgroupDirectory
+            pid = try spawn(executable: manifest.executable, arguments: manifest.arguments, environment: env)
+        case nil:
             pid = try spawn(executable: manifest.executable, arguments: manifest.arguments, environment: env)
         }
 
@@ -161,12 +160,12 @@ final class AppProcess: Sendable {
             throw AppProcessError(.pidfdUnavailable, "pidfd_open(\(pid))", errno: code)
         }
 
-        if let cgroupDirectory, !placed {
+        if let pendingMove {
             // Older kernels: a process the app forks before this move stays in the daemon's cgroup.
             do {
-                try CgroupFreezer.move(pid, into: cgroupDirectory)
+                try CgroupFreezer.move(pid, into: pendingMove)
             } catch {
-                logger.warning("cannot move \(manifest.id) into \(cgroupDirectory), suspending with SIGSTOP: \(error)")
+                logger.warning("cannot move \(manifest.id) into \(pendingMove), suspending with SIGSTOP: \(error)")
             }
         }
         let method = SuspensionMethod.select(
@@ -208,17 +207,27 @@ final class AppProcess: Sendable {
         let cgroupFD = open(cgroupDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard cgroupFD >= 0 else { return .unsupported("open: \(String(cString: strerror(errno)))") }
         defer { close(cgroupFD) }
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        let envp = environment.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { envp.forEach { free($0) } }
-        let pid = csp_spawn_into_cgroup(executable, argv, envp, cgroupFD)
-        let code = errno
+        let (pid, code) = withExecVectors(executable, arguments, environment) { argv, envp in
+            (csp_spawn_into_cgroup(executable, argv, envp, cgroupFD), errno)
+        }
         switch pid {
         case 1...: return .spawned(pid)
         case -2: return .unsupported("clone3: \(String(cString: strerror(code)))")
         default: return .failed(AppProcessError(.spawnFailed, "exec \(executable)", errno: code))
         }
+    }
+
+    /// Runs `body` with exec's `argv` (the executable, then the arguments) and `envp`
+    /// (`KEY=value`, sorted), each NULL-terminated; the strings are freed afterwards.
+    private static func withExecVectors<Result>(
+        _ executable: String, _ arguments: [String], _ environment: [String: String],
+        _ body: (_ argv: [UnsafeMutablePointer<CChar>?], _ envp: [UnsafeMutablePointer<CChar>?]) -> Result
+    ) -> Result {
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        let envp = environment.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { envp.forEach { free($0) } }
+        return body(argv, envp)
     }
 
     private static func spawn(executable: String, arguments: [String], environment: [String: String]) throws(AppProcessError) -> pid_t {
@@ -245,13 +254,10 @@ final class AppProcess: Sendable {
         posix_spawnattr_setpgroup(&attributes, 0)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
 
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        let envp = environment.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { envp.forEach { free($0) } }
-
         var pid: pid_t = 0
-        let r = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        let r = withExecVectors(executable, arguments, environment) { argv, envp in
+            posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        }
         guard r == 0 else { throw AppProcessError(.spawnFailed, "posix_spawn \(executable)", errno: r) }
         return pid
     }
