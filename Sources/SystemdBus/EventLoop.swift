@@ -234,13 +234,7 @@ public final class EventLoop: @unchecked Sendable {
                 Unmanaged<EventHandlerBox>.fromOpaque(userdata).release()
                 throw BusError(errno: r, context: "sd_event_add_io(fd \(fd))")
             }
-            _ = sd_event_source_set_destroy_callback(source) { userdata in
-                Unmanaged<EventHandlerBox>.fromOpaque(userdata!).release()
-            }
-            _ = sd_event_source_set_description(source, "io-\(fd)")
-            token.attach(source!)
-            confined.sources[ObjectIdentifier(token)] = token
-            return token
+            return adopt(source!, description: "io-\(fd)", token: token)
         }
     }
 
@@ -277,14 +271,26 @@ public final class EventLoop: @unchecked Sendable {
                 Unmanaged<EventHandlerBox>.fromOpaque(userdata).release()
                 throw BusError(errno: r, context: "sd_event_add_time(clock \(clock))")
             }
-            _ = sd_event_source_set_destroy_callback(source) { userdata in
-                Unmanaged<EventHandlerBox>.fromOpaque(userdata!).release()
-            }
-            _ = sd_event_source_set_description(source, "timer")
-            token.attach(source!)
-            confined.sources[ObjectIdentifier(token)] = token
-            return token
+            return adopt(source!, description: "timer", token: token)
         }
+    }
+
+    /// Finishes adding a source whose userdata is a retained ``EventHandlerBox``: the box is
+    /// released when sd-event destroys the source, and the token owns the source. Loop thread only.
+    ///
+    /// - Parameters:
+    ///   - source: The new source.
+    ///   - description: Its name in sd-event's debug output.
+    ///   - token: The token that cancels it.
+    /// - Returns: The token.
+    private func adopt(_ source: OpaquePointer, description: String, token: EventSourceToken) -> EventSourceToken {
+        _ = sd_event_source_set_destroy_callback(source) { userdata in
+            Unmanaged<EventHandlerBox>.fromOpaque(userdata!).release()
+        }
+        _ = sd_event_source_set_description(source, description)
+        token.attach(source)
+        confined.sources[ObjectIdentifier(token)] = token
+        return token
     }
 
     /// The `EPOLL*` bits for ``addIO(fd:events:handler:)``, so callers need not import epoll.
