@@ -25,9 +25,12 @@ deps build-deps:
 build: deps
 	$(SWIFT) build
 
+# A failed run repeats its failures last: CI shows only the tail of a long log.
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	@set -o pipefail; $(SWIFT) test --skip-build 2>&1 | tee .build/test.log || { \
+	  status=$$?; echo; echo "=== the failures of this run (the whole log is .build/test.log):"; \
+	  grep -aE "✘|error:|Fatal error|Crash|signal [0-9]+" .build/test.log | tail -40; exit $$status; }
 	$(MAKE) asan
 
 # The core's tests (the center's unsafe, borrowed-snapshot post loop) in an optimised build

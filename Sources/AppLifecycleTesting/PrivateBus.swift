@@ -59,7 +59,9 @@ public final class PrivateBus: @unchecked Sendable {
               </policy>
             </busconfig>
             """
-        try config.write(to: configURL, atomically: true, encoding: .utf8)
+        // Not `atomically:`: the directory is new and private, and Foundation's atomic write
+        // leaves an empty /tmp/TemporaryDirectory.* behind on every call.
+        try config.write(to: configURL, atomically: false, encoding: .utf8)
         do {
             try start()
         } catch {

@@ -146,7 +146,7 @@ struct SystemdHostTests {
         await rig.wait(for: "release:suspended")
         #expect(rig.app.applicationState == .suspended)
         #expect(rig.delegate.heldSleepLockAt["background"] == true)
-        #expect(try !rig.inhibitors().contains("'sleep', 'lifecycle-tests'"))
+        #expect(try await eventually { try !rig.inhibitors().contains("'sleep', 'lifecycle-tests'") })
         try rig.emitManager("PrepareForSleep", false)
         await rig.wait(for: Application.didBecomeActiveNotification.rawValue, count: 2)
         #expect(rig.delegate.heldSleepLockAt["foreground"] == true)
@@ -166,7 +166,7 @@ struct SystemdHostTests {
         await rig.wait(for: "release:cap")
         #expect(rig.releases == ["cap"])
         #expect(rig.app.applicationState == .background)
-        #expect(try !rig.inhibitors().contains("'sleep', 'lifecycle-tests'"))
+        #expect(try await eventually { try !rig.inhibitors().contains("'sleep', 'lifecycle-tests'") })
         await rig.stop()
     }
 
@@ -312,14 +312,9 @@ struct SystemdHostTests {
         try await Task.sleep(for: .milliseconds(600))
         rig.logind = try DBusMock(template: "logind", address: rig.systemBus.address)
         rig.sessionPath = try rig.logind.addSession(id: "c1", uid: getuid(), username: "tester", active: true)
-        // Wait for the bridge to be back: its delay lock shows up on the new logind.
-        var listed = ""
-        for _ in 0..<200 {
-            listed = try rig.inhibitors()
-            if listed.contains("'sleep', 'lifecycle-tests'") { break }
-            try await Task.sleep(for: .milliseconds(50))  // hang guard for the reconnect backoff, not a timed assertion
-        }
-        #expect(listed.contains("'sleep', 'lifecycle-tests'"))
+        // Wait for the bridge to be back (through several reconnect backoff steps): its delay lock
+        // shows up on the new logind.
+        #expect(try await eventually(pause: .milliseconds(50)) { try rig.inhibitors().contains("'sleep', 'lifecycle-tests'") })
         try rig.session("Lock")
         await rig.wait(for: Application.willResignActiveNotification.rawValue)
         await rig.stop()

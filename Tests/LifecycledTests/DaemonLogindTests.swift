@@ -50,7 +50,7 @@ struct DaemonLogindTests {
             #expect(try await h.waitForSleepRelease() == "all-suspended")
             let pid = try #require(h.pid(counter))
             #expect(processState(pid) == "T", "counter-app (pid \(pid)) is not stopped")
-            #expect(try !inhibitors().contains("'sleep', 'lifecycled'"), "the session's sleep lock is still held")
+            #expect(try await eventually { try !inhibitors().contains("'sleep', 'lifecycled'") }, "the session's sleep lock is still held")
 
             try logind.emitSignal(interface: "org.freedesktop.login1.Manager", name: "PrepareForSleep", signature: "b", arguments: ["false"])
             try await client.log.wait(for: "counter active again") { $0.stateChanges(counter).filter { $0.hasSuffix("->active") }.count >= 2 }
