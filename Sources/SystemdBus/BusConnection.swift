@@ -418,6 +418,34 @@ public final class BusConnection: @unchecked Sendable {
         return credentials
     }
 
+    /// The credentials of a peer, from the cache or by a blocking `GetConnectionCredentials`
+    /// (2 s at most) on the loop thread; `nil` if the bus daemon cannot tell.
+    ///
+    /// For the few sd-bus callbacks that must answer synchronously (property getters), like
+    /// sd-bus's own `sd_bus_query_sender_creds`. `sd_bus_call` queues whatever else arrives
+    /// meanwhile and dispatches nothing, so no handler runs re-entrantly. Loop thread only.
+    func credentialsBlocking(of sender: String, on bus: OpaquePointer) -> BusCredentials? {
+        let unique = sender.hasPrefix(":")
+        if unique, let cached = credentialsCache[sender] { return cached }
+        var call: OpaquePointer?
+        guard sd_bus_message_new_method_call(bus, &call, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                             "org.freedesktop.DBus", "GetConnectionCredentials") >= 0, let call else { return nil }
+        defer { sd_bus_message_unref(call) }
+        var error = sd_bus_error()
+        defer { sd_bus_error_free(&error) }
+        var reply: OpaquePointer?
+        guard (try? BusMessageCodec.append([.string(sender)], to: call)) != nil,
+              sd_bus_call(bus, call, 2_000_000, &error, &reply) >= 0, let reply else {
+            logger.warning("GetConnectionCredentials(\(sender)) failed: \(error.name.map { String(cString: $0) } ?? "no reply")")
+            return nil
+        }
+        defer { sd_bus_message_unref(reply) }
+        guard let values = try? BusMessageCodec.readAll(from: reply) else { return nil }
+        let credentials = BusConnection.credentials(sender, from: values)
+        if unique { credentialsCache[sender] = credentials }
+        return credentials
+    }
+
     static func credentials(_ sender: String, from reply: [BusValue]) -> BusCredentials {
         let dict = reply.first?.dictionaryValue ?? [:]
         let groups = dict["UnixGroupIDs"]?.arrayValue?.compactMap(\.uint32Value)

@@ -11,6 +11,21 @@ public struct ExportedInterface: Sendable {
     public var signals: [Signal]
     /// The properties.
     public var properties: [Property]
+    /// Who may read and write the properties through `org.freedesktop.DBus.Properties`
+    /// (`Get`, `GetAll`, `Set`); `nil` lets every peer the bus lets through.
+    ///
+    /// Method handlers get the caller's credentials in ``BusMethodCall/credentials`` and check
+    /// them themselves; property access goes through sd-bus's own `Properties` interface, so
+    /// the check is declared here and run for every property a call touches, before the value
+    /// is read or stored. It gets the sender's credentials from the bus daemon
+    /// (`GetConnectionCredentials`, cached per unique name; `nil` if they cannot be had, and
+    /// for a peer-to-peer connection) and throws ``BusError`` (for example `AccessDenied`) to
+    /// refuse. The first access of a sender costs one blocking round trip to the bus daemon on
+    /// the loop thread, as sd-bus's own `sd_bus_query_sender_creds` does.
+    ///
+    /// `PropertiesChanged` is a broadcast signal and is not covered: on a bus shared between
+    /// users, only the bus policy keeps other users from receiving signals.
+    public var propertyAccessCheck: (@Sendable (BusCredentials?) throws(BusError) -> Void)?
 
     /// Creates an interface description.
     ///
@@ -19,11 +34,16 @@ public struct ExportedInterface: Sendable {
     ///   - methods: The methods.
     ///   - signals: The signals.
     ///   - properties: The properties.
-    public init(name: String, methods: [Method] = [], signals: [Signal] = [], properties: [Property] = []) {
+    ///   - propertyAccessCheck: Who may read and write the properties (see ``propertyAccessCheck``).
+    public init(
+        name: String, methods: [Method] = [], signals: [Signal] = [], properties: [Property] = [],
+        propertyAccessCheck: (@Sendable (BusCredentials?) throws(BusError) -> Void)? = nil
+    ) {
         self.name = name
         self.methods = methods
         self.signals = signals
         self.properties = properties
+        self.propertyAccessCheck = propertyAccessCheck
     }
 
     /// A method and the handler that answers it.

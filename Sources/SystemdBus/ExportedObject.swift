@@ -198,9 +198,10 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
         return box.handleMethod(message!, error)
     }
 
-    static let getterTrampoline: sd_bus_property_get_t = { _, _, _, property, reply, userdata, error in
+    static let getterTrampoline: sd_bus_property_get_t = { bus, _, _, property, reply, userdata, error in
         let box: ObjectBox = SlotBox.from(userdata)
         let name = String(cString: property!)
+        if let refusal = box.accessRefusal(on: bus) { return sd_bus_error_set(error, refusal.name, refusal.message) }
         guard let value = box.object?.property(name) else {
             return sd_bus_error_set(error, BusError.Name.unknownProperty, "no property \(name)")
         }
@@ -214,9 +215,10 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
         }
     }
 
-    static let setterTrampoline: sd_bus_property_set_t = { _, _, _, property, value, userdata, error in
+    static let setterTrampoline: sd_bus_property_set_t = { bus, _, _, property, value, userdata, error in
         let box: ObjectBox = SlotBox.from(userdata)
         let name = String(cString: property!)
+        if let refusal = box.accessRefusal(on: bus) { return sd_bus_error_set(error, refusal.name, refusal.message) }
         guard let declared = box.interface.properties.first(where: { $0.name == name }), let validate = declared.validateSet else {
             return sd_bus_error_set(error, BusError.Name.propertyReadOnly, "property \(name) is read-only")
         }
@@ -231,6 +233,24 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
             return sd_bus_error_set(error, failure.name, failure.message)
         } catch let other {
             return sd_bus_error_set(error, BusError.Name.failed, "\(other)")
+        }
+    }
+
+    /// Runs the interface's property access check for the message sd-bus is dispatching, and
+    /// returns the refusal, if any. Loop thread only (inside a getter or setter).
+    private func accessRefusal(on bus: OpaquePointer?) -> BusError? {
+        guard let check = interface.propertyAccessCheck else { return nil }
+        guard let bus, let message = sd_bus_get_current_message(bus) else {
+            return BusError(name: BusError.Name.accessDenied, message: "no current message to check", errno: EACCES)
+        }
+        let sender = sd_bus_message_get_sender(message).map { String(cString: $0) }
+        let credentials = sender.flatMap { connection.connection?.credentialsBlocking(of: $0, on: bus) }
+        do {
+            try check(credentials)
+            return nil
+        } catch {
+            logger.notice("refused property access on \(interface.name) to \(sender ?? "a peer"): \(error.message)")
+            return error
         }
     }
 

@@ -9,7 +9,7 @@ extension LifecycleDaemon {
     static let maximumBackgroundTasks = 64
 
     /// The exported interface: every method of ``LifecycledProtocol`` with its handler, the
-    /// three signals, and the four properties.
+    /// three signals, and the four properties, readable by the daemon's own user only.
     func makeInterface() -> ExportedInterface {
         typealias Method = LifecycledProtocol.Method
         // One exported method whose handler hops to the daemon (weakly held) on the main actor.
@@ -45,7 +45,11 @@ extension LifecycleDaemon {
                 .init(LifecycledProtocol.Property.apps, initialValue: registry.listValue),
                 .init(LifecycledProtocol.Property.simulationEnabled, initialValue: .bool(configuration.simulationEnabled), changeSignal: .constant),
                 .init(LifecycledProtocol.Property.version, initialValue: .uint32(LifecycledProtocol.version), changeSignal: .constant),
-            ])
+            ],
+            // Reading the properties is a call like any other: the same uid check as the methods.
+            propertyAccessCheck: { [policy] credentials throws(BusError) in
+                try policy.check(credentials, member: "org.freedesktop.DBus.Properties")
+            })
     }
 
     /// Answers one method call: the uid check first, then the method.

@@ -30,15 +30,23 @@ struct DaemonSecurityTests {
     @Test(.enabled(if: getuid() == 0, "needs root to call as another uid"))
     func aCallerOfAnotherUIDIsRefusedWithAccessDenied() async throws {
         try await withDaemon { (h: DaemonHarness) async throws in
-            let gdbus = ["/usr/bin/gdbus", "call", "--address", h.bus.address, "--dest", LifecycledProtocol.busName,
-                         "--object-path", LifecycledProtocol.objectPath, "--method", "\(LifecycledProtocol.interface).ListApps"]
-            let same = try await runTool(gdbus[0], Array(gdbus.dropFirst()))
-            #expect(same.status == 0, "\(same.stderr)")
-            // The private bus lets every uid connect; the daemon itself must refuse.
-            let foreign = try await runTool("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups"] + gdbus)
-            #expect(foreign.status != 0)
-            #expect(foreign.stderr.contains("org.freedesktop.DBus.Error.AccessDenied"), "\(foreign.stderr)")
-            #expect(foreign.stderr.contains("uid 65534"), "\(foreign.stderr)")
+            let call = ["/usr/bin/gdbus", "call", "--address", h.bus.address, "--dest", LifecycledProtocol.busName,
+                        "--object-path", LifecycledProtocol.objectPath, "--method"]
+            // A method, and the properties: reading them is a call too (Get and GetAll).
+            let calls = [
+                call + ["\(LifecycledProtocol.interface).ListApps"],
+                call + ["org.freedesktop.DBus.Properties.Get", LifecycledProtocol.interface, LifecycledProtocol.Property.apps],
+                call + ["org.freedesktop.DBus.Properties.GetAll", LifecycledProtocol.interface],
+            ]
+            for gdbus in calls {
+                let same = try await runTool(gdbus[0], Array(gdbus.dropFirst()))
+                #expect(same.status == 0, "\(gdbus.last!): \(same.stderr)")
+                // The private bus lets every uid connect; the daemon itself must refuse.
+                let foreign = try await runTool("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups"] + gdbus)
+                #expect(foreign.status != 0, "\(gdbus.last!) as uid 65534: \(foreign.stdout)")
+                #expect(foreign.stderr.contains("org.freedesktop.DBus.Error.AccessDenied"), "\(foreign.stderr)")
+                #expect(foreign.stderr.contains("uid 65534"), "\(foreign.stderr)")
+            }
         }
     }
 

@@ -195,6 +195,55 @@ struct ExportTests {
         }
     }
 
+    @Test("propertyAccessCheck: Get, GetAll and Set run it with the caller's credentials; a refusal is its error")
+    func propertyAccessCheck() async throws {
+        try await BusFixture.with { env in
+            let seen = Mutex<[BusCredentials?]>([])
+            var interface = Self.exampleInterface()
+            // Accepts callers of one uid, refuses everyone else with AccessDenied: first the test's
+            // own uid, then another, so the same client is let through and then refused.
+            let allowedUID = Atomic<UInt32>(getuid())
+            interface.propertyAccessCheck = { credentials throws(BusError) in
+                seen.withLock { $0.append(credentials) }
+                guard credentials?.uid == allowedUID.load(ordering: .relaxed) else {
+                    throw BusError(name: BusError.Name.accessDenied, message: "uid \(credentials?.uid ?? 0) may not")
+                }
+            }
+            let object = try env.connection.export(interface, at: Self.path)
+            defer { object.unexport() }
+            try await env.connection.requestName(Self.name)
+            let client = try env.secondConnection("client")
+            defer { client.close() }
+
+            #expect(try await client.getProperty(destination: Self.name, path: Self.path, interface: Self.iface, name: "Version")
+                    == .string("1.0"))
+            #expect(try await client.getAllProperties(destination: Self.name, path: Self.path, interface: Self.iface).count == 3)
+            let checked = seen.withLock { $0 }
+            #expect(!checked.isEmpty)
+            #expect(checked.allSatisfy { $0?.uid == getuid() && $0?.uniqueName == client.uniqueName && $0?.pid == UInt32(getpid()) })
+
+            allowedUID.store(getuid() &+ 1, ordering: .relaxed)
+            let get = await #expect(throws: BusError.self) {
+                try await client.getProperty(destination: Self.name, path: Self.path, interface: Self.iface, name: "Count")
+            }
+            #expect(get?.name == BusError.Name.accessDenied)
+            #expect(get?.message.contains("may not") == true)
+            let all = await #expect(throws: BusError.self) {
+                try await client.getAllProperties(destination: Self.name, path: Self.path, interface: Self.iface)
+            }
+            #expect(all?.name == BusError.Name.accessDenied)
+            let set = await #expect(throws: BusError.self) {
+                try await client.setProperty(destination: Self.name, path: Self.path, interface: Self.iface, name: "Label",
+                                             value: .string("intruder"))
+            }
+            #expect(set?.name == BusError.Name.accessDenied)
+            #expect(object.property("Label") == .string("start"))
+            // Methods are not gated by it: their handlers check call.credentials themselves.
+            #expect(try await client.call(destination: Self.name, path: Self.path, interface: Self.iface, member: "Add",
+                                          arguments: [.int32(2), .int32(3)]) == [.int32(5)])
+        }
+    }
+
     @Test("unexport removes the object")
     func unexport() async throws {
         try await BusFixture.with { env in
