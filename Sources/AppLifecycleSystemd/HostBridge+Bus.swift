@@ -38,6 +38,10 @@ struct BusClients {
 }
 
 extension HostBridge {
+    /// How long a bus may take to accept a connection (answer `Hello`) before its sources
+    /// count as unavailable; the bridge's actor is never blocked meanwhile.
+    static let connectTimeout: Duration = .seconds(10)
+
     /// Connects to the buses and starts every configured bus client, recording each one's status.
     func startBusClients(loop: EventLoop, sink: @escaping @Sendable (HostEvent, String) -> Void) async {
         let sources = configuration.sources
@@ -53,7 +57,8 @@ extension HostBridge {
         let sources = configuration.sources
         let connection: BusConnection
         do {
-            connection = try BusConnection(configuration.systemBus, loop: loop, description: "lifecycle-system")
+            connection = try await BusConnection(configuration.systemBus, loop: loop, description: "lifecycle-system",
+                                                 timeout: Self.connectTimeout)
         } catch {
             for source in [Source.logind, .timedated, .lowMemoryMonitor] where sources.contains(source) {
                 record(source, "unavailable: system bus \(configuration.systemBus): \(error)")
@@ -100,7 +105,8 @@ extension HostBridge {
     private func connectSessionBus(loop: EventLoop, sink: @escaping @Sendable (HostEvent, String) -> Void, initial: Bool) async {
         let connection: BusConnection
         do {
-            connection = try BusConnection(configuration.sessionBus, loop: loop, description: "lifecycle-session")
+            connection = try await BusConnection(configuration.sessionBus, loop: loop, description: "lifecycle-session",
+                                                 timeout: Self.connectTimeout)
         } catch {
             record(.screensaver, "unavailable: session bus \(configuration.sessionBus): \(error)")
             return

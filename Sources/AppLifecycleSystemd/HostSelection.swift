@@ -156,7 +156,7 @@ public enum HostSelection: String, Sendable, CaseIterable {
         }
         defer { loop.shutdown() }
         do {
-            let connection = try BusConnection(address, loop: loop, description: "host-selection")
+            let connection = try await BusConnection(address, loop: loop, description: "host-selection", timeout: timeout)
             defer { connection.close() }
             let reply = try await connection.call(
                 destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",

@@ -111,7 +111,7 @@ public final class LifecycleSubscriber: Sendable {
     public static func connect(to address: BusConnection.Address = .session, appID: String? = nil) async throws -> LifecycleSubscriber {
         let loop = try EventLoop(name: "lifecycle-subscriber")
         do {
-            let connection = try BusConnection(address, loop: loop, description: "lifecycle-subscriber")
+            let connection = try await BusConnection(address, loop: loop, description: "lifecycle-subscriber", timeout: .seconds(25))
             return try await LifecycleSubscriber(connection: connection, appID: appID, ownedLoop: loop)
         } catch {
             loop.shutdown()

@@ -205,7 +205,8 @@ public final class LifecycledHost: ApplicationHost {
         do {
             let loop = try EventLoop(name: "lifecycled-app")
             self.loop = loop
-            let connection = try BusConnection(configuration.busAddress, loop: loop, description: "lifecycled-app")
+            let connection = try await BusConnection(configuration.busAddress, loop: loop, description: "lifecycled-app",
+                                                    timeout: configuration.callTimeout)
             self.connection = connection
             connection.addDisconnectHandler { inContinuation.yield(.disconnected) }
             let tracker = try await connection.trackNameOwner(LifecycledProtocol.busName)

@@ -64,7 +64,9 @@ public final class BusConnection: @unchecked Sendable {
 
     /// Opens a connection and attaches it to a loop.
     ///
-    /// Blocks the calling thread until the bus has answered `Hello` (the unique name is known).
+    /// Blocks the calling thread, and the loop thread, until the bus has answered `Hello` (the
+    /// unique name is known). Where the caller can await, use
+    /// ``init(_:loop:description:timeout:)``, which blocks neither.
     ///
     /// - Parameters:
     ///   - address: The bus to connect to.
@@ -84,6 +86,73 @@ public final class BusConnection: @unchecked Sendable {
         logger[metadataKey: "unique-name"] = "\(opened.uniqueName)"
         self.logger = logger
         try loop.performAndWait { [self] in try installFilterOnLoop() }
+        self.logger.debug("connected")
+    }
+
+    /// Opens a connection and attaches it to a loop without blocking any thread.
+    ///
+    /// The sync initializer blocks its caller, and the loop thread every other connection
+    /// shares, until the bus answers `Hello`: up to sd-bus's 25 s if the bus daemon accepts
+    /// but does not answer (it is starting, stopped, or overloaded). This one starts the
+    /// connection (socket and authentication run on the loop), then suspends until a first
+    /// call to the bus daemon (`GetId`, queued behind `Hello`) is answered, so the unique name
+    /// is known; use it wherever a caller can await, above all when reconnecting.
+    ///
+    /// - Parameters:
+    ///   - address: The bus to connect to.
+    ///   - loop: The loop that will run the connection.
+    ///   - description: A name for the connection in sd-bus debug output and logs.
+    ///   - timeout: How long the bus may take to accept the connection.
+    /// - Throws: ``BusError`` if the bus cannot be reached, authentication fails, or the bus
+    ///   does not answer within `timeout` (``BusError/Name/noReply``); `CancellationError`.
+    public init(_ address: Address, loop: EventLoop, description: String? = nil, timeout: Duration) async throws {
+        self.loop = loop
+        self.address = address
+        var logger = Logger(label: "SystemdBus")
+        logger[metadataKey: "bus"] = "\(address)"
+        let started = try loop.performAndWait { () throws -> SendablePointer in
+            SendablePointer(try BusConnection.startOnLoop(address, event: loop.event, description: description))
+        }
+        let uniqueName: String
+        do {
+            // sd-bus's own call timeout does not run while the connection authenticates (its auth
+            // timeout does, at 25 s or more), so the deadline is a racing sleep.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    _ = try await BusConnection.call(
+                        loop: loop, bus: { started.pointer }, destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                        interface: "org.freedesktop.DBus", member: "GetId", arguments: [], timeout: nil)
+                }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    throw BusError(name: BusError.Name.noReply,
+                                   message: "the \(address) bus did not accept the connection within \(timeout)", errno: ETIMEDOUT)
+                }
+                defer { group.cancelAll() }
+                try await group.next()
+            }
+            // Hello was answered before GetId, so this no longer blocks.
+            uniqueName = try loop.performAndWait { () throws -> String in
+                guard sd_bus_is_open(started.pointer) > 0 else { throw BusError.notConnected }
+                return try BusConnection.uniqueNameOnLoop(started.pointer)
+            }
+        } catch {
+            // Not flushing: flushing a bus that never got running waits for it to get running.
+            loop.perform { sd_bus_close_unref(started.pointer) }
+            throw error
+        }
+        self.bus = started.pointer
+        self.uniqueName = uniqueName
+        logger[metadataKey: "unique-name"] = "\(uniqueName)"
+        self.logger = logger
+        try loop.performAndWait { [self] in
+            // A disconnect before the filter existed would go unseen: check, then install.
+            guard let bus, sd_bus_is_open(bus) > 0 else {
+                closeOnLoop(disconnected: false)
+                throw BusError.notConnected
+            }
+            try installFilterOnLoop()
+        }
         self.logger.debug("connected")
     }
 
@@ -141,13 +210,24 @@ public final class BusConnection: @unchecked Sendable {
         destination: String?, path: String, interface: String?, member: String,
         arguments: [BusValue] = [], timeout: Duration? = nil
     ) async throws -> [BusValue] {
+        try await BusConnection.call(
+            loop: loop, bus: { [self] in isOpen ? bus : nil }, destination: destination, path: path,
+            interface: interface, member: member, arguments: arguments, timeout: timeout)
+    }
+
+    /// The body of ``call(destination:path:interface:member:arguments:timeout:)`` for the bus
+    /// that `bus` returns on the loop thread (`nil`: not connected).
+    private static func call(
+        loop: EventLoop, bus: @escaping @Sendable () -> OpaquePointer?, destination: String?, path: String,
+        interface: String?, member: String, arguments: [BusValue], timeout: Duration?
+    ) async throws -> [BusValue] {
         let state = CallState()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[BusValue], any Error>) in
                 guard state.install(continuation) else { return }
-                let accepted = loop.perform { [self] in
+                let accepted = loop.perform {
                     let box = startCall(
-                        destination: destination, path: path, interface: interface, member: member,
+                        on: bus(), destination: destination, path: path, interface: interface, member: member,
                         arguments: arguments, timeout: timeout
                     ) { result in state.finish(result.mapError { $0 as any Error }) }
                     if state.isCancelled { box?.destroySlot() } else { state.box = box }
@@ -167,7 +247,17 @@ public final class BusConnection: @unchecked Sendable {
         arguments: [BusValue], timeout: Duration? = nil,
         completion: @escaping (Result<[BusValue], BusError>) -> Void
     ) -> PendingCallBox? {
-        guard let bus, isOpen else {
+        BusConnection.startCall(on: isOpen ? bus : nil, destination: destination, path: path, interface: interface,
+                                member: member, arguments: arguments, timeout: timeout, completion: completion)
+    }
+
+    /// Starts an asynchronous call on a bus (`nil`: not connected, which `completion` is told).
+    /// Loop thread only.
+    private static func startCall(
+        on bus: OpaquePointer?, destination: String?, path: String, interface: String?, member: String,
+        arguments: [BusValue], timeout: Duration?, completion: @escaping (Result<[BusValue], BusError>) -> Void
+    ) -> PendingCallBox? {
+        guard let bus else {
             completion(.failure(.notConnected))
             return nil
         }
@@ -468,7 +558,20 @@ public final class BusConnection: @unchecked Sendable {
         let uniqueName: String
     }
 
+    /// Opens a bus, waiting for `Hello` (blocking). Loop thread only.
     private static func openOnLoop(_ address: Address, event: OpaquePointer, description: String?) throws -> OpenedBus {
+        let bus = try startOnLoop(address, event: event, description: description)
+        do {
+            return OpenedBus(bus: bus, uniqueName: try uniqueNameOnLoop(bus))
+        } catch {
+            sd_bus_flush_close_unref(bus)
+            throw error
+        }
+    }
+
+    /// Starts a bus and attaches it to the loop; authentication and `Hello` go on in the
+    /// loop's iterations. Loop thread only.
+    private static func startOnLoop(_ address: Address, event: OpaquePointer, description: String?) throws -> OpaquePointer {
         var bus: OpaquePointer?
         switch address {
         case .system:
@@ -490,13 +593,18 @@ public final class BusConnection: @unchecked Sendable {
         do {
             if let description { _ = sd_bus_set_description(bus, description) }
             try BusError.check(sd_bus_attach_event(bus, event, 0), "sd_bus_attach_event")
-            var name: UnsafePointer<CChar>?
-            try BusError.check(sd_bus_get_unique_name(bus, &name), "sd_bus_get_unique_name")
-            return OpenedBus(bus: bus, uniqueName: name.map { String(cString: $0) } ?? "")
+            return bus
         } catch {
             sd_bus_flush_close_unref(bus)
             throw error
         }
+    }
+
+    /// The unique name; blocks until `Hello` is answered if it has not been. Loop thread only.
+    private static func uniqueNameOnLoop(_ bus: OpaquePointer) throws -> String {
+        var name: UnsafePointer<CChar>?
+        try BusError.check(sd_bus_get_unique_name(bus, &name), "sd_bus_get_unique_name")
+        return name.map { String(cString: $0) } ?? ""
     }
 
     private func installFilterOnLoop() throws {

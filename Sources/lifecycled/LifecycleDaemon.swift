@@ -118,7 +118,7 @@ final class LifecycleDaemon {
         let connection: BusConnection
         do {
             loop = try EventLoop(name: "lifecycled")
-            connection = try BusConnection(configuration.busAddress, loop: loop, description: "lifecycled")
+            connection = try await BusConnection(configuration.busAddress, loop: loop, description: "lifecycled", timeout: .seconds(25))
         } catch {
             throw StartError(description: "cannot connect to the \(configuration.busAddress) bus: \(error)")
         }

@@ -21,6 +21,43 @@ struct BusConnectionTests {
         }
     }
 
+    @Test("the async open connects without blocking the loop: a bus that never answers times out or is cancelled while others work",
+          .timeLimit(.minutes(1)))
+    func asyncOpen() async throws {
+        try await BusFixture.with { env in
+            let connection = try await BusConnection(.address(env.bus.address), loop: env.loop, description: "async", timeout: .seconds(25))
+            defer { connection.close() }
+            #expect(connection.uniqueName.hasPrefix(":"))
+            #expect(try await connection.nameOwner("org.freedesktop.DBus") == "org.freedesktop.DBus")
+
+            // A "bus" that accepts connections (the kernel's backlog) but never reads or answers.
+            let mute = try ListeningSocket()
+            defer { mute.close() }
+            let address = BusConnection.Address.address("unix:path=\(mute.path)")
+
+            let timedOut = await #expect(throws: BusError.self) {
+                _ = try await BusConnection(address, loop: env.loop, description: "mute", timeout: .milliseconds(200))
+            }
+            #expect(timedOut?.name == BusError.Name.noReply)
+
+            // While a connect waits on the mute bus, the shared loop still serves the other
+            // connection: the sync open would hold the loop thread until sd-bus gave up.
+            let pending = Task { try await BusConnection(address, loop: env.loop, description: "mute", timeout: .seconds(60)) }
+            for _ in 0..<3 {
+                #expect(try await env.connection.nameOwner("org.freedesktop.DBus") == "org.freedesktop.DBus")
+            }
+            pending.cancel()
+            let outcome = await pending.result
+            #expect(throws: CancellationError.self) { _ = try outcome.get() }
+
+            // Nothing listening at all: refused at once.
+            let refused = await #expect(throws: BusError.self) {
+                _ = try await BusConnection(.address("unix:path=\(mute.directory)/absent"), loop: env.loop, timeout: .seconds(5))
+            }
+            #expect(refused != nil)
+        }
+    }
+
     @Test("error replies carry the D-Bus error name and message")
     func errors() async throws {
         try await BusFixture.with { env in
