@@ -4,6 +4,7 @@ import AppLifecycleTesting
 import ArgumentParser
 import Foundation
 import Glibc
+import Synchronization
 import SystemdBus
 
 /// `CLOCK_MONOTONIC` in nanoseconds: comparable between processes on one machine.
@@ -121,6 +122,7 @@ struct FanoutBenchmark: AsyncParsableCommand {
     func run() async throws {
         let rig = try await DaemonRig.start()
         defer { rig.stop() }
+        var lostAny = false
         if !json { print("subscribers   ours p50/p99 µs        raw p50/p99 µs     ratio p50") }
         for count in subscribers {
             let ours = try await measure(rig: rig, count: count, mode: "ours") { sequence in try await rig.report(sequence: sequence) }
@@ -132,15 +134,20 @@ struct FanoutBenchmark: AsyncParsableCommand {
                 print(Measurement.jsonLine([
                     "benchmark": "fanout", "subscribers": count, "ours_p50_us": ours.p50, "ours_p99_us": ours.p99,
                     "reference_p50_us": raw.p50, "reference_p99_us": raw.p99, "ratio_p50": ratio,
+                    "ours_lost": ours.lost, "reference_lost": raw.lost,
                 ]))
             } else {
-                print("\(String(format: "%11d", count))   \(String(format: "%8.1f / %-8.1f", ours.p50, ours.p99))   \(String(format: "%8.1f / %-8.1f", raw.p50, raw.p99))   \(String(format: "%5.2f", ratio))")
+                let lost = ours.lost + raw.lost > 0 ? "   lost: ours \(ours.lost), raw \(raw.lost)" : ""
+                print("\(String(format: "%11d", count))   \(String(format: "%8.1f / %-8.1f", ours.p50, ours.p99))   \(String(format: "%8.1f / %-8.1f", raw.p50, raw.p99))   \(String(format: "%5.2f", ratio))\(lost)")
             }
+            lostAny = lostAny || ours.lost > 0
         }
+        if lostAny { throw ExitCode(1) }
     }
 
-    /// Per notification, the latency to each subscriber, over all notifications.
-    func measure(rig: DaemonRig, count: Int, mode: String, send: (Int) async throws -> Void) async throws -> (p50: Double, p99: Double) {
+    /// Per notification, the latency to each subscriber, over all notifications, and how many
+    /// (notification, subscriber) receipts never came.
+    func measure(rig: DaemonRig, count: Int, mode: String, send: (Int) async throws -> Void) async throws -> (p50: Double, p99: Double, lost: Int) {
         let workers = try Workers.start(count: count, mode: mode, address: rig.bus.address)
         defer { workers.stop() }
         var latencies: [Double] = []
@@ -151,7 +158,7 @@ struct FanoutBenchmark: AsyncParsableCommand {
                 latencies.append(Double(stamp.at &- start) / 1000)
             }
         }
-        return (Measurement.percentile(latencies, 50), Measurement.percentile(latencies, 99))
+        return (Measurement.percentile(latencies, 50), Measurement.percentile(latencies, 99), notifications * count - latencies.count)
     }
 }
 
@@ -259,36 +266,57 @@ struct IdleBenchmark: AsyncParsableCommand {
 }
 
 /// `lifecycle-bench fanout-worker`: a subscriber process; prints `ready`, then `<sequence> <monotonic ns>` per notification.
+///
+/// It exits by itself after `--idle-exit` seconds without a notification, closing its output:
+/// the parent reads each worker's lines blockingly, and a lost notification must end in a
+/// count of the loss, not a benchmark that waits forever.
 struct FanoutWorker: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "fanout-worker", shouldDisplay: false)
 
     @Option var address: String
     @Option var mode: String
+    @Option var idleExit = 10
 
     func run() async throws {
+        workerLastActivity.store(monotonicNanoseconds(), ordering: .relaxed)
+        let idleLimit = UInt64(idleExit) * 1_000_000_000
+        @Sendable func writeStamp(_ sequence: Int64) {
+            let now = monotonicNanoseconds()
+            workerLastActivity.store(now, ordering: .relaxed)
+            writeLine("\(sequence) \(now)")
+        }
+        func idleUntilQuiet() async throws -> Never {
+            while true {
+                try await Task.sleep(for: .seconds(1))
+                if monotonicNanoseconds() &- workerLastActivity.load(ordering: .relaxed) > idleLimit { Glibc.exit(0) }
+            }
+        }
         if mode == "raw" {
             let loop = try EventLoop(name: "worker")
             let connection = try BusConnection(.address(address), loop: loop, description: "raw-worker")
             _ = try await connection.addMatch("type='signal',interface='org.example.Bench',member='Tick'") { signal in
-                let now = monotonicNanoseconds()
-                writeLine("\(signal.arguments.first?.int64Value ?? -1) \(now)")
+                writeStamp(signal.arguments.first?.int64Value ?? -1)
             }
             writeLine("ready")
-            while true { try await Task.sleep(for: .seconds(3600)) }
+            workerLastActivity.store(monotonicNanoseconds(), ordering: .relaxed)
+            try await idleUntilQuiet()
         } else {
             let subscriber = try await LifecycleSubscriber.connect(to: .address(address), appID: DaemonRig.appID)
             let registration = subscriber.addHandler { event in
-                let now = monotonicNanoseconds()
                 if case .notification(_, let name, let userInfo) = event, name == "BenchNotification" {
-                    writeLine("\(userInfo["seq"]?.intValue ?? -1) \(now)")
+                    writeStamp(userInfo["seq"]?.intValue ?? -1)
                 }
             }
             writeLine("ready")
-            withExtendedLifetime(registration) {}
-            while true { try await Task.sleep(for: .seconds(3600)) }
+            workerLastActivity.store(monotonicNanoseconds(), ordering: .relaxed)
+            defer { withExtendedLifetime(registration) {} }
+            try await idleUntilQuiet()
         }
     }
 }
+
+/// When the worker last printed (monotonic ns), for its idle exit.
+private let workerLastActivity = Atomic<UInt64>(0)
 
 /// Writes one line to standard output at once (no buffering), so the parent sees it immediately.
 func writeLine(_ line: String) {
