@@ -47,15 +47,25 @@ struct ExportTests {
             ])
     }
 
-    @Test("methods: replies, error names, caller credentials, fds, reply signature check")
-    func methods() async throws {
+    /// Exports `interface` as ``name`` at ``path`` on a private bus and runs `body` with the
+    /// fixture, the exported object and a second connection as the client; all torn down after.
+    static func withExported(
+        _ interface: ExportedInterface = exampleInterface(),
+        _ body: (BusFixture, ExportedObject, BusConnection) async throws -> Void
+    ) async throws {
         try await BusFixture.with { env in
-            let object = try env.connection.export(Self.exampleInterface(), at: Self.path)
+            let object = try env.connection.export(interface, at: path)
             defer { object.unexport() }
-            #expect(try await env.connection.requestName(Self.name) == .primaryOwner)
+            #expect(try await env.connection.requestName(name) == .primaryOwner)
             let client = try env.secondConnection("client")
             defer { client.close() }
+            try await body(env, object, client)
+        }
+    }
 
+    @Test("methods: replies, error names, caller credentials, fds, reply signature check")
+    func methods() async throws {
+        try await Self.withExported { _, object, client in
             let sum = try await client.call(destination: Self.name, path: Self.path, interface: Self.iface, member: "Add",
                                             arguments: [.int32(2), .int32(40)])
             #expect(sum == [.int32(42)])
@@ -94,13 +104,7 @@ struct ExportTests {
 
     @Test("properties: Get/GetAll/Set through sd-bus, validation, PropertiesChanged on change")
     func properties() async throws {
-        try await BusFixture.with { env in
-            let object = try env.connection.export(Self.exampleInterface(), at: Self.path)
-            defer { object.unexport() }
-            try await env.connection.requestName(Self.name)
-            let client = try env.secondConnection("client")
-            defer { client.close() }
-
+        try await Self.withExported { _, object, client in
             #expect(try await client.getProperty(destination: Self.name, path: Self.path, interface: Self.iface, name: "Version")
                     == .string("1.0"))
             let all = try await client.getAllProperties(destination: Self.name, path: Self.path, interface: Self.iface)
@@ -146,12 +150,7 @@ struct ExportTests {
 
     @Test("signals: declared signals are emitted and received with a verified sender")
     func signals() async throws {
-        try await BusFixture.with { env in
-            let object = try env.connection.export(Self.exampleInterface(), at: Self.path)
-            defer { object.unexport() }
-            try await env.connection.requestName(Self.name)
-            let client = try env.secondConnection("client")
-            defer { client.close() }
+        try await Self.withExported { env, object, client in
             let received = Collector<BusSignal>()
             let subscription = try await client.subscribe(sender: Self.name, path: Self.path, interface: Self.iface,
                                                           member: "Changed", signature: "s") { received.add($0) }
@@ -197,27 +196,22 @@ struct ExportTests {
 
     @Test("propertyAccessCheck: Get, GetAll and Set run it with the caller's credentials; a refusal is its error")
     func propertyAccessCheck() async throws {
-        try await BusFixture.with { env in
-            let seen = Mutex<[BusCredentials?]>([])
-            var interface = Self.exampleInterface()
-            // Accepts callers of one uid, refuses everyone else with AccessDenied: first the test's
-            // own uid, then another, so the same client is let through and then refused.
-            let allowedUID = Atomic<UInt32>(getuid())
-            interface.propertyAccessCheck = { credentials throws(BusError) in
-                seen.withLock { $0.append(credentials) }
-                guard credentials?.uid == allowedUID.load(ordering: .relaxed) else {
-                    throw BusError(name: BusError.Name.accessDenied, message: "uid \(credentials?.uid ?? 0) may not")
-                }
+        let seen = Mutex<[BusCredentials?]>([])
+        var interface = Self.exampleInterface()
+        // Accepts callers of one uid, refuses everyone else with AccessDenied: first the test's
+        // own uid, then another, so the same client is let through and then refused.
+        let allowedUID = Atomic<UInt32>(getuid())
+        interface.propertyAccessCheck = { credentials throws(BusError) in
+            seen.withLock { $0.append(credentials) }
+            guard credentials?.uid == allowedUID.load(ordering: .relaxed) else {
+                throw BusError(name: BusError.Name.accessDenied, message: "uid \(credentials?.uid ?? 0) may not")
             }
-            let object = try env.connection.export(interface, at: Self.path)
-            defer { object.unexport() }
-            try await env.connection.requestName(Self.name)
-            let client = try env.secondConnection("client")
-            defer { client.close() }
-
-            #expect(try await client.getProperty(destination: Self.name, path: Self.path, interface: Self.iface, name: "Version")
-                    == .string("1.0"))
-            #expect(try await client.getAllProperties(destination: Self.name, path: Self.path, interface: Self.iface).count == 3)
+        }
+        try await Self.withExported(interface) { _, object, client in
+            let version = try await client.getProperty(destination: Self.name, path: Self.path, interface: Self.iface, name: "Version")
+            #expect(version == .string("1.0"))
+            let all = try await client.getAllProperties(destination: Self.name, path: Self.path, interface: Self.iface)
+            #expect(all.count == 3)
             let checked = seen.withLock { $0 }
             #expect(!checked.isEmpty)
             #expect(checked.allSatisfy { $0?.uid == getuid() && $0?.uniqueName == client.uniqueName && $0?.pid == UInt32(getpid()) })
@@ -228,10 +222,10 @@ struct ExportTests {
             }
             #expect(get?.name == BusError.Name.accessDenied)
             #expect(get?.message.contains("may not") == true)
-            let all = await #expect(throws: BusError.self) {
+            let refusedAll = await #expect(throws: BusError.self) {
                 try await client.getAllProperties(destination: Self.name, path: Self.path, interface: Self.iface)
             }
-            #expect(all?.name == BusError.Name.accessDenied)
+            #expect(refusedAll?.name == BusError.Name.accessDenied)
             let set = await #expect(throws: BusError.self) {
                 try await client.setProperty(destination: Self.name, path: Self.path, interface: Self.iface, name: "Label",
                                              value: .string("intruder"))
@@ -246,11 +240,7 @@ struct ExportTests {
 
     @Test("unexport removes the object")
     func unexport() async throws {
-        try await BusFixture.with { env in
-            let object = try env.connection.export(Self.exampleInterface(), at: Self.path)
-            try await env.connection.requestName(Self.name)
-            let client = try env.secondConnection("client")
-            defer { client.close() }
+        try await Self.withExported { _, object, client in
             _ = try await client.call(destination: Self.name, path: Self.path, interface: Self.iface, member: "Add",
                                       arguments: [.int32(1), .int32(1)])
             object.unexport()
