@@ -104,6 +104,9 @@ public final class LogindClient: Sendable {
         var active: Bool?
         var shutdownPending = false
         var locks: [DelayLock: HeldLock] = [:]
+        /// How many times each lock was released: a take whose `Inhibit` was in flight across a
+        /// release closes the fd it gets, since the release came later.
+        var releases: [DelayLock: UInt64] = [:]
         var inhibitDelayMaxUSec = LogindClient.defaultInhibitDelayMaxUSec
     }
 
@@ -542,7 +545,8 @@ public final class LogindClient: Sendable {
     ///
     /// Holding it, logind waits for ``releaseDelayLock(what:)`` (or ``inhibitDelayMaxUSec``) before it
     /// sleeps or shuts down. Does nothing if the lock is already held. The client re-takes it by itself
-    /// after a logind restart.
+    /// after a logind restart. A release called while this call waits for logind's reply wins:
+    /// the fd that arrives is closed at once and the lock is not held.
     ///
     /// - Parameters:
     ///   - what: `sleep` or `shutdown`.
@@ -552,23 +556,28 @@ public final class LogindClient: Sendable {
     ///   ``BusServiceError/Code/busFailure`` if logind refuses, ``BusServiceError/Code/invalidReply`` if it
     ///   sends no fd.
     public func takeDelayLock(what: DelayLock, who: String, why: String) async throws(BusServiceError) {
-        let proceed = state.withLock { state -> Bool? in
+        let proceed = state.withLock { state -> (take: Bool, releases: UInt64)? in
             guard state.phase == .running else { return nil }
-            return state.locks[what]?.descriptor?.isOpen != true
+            return (state.locks[what]?.descriptor?.isOpen != true, state.releases[what, default: 0])
         }
         guard let proceed else {
             throw BusServiceError(code: .notStarted, service: Self.busName, message: "take the \(what) delay lock")
         }
-        guard proceed else { return }
+        guard proceed.take else { return }
         let descriptor = try await inhibit(what, who: who, why: why)
-        let stale = state.withLock { state -> BusFileDescriptor? in
-            guard state.phase == .running else { return descriptor }
+        let (kept, stale) = state.withLock { state -> (Bool, BusFileDescriptor?) in
+            guard state.phase == .running else { return (false, descriptor) }
+            guard state.releases[what, default: 0] == proceed.releases else { return (false, descriptor) }
             let old = state.locks[what]?.descriptor
             state.locks[what] = HeldLock(descriptor: descriptor, who: who, why: why)
-            return old
+            return (true, old)
         }
         stale?.close()
-        logger.debug("took the \(what) delay lock (\(descriptor))")
+        if kept {
+            logger.debug("took the \(what) delay lock (\(descriptor))")
+        } else {
+            logger.debug("dropped the \(what) delay lock logind just gave: released (or stopped) while Inhibit was in flight")
+        }
     }
 
     /// Releases a delay lock by closing its fd; does nothing if it is not held.
@@ -576,7 +585,10 @@ public final class LogindClient: Sendable {
     /// - Parameters:
     ///   - what: `sleep` or `shutdown`.
     public func releaseDelayLock(what: DelayLock) {
-        let held = state.withLock { $0.locks.removeValue(forKey: what) }
+        let held = state.withLock { state in
+            state.releases[what, default: 0] &+= 1
+            return state.locks.removeValue(forKey: what)
+        }
         if let descriptor = held?.descriptor, descriptor.isOpen {
             descriptor.close()
             logger.debug("released the \(what) delay lock")

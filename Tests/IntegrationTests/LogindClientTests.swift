@@ -1,6 +1,8 @@
 import AppLifecycle
 import AppLifecycleSystemd
 import AppLifecycleTesting
+import Foundation
+import Glibc
 import SystemdBus
 import Testing
 
@@ -185,6 +187,31 @@ struct LogindClientTests {
         }
     }
 
+    @Test("a release while Inhibit is in flight wins: the fd that arrives is closed, the lock is not held",
+          .timeLimit(.minutes(1)))
+    func releaseDuringInhibit() async throws {
+        // Two FIFOs hold logind's Inhibit in the middle: it says "started", then waits for "go".
+        var template = Array("/tmp/inhibit-gate-XXXXXX".utf8CString)
+        let directory = try #require(mkdtemp(&template).map { String(cString: $0) })
+        defer { unlink(directory + "/started"); unlink(directory + "/go"); rmdir(directory) }
+        let started = directory + "/started", go = directory + "/go"
+        #expect(mkfifo(started, 0o600) == 0 && mkfifo(go, 0o600) == 0)
+        try await withLogind { _, mock, client, _ in
+            try mock.addMethod(interface: manager, name: "Inhibit", inSignature: "ssss", outSignature: "h", code: [
+                "import os", "f = open('\(started)', 'w')", "f.write('x')", "f.close()",
+                "g = open('\(go)')", "g.read()", "g.close()",
+                "r, w = os.pipe()", "self.gated_fds = (r, w)", "ret = dbus.types.UnixFd(w)",
+            ].joined(separator: "; "))
+            let take = Task { try await client.takeDelayLock(what: .sleep, who: "AppLifecycle tests", why: "gated") }
+            // Blocking FIFO opens, on threads of their own: the first returns once logind is inside Inhibit.
+            await onThread { readAll(started) }
+            client.releaseDelayLock(what: .sleep)
+            await onThread { writeAll(go) }
+            try await take.value
+            #expect(!client.holdsDelayLock(what: .sleep))
+        }
+    }
+
     @Test("InhibitDelayMaxUSec defaults to 5 s when logind does not have it")
     func delayDefault() async throws {
         try await withLogind { _, _, client, _ in
@@ -304,4 +331,29 @@ struct LogindClientTests {
             }
         }
     }
+}
+
+/// Runs blocking work on a thread of its own, off the Swift concurrency pool.
+private func onThread(_ body: @escaping @Sendable () -> Void) async {
+    await withCheckedContinuation { continuation in
+        Thread { body(); continuation.resume() }.start()
+    }
+}
+
+/// Opens a FIFO for reading (blocking until a writer opens it) and reads to end of file.
+private func readAll(_ path: String) {
+    let fd = open(path, O_RDONLY)
+    guard fd >= 0 else { return }
+    var byte: UInt8 = 0
+    while read(fd, &byte, 1) > 0 {}
+    close(fd)
+}
+
+/// Opens a FIFO for writing (blocking until a reader opens it), writes a byte and closes it.
+private func writeAll(_ path: String) {
+    let fd = open(path, O_WRONLY)
+    guard fd >= 0 else { return }
+    var byte = UInt8(ascii: "x")
+    _ = write(fd, &byte, 1)
+    close(fd)
 }
