@@ -24,7 +24,8 @@
 ///   - isolation: The caller's actor, inherited so the condition runs where it was written
 ///     (a main-actor test reads its main-actor state) without being sent anywhere.
 ///   - condition: The fact to check; it may throw, which ends the wait with that error.
-/// - Returns: `true` as soon as `condition` returns `true`, `false` if it never did.
+/// - Returns: `true` as soon as `condition` returns `true`, `false` if it never did before the
+///   hang guard passed or the task was cancelled.
 public func eventually(
     hangGuard: Duration = .seconds(10), pause: Duration = .milliseconds(10),
     isolation: isolated (any Actor)? = #isolation,
@@ -36,5 +37,7 @@ public func eventually(
         if try await condition() { return true }
         if clock.now >= giveUp { return false }
         try? await Task.sleep(for: pause)
+        // A cancelled sleep returns at once: stop rather than retry without pause.
+        if Task.isCancelled { return false }
     }
 }

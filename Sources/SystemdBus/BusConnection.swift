@@ -89,14 +89,15 @@ public final class BusConnection: @unchecked Sendable {
         self.logger.debug("connected")
     }
 
-    /// Opens a connection and attaches it to a loop without blocking any thread.
+    /// Opens a connection and attaches it to a loop without blocking a thread while the bus answers.
     ///
     /// The sync initializer blocks its caller, and the loop thread every other connection
     /// shares, until the bus answers `Hello`: up to sd-bus's 25 s if the bus daemon accepts
     /// but does not answer (it is starting, stopped, or overloaded). This one starts the
     /// connection (socket and authentication run on the loop), then suspends until a first
     /// call to the bus daemon (`GetId`, queued behind `Hello`) is answered, so the unique name
-    /// is known; use it wherever a caller can await, above all when reconnecting.
+    /// is known; use it wherever a caller can await, above all when reconnecting. If the loop
+    /// shuts down meanwhile, the bus is closed and the open fails at once.
     ///
     /// - Parameters:
     ///   - address: The bus to connect to.
@@ -110,8 +111,8 @@ public final class BusConnection: @unchecked Sendable {
         self.address = address
         var logger = Logger(label: "SystemdBus")
         logger[metadataKey: "bus"] = "\(address)"
-        let started = try loop.performAndWait { () throws -> SendablePointer in
-            SendablePointer(try BusConnection.startOnLoop(address, event: loop.event, description: description))
+        let connecting = try await loop.run {
+            ConnectingBus(try BusConnection.startOnLoop(address, event: loop.event, description: description), loop: loop)
         }
         let uniqueName: String
         do {
@@ -120,7 +121,7 @@ public final class BusConnection: @unchecked Sendable {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     _ = try await BusConnection.call(
-                        loop: loop, bus: { started.pointer }, destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                        loop: loop, bus: { connecting.pointer }, destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                         interface: "org.freedesktop.DBus", member: "GetId", arguments: [], timeout: nil)
                 }
                 group.addTask {
@@ -132,26 +133,37 @@ public final class BusConnection: @unchecked Sendable {
                 try await group.next()
             }
             // Hello was answered before GetId, so this no longer blocks.
-            uniqueName = try loop.performAndWait { () throws -> String in
-                guard sd_bus_is_open(started.pointer) > 0 else { throw BusError.notConnected }
-                return try BusConnection.uniqueNameOnLoop(started.pointer)
+            uniqueName = try await loop.run { () throws -> String in
+                guard let bus = connecting.pointer, sd_bus_is_open(bus) > 0 else { throw BusError.notConnected }
+                return try BusConnection.uniqueNameOnLoop(bus)
             }
         } catch {
-            // Not flushing: flushing a bus that never got running waits for it to get running.
-            loop.perform { sd_bus_close_unref(started.pointer) }
+            // A refused perform means the loop shut down, and its hook closed the bus already.
+            _ = loop.perform { connecting.close() }
             throw error
         }
-        self.bus = started.pointer
         self.uniqueName = uniqueName
         logger[metadataKey: "unique-name"] = "\(uniqueName)"
         self.logger = logger
-        try loop.performAndWait { [self] in
-            // A disconnect before the filter existed would go unseen: check, then install.
+        // One loop turn takes the bus over and installs the filter with the connection's own
+        // shutdown hook, so no shutdown or disconnect falls between the two.
+        try await loop.run { [self] in
+            bus = connecting.handOver()
             guard let bus, sd_bus_is_open(bus) > 0 else {
-                closeOnLoop(disconnected: false)
+                // Disconnected before the filter existed: it would have gone unseen.
+                if let bus { sd_bus_flush_close_unref(bus) }
+                self.bus = nil
+                open.store(false, ordering: .releasing)
                 throw BusError.notConnected
             }
-            try installFilterOnLoop()
+            do {
+                try installFilterOnLoop()
+            } catch {
+                self.bus = nil
+                open.store(false, ordering: .releasing)
+                sd_bus_flush_close_unref(bus)
+                throw error
+            }
         }
         self.logger.debug("connected")
     }
@@ -689,5 +701,42 @@ final class CredentialsCache: Sendable {
                 }
             }
         }
+    }
+}
+
+/// A bus between its start and the end of ``BusConnection/init(_:loop:description:timeout:)``.
+///
+/// It owns the sd-bus object until the connection takes it over. If the loop shuts down
+/// meanwhile, its shutdown hook closes the bus (without flushing: a flush waits for a bus that
+/// never got running), which fails the pending `GetId` at once, so the open ends and nothing
+/// leaks. Loop thread only, apart from being handed between tasks.
+private final class ConnectingBus: @unchecked Sendable {
+    // Why @unchecked Sendable is safe: every member is read and written on the loop thread only
+    // (in closures run by `loop`, or in its shutdown hook).
+    private(set) var pointer: OpaquePointer?
+    private let loop: EventLoop
+    private var hookID: UInt64?
+
+    init(_ pointer: OpaquePointer, loop: EventLoop) {
+        self.pointer = pointer
+        self.loop = loop
+        hookID = loop.addShutdownHook { [self] in
+            hookID = nil
+            close()
+        }
+    }
+
+    /// Closes the bus if it is still here. Loop thread only.
+    func close() {
+        guard let bus = handOver() else { return }
+        sd_bus_close_unref(bus)
+    }
+
+    /// Gives up the bus (and the shutdown hook) to the caller; `nil` if it was closed. Loop thread only.
+    func handOver() -> OpaquePointer? {
+        if let hookID { loop.removeShutdownHook(hookID) }
+        hookID = nil
+        defer { pointer = nil }
+        return pointer
     }
 }

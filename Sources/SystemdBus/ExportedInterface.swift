@@ -16,8 +16,9 @@ public struct ExportedInterface: Sendable {
     ///
     /// Method handlers get the caller's credentials in ``BusMethodCall/credentials`` and check
     /// them themselves; property access goes through sd-bus's own `Properties` interface, so
-    /// the check is declared here and run for every property a call touches, before the value
-    /// is read or stored. It gets the sender's credentials from the bus daemon
+    /// the check is declared here and run for every property a remote call touches, before the
+    /// value is read or stored. The object's own reads (the values sd-bus puts into
+    /// `PropertiesChanged`) are not checked. It gets the sender's credentials from the bus daemon
     /// (`GetConnectionCredentials`, cached per unique name; `nil` if they cannot be had, and
     /// for a peer-to-peer connection) and throws ``BusError`` (for example `AccessDenied`) to
     /// refuse. The first access of a sender costs one blocking round trip to the bus daemon on

@@ -236,13 +236,16 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
         }
     }
 
-    /// Runs the interface's property access check for the message sd-bus is dispatching, and
-    /// returns the refusal, if any. Loop thread only (inside a getter or setter).
+    /// Runs the interface's property access check for the method call sd-bus is dispatching,
+    /// and returns the refusal, if any. Loop thread only (inside a getter or setter).
+    ///
+    /// sd-bus also reads properties for its own purposes, with no method call being dispatched:
+    /// to put new values into `PropertiesChanged` when the object emits it. Those reads are
+    /// the object's own and are not checked (refusing them would silence every change signal).
     private func accessRefusal(on bus: OpaquePointer?) -> BusError? {
         guard let check = interface.propertyAccessCheck else { return nil }
-        guard let bus, let message = sd_bus_get_current_message(bus) else {
-            return BusError(name: BusError.Name.accessDenied, message: "no current message to check", errno: EACCES)
-        }
+        guard let bus, let message = sd_bus_get_current_message(bus),
+              sd_bus_message_is_method_call(message, nil, nil) > 0 else { return nil }
         let sender = sd_bus_message_get_sender(message).map { String(cString: $0) }
         let credentials = sender.flatMap { connection.connection?.credentialsBlocking(of: $0, on: bus) }
         do {

@@ -115,11 +115,16 @@ final class LifecycleDaemon {
     func start() async throws {
         guard phase == .idle else { throw StartError(description: "lifecycled was already started") }
         let loop: EventLoop
-        let connection: BusConnection
         do {
             loop = try EventLoop(name: "lifecycled")
+        } catch {
+            throw StartError(description: "cannot start the event loop: \(error)")
+        }
+        let connection: BusConnection
+        do {
             connection = try await BusConnection(configuration.busAddress, loop: loop, description: "lifecycled", timeout: .seconds(25))
         } catch {
+            loop.shutdown()
             throw StartError(description: "cannot connect to the \(configuration.busAddress) bus: \(error)")
         }
         self.loop = loop

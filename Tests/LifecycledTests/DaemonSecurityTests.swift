@@ -3,6 +3,8 @@ import AppLifecycleSystemd
 import AppLifecycleTesting
 import Foundation
 import Glibc
+import LifecycledTestSupport
+import Synchronization
 import SystemdBus
 import Testing
 
@@ -47,6 +49,23 @@ struct DaemonSecurityTests {
                 #expect(foreign.stderr.contains("org.freedesktop.DBus.Error.AccessDenied"), "\(foreign.stderr)")
                 #expect(foreign.stderr.contains("uid 65534"), "\(foreign.stderr)")
             }
+        }
+    }
+
+    @Test func thePropertiesBehindTheUIDCheckStillAnnounceTheirChanges() async throws {
+        try await withDaemon { (h: DaemonHarness) async throws in
+            let locked = Mutex<Bool?>(nil)
+            let changed = ChangeSignal()
+            let subscription = try await h.client.connection.observeProperties(
+                sender: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath, interface: LifecycledProtocol.interface
+            ) { change in
+                guard let state = change.changed[LifecycledProtocol.Property.hostState]?.dictionaryValue else { return }
+                locked.withLock { $0 = state["locked"]?.unwrapped.boolValue }
+                changed.signal()
+            }
+            defer { subscription.cancel() }
+            try await h.client.call(LifecycledProtocol.Method.simulate, [.string("lock"), encodeInfo([:])])
+            try await changed.wait(for: "HostState to change to locked") { locked.withLock { $0 } == true }
         }
     }
 

@@ -50,6 +50,14 @@ struct BusConnectionTests {
             let outcome = await pending.result
             #expect(throws: CancellationError.self) { _ = try outcome.get() }
 
+            // The loop shuts down while an open waits: the open fails then, not at its deadline
+            // (which is past the test's time limit), and the bus is closed by the loop's hook.
+            let ownLoop = try EventLoop(name: "shut-down-while-opening")
+            let opening = Task { try await BusConnection(address, loop: ownLoop, description: "mute", timeout: .seconds(300)) }
+            #expect(try await env.connection.nameOwner("org.freedesktop.DBus") == "org.freedesktop.DBus")
+            ownLoop.shutdown()
+            await #expect(throws: BusError.self) { _ = try await opening.value }
+
             // Nothing listening at all: refused at once.
             let refused = await #expect(throws: BusError.self) {
                 _ = try await BusConnection(.address("unix:path=\(mute.directory)/absent"), loop: env.loop, timeout: .seconds(5))

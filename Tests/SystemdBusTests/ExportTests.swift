@@ -216,7 +216,20 @@ struct ExportTests {
             #expect(!checked.isEmpty)
             #expect(checked.allSatisfy { $0?.uid == getuid() && $0?.uniqueName == client.uniqueName && $0?.pid == UInt32(getpid()) })
 
+            let changes = Collector<PropertiesChange>()
+            let subscription = try await client.observeProperties(sender: Self.name, path: Self.path, interface: Self.iface) {
+                changes.add($0)
+            }
+            defer { subscription.cancel() }
+
             allowedUID.store(getuid() &+ 1, ordering: .relaxed)
+            // The object's own reads are not checked: a change still goes out with its value
+            // (sd-bus reads it through the getter to build PropertiesChanged).
+            let before = seen.withLock { $0.count }
+            try object.setProperty("Count", .int32(7))
+            #expect(try await changes.next("Count change").changed["Count"] == .int32(7))
+            #expect(seen.withLock { $0.count } == before)
+
             let get = await #expect(throws: BusError.self) {
                 try await client.getProperty(destination: Self.name, path: Self.path, interface: Self.iface, name: "Count")
             }
