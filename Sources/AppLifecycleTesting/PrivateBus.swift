@@ -169,8 +169,13 @@ public struct FixtureError: Error, CustomStringConvertible, Sendable {
 /// mask and default dispositions (a child spawned from a Swift concurrency thread would otherwise
 /// inherit its blocked signals and ignore SIGTERM).
 public final class ChildProcess: @unchecked Sendable {
-    // Why @unchecked Sendable is safe: `pid` and `stdoutFD` are immutable; `reaped` and the
-    // read buffer are only touched while holding `lock`.
+    // Why @unchecked Sendable is safe: `pid` and `stdoutFD` are immutable; the read buffer is
+    // only touched while holding `readLock`, `reaped` and `exitStatus` while holding `exitLock`.
+    //
+    // Two locks, so a reader blocked in read(2) never holds up terminateAndWait. Reaping happens
+    // only under `exitLock`, and the signal is sent under it only while the child is unreaped,
+    // so it cannot hit a reused pid. Waiting for the exit itself (waitid with WNOWAIT) happens
+    // outside the lock, so a waiter never keeps terminateAndWait from sending its signal.
 
     /// Where standard output goes.
     public enum Output {
@@ -185,7 +190,8 @@ public final class ChildProcess: @unchecked Sendable {
     /// The child's pid.
     public let pid: pid_t
     private let stdoutFD: Int32?
-    private let lock = NSLock()
+    private let readLock = NSLock()
+    private let exitLock = NSLock()
     private var reaped = false
     private var exitStatus: Int32 = 0
     private var buffer = Data()
@@ -275,7 +281,7 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Reads one line of standard output (blocking), or `nil` at end of file.
     public func readLine() -> String? {
-        lock.withLock {
+        readLock.withLock {
             while true {
                 if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
                     let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
@@ -290,7 +296,7 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Reads standard output to end of file.
     public func readAll() -> String {
-        lock.withLock {
+        readLock.withLock {
             while let chunk = readChunk() { buffer.append(chunk) }
             defer { buffer.removeAll() }
             return String(decoding: buffer, as: UTF8.self)
@@ -310,13 +316,8 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Whether the process has exited, without blocking (reaps it if so).
     public var hasExited: Bool {
-        lock.withLock {
-            if reaped { return true }
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid {
-                reaped = true
-                exitStatus = status
-            }
+        exitLock.withLock {
+            reapIfExited()
             return reaped
         }
     }
@@ -324,13 +325,13 @@ public final class ChildProcess: @unchecked Sendable {
     /// Waits for the process to exit and returns its exit code (128+signal if killed).
     @discardableResult
     public func waitForExit() -> Int32 {
-        lock.withLock {
-            if !reaped {
-                var status: Int32 = 0
-                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-                reaped = true
-                exitStatus = status
-            }
+        if !exitLock.withLock({ reaped }) {
+            // Wait for the exit without reaping (and without the lock); reaping is under the lock.
+            var info = siginfo_t()
+            while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR {}
+        }
+        return exitLock.withLock {
+            reapIfExited()
             let signal = exitStatus & 0x7f
             return signal == 0 ? (exitStatus >> 8) & 0xff : 128 + signal
         }
@@ -338,10 +339,27 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Sends SIGTERM to this process's own pid (if not reaped yet) and waits for it.
     public func terminateAndWait() {
-        let alive = lock.withLock { !reaped }
-        guard alive else { return }
-        Glibc.kill(pid, SIGTERM)
-        waitForExit()
+        let signalled = exitLock.withLock { () -> Bool in
+            guard !reaped else { return false }
+            Glibc.kill(pid, SIGTERM)
+            return true
+        }
+        if signalled { waitForExit() }
+    }
+
+    /// Reaps the child if it has exited. Holding `exitLock` only.
+    private func reapIfExited() {
+        guard !reaped else { return }
+        var status: Int32 = 0
+        var result: pid_t
+        repeat { result = waitpid(pid, &status, WNOHANG) } while result < 0 && errno == EINTR
+        if result == pid {
+            reaped = true
+            exitStatus = status
+        } else if result < 0 {
+            // ECHILD: nothing left to reap (someone else's waitpid(-1) took it); count it as gone.
+            reaped = true
+        }
     }
 }
 

@@ -1,0 +1,35 @@
+import AppLifecycleTesting
+import Foundation
+import Glibc
+import Testing
+
+@Suite("ChildProcess: exit codes, and terminating a child whose output a reader is blocked on", .timeLimit(.minutes(1)))
+struct ChildProcessTests {
+    @Test func exitCodesAreTheStatusOr128PlusTheSignal() throws {
+        #expect(try ChildProcess.run("/bin/sh", ["-c", "echo out; exit 3"]) == (3, "out\n"))
+        let sleeper = try ChildProcess.spawn("/bin/sleep", ["600"])
+        #expect(!sleeper.hasExited)
+        sleeper.terminateAndWait()
+        #expect(sleeper.hasExited)
+        #expect(sleeper.waitForExit() == 128 + SIGTERM)
+        sleeper.terminateAndWait()  // reaped: no signal to anyone, returns at once
+    }
+
+    @Test func terminateDoesNotWaitForAReaderBlockedOnTheChildsOutput() async throws {
+        let child = try ChildProcess.spawn("/bin/sleep", ["600"], stdout: .pipe)
+        // A reader blocks in read(2): the child never writes.
+        let line = Task.detached { child.readLine() }
+        try await Task.sleep(for: .milliseconds(50))  // let the reader block; not an assertion
+        child.terminateAndWait()
+        #expect(child.waitForExit() == 128 + SIGTERM)
+        #expect(await line.value == nil)  // end of file once the child is gone
+    }
+
+    @Test func concurrentWaitersAllSeeTheSameExit() async throws {
+        let child = try ChildProcess.spawn("/bin/sh", ["-c", "read x; exit 7"], stdout: .null)
+        // stdin is /dev/null: `read` fails at once and the shell exits 7.
+        async let first = Task.detached { child.waitForExit() }.value
+        async let second = Task.detached { child.waitForExit() }.value
+        #expect(await [first, second] == [7, 7])
+    }
+}
