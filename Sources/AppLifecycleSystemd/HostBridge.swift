@@ -108,7 +108,8 @@ public final class HostBridge {
     var runner: ReadinessSourceRunner?
     var wallClock: WallClockTimer?
     var signalWatcher: TerminationSignalWatcher?
-    var intake: AsyncStream<Intake>.Continuation?
+    /// Where sources put their facts; `nil` marks the end of the facts read while starting.
+    var intake: AsyncStream<Intake?>.Continuation?
     var output: AsyncStream<HostEvent>.Continuation?
     var consumer: Task<Void, Never>?
     var memoryLimiter: MemoryWarningRateLimiter
@@ -145,6 +146,9 @@ public final class HostBridge {
     /// Starts every configured source and calls `deliver` with each fact, in order, on the main
     /// actor; the next fact waits until `deliver` returns.
     ///
+    /// Returns once the facts read while starting (a locked or inactive session, say) have been
+    /// delivered, so an app launched right after starts in the state they imply.
+    ///
     /// The lowest-latency way to consume the bridge: one hop from the event loop to the main
     /// actor, no intermediate stream.
     ///
@@ -154,7 +158,7 @@ public final class HostBridge {
     @discardableResult
     public func start(deliver: @escaping @MainActor (HostEvent) async -> Void) async -> Bool {
         guard intake == nil, loop == nil else { return false }
-        let (stream, continuation) = AsyncStream<Intake>.makeStream(bufferingPolicy: .unbounded)
+        let (stream, continuation) = AsyncStream<Intake?>.makeStream(bufferingPolicy: .unbounded)
         intake = continuation
         do {
             let loop = try EventLoop(name: "lifecycle-host")
@@ -178,10 +182,23 @@ public final class HostBridge {
         if let loop {
             await startBusClients(loop: loop, sink: { event, source in continuation.yield(Intake(event: event, source: source)) })
         }
-        consumer = Task { @MainActor [weak self] in
-            for await intake in stream {
-                guard let self else { return }
-                if let event = self.filter(intake) { await deliver(event) }
+        // The facts read while starting (a locked or inactive session, say) are delivered before
+        // start returns, so an app that launches right after starts in the state they imply
+        // rather than passing through active first.
+        continuation.yield(nil)
+        await withCheckedContinuation { (startedUp: CheckedContinuation<Void, Never>) in
+            consumer = Task { @MainActor [weak self] in
+                var startedUp: CheckedContinuation<Void, Never>? = startedUp
+                defer { startedUp?.resume() }
+                for await next in stream {
+                    guard let self else { return }
+                    guard let intake = next else {
+                        startedUp?.resume()
+                        startedUp = nil
+                        continue
+                    }
+                    if let event = self.filter(intake) { await deliver(event) }
+                }
             }
         }
         logSources()

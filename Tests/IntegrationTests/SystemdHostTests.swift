@@ -204,6 +204,28 @@ struct SystemdHostTests {
         await rig.stop()
     }
 
+    @Test("launched into a locked session, the app starts inactive without protected data, and becomes active on unlock")
+    func launchIntoLockedSession() async throws {
+        let rig = try HostRig(sources: [.logind])
+        try rig.session("SetLockedHint", ["true"])
+        let running = Task { @MainActor in await rig.app.run() }
+        await rig.wait(for: Application.didFinishLaunchingNotification.rawValue)
+        #expect(rig.app.applicationState == .inactive)
+        #expect(!rig.app.isProtectedDataAvailable)
+        try rig.session("SetLockedHint", ["false"])
+        await rig.wait(for: Application.didBecomeActiveNotification.rawValue)
+        // Never active before the unlock: no resign, no "will become unavailable" for a lock it launched into.
+        try rig.recorder.verifyAbsent("applicationWillResignActive(_:)")
+        try rig.recorder.verifyAbsent("applicationProtectedDataWillBecomeUnavailable(_:)")
+        try rig.recorder.verifyOrder([
+            Application.didFinishLaunchingNotification.rawValue,
+            "applicationProtectedDataDidBecomeAvailable(_:)", "applicationDidBecomeActive(_:)",
+        ])
+        #expect(rig.recorder.count(of: "applicationDidBecomeActive(_:)") == 1)
+        await rig.stop()
+        await running.value
+    }
+
     @Test("session Active=false sends the app to the background, Active=true brings it back")
     func sessionSwitch() async throws {
         let rig = try HostRig()
