@@ -87,8 +87,9 @@ extension LifecycleDaemon {
     func appsHoldingSleep() -> [String] {
         registry.all.filter { app in
             guard app.isRegistered || app.isRunning else { return false }
-            // Launched but not registered yet: it has not heard of the sleep, so it holds it.
-            if app.state == .notRunning { return app.isRunning && !app.isRegistered }
+            // Launched but not registered, or registered but no state reported yet: it has not
+            // acknowledged the sleep, so it holds it (until it reports, or the deadline).
+            if app.state == .notRunning { return true }
             if app.state != .suspended || !app.backgroundTasks.isEmpty { return true }
             // Reported suspended: done once the kernel confirmed the stop (a launched app).
             if let process = app.process, process.exitStatus == nil { return !process.isSuspended }
@@ -130,7 +131,13 @@ extension LifecycleDaemon {
         logger.notice("memory warning (\(warning.level.rawValue), \(warning.source)): purging [\(plan.terminate.joined(separator: ", "))], warning [\(plan.warn.joined(separator: ", "))]")
         for id in plan.terminate {
             // Only a process lifecycled launched can be ended safely (its pidfd pins the pid).
-            guard let process = registry[id]?.process else { continue }
+            // The plan was made before the waits below: an app resumed meanwhile (a URL opened
+            // for it, a wake) is running code again and is not purged.
+            guard let app = registry[id], let process = app.process, app.state == .suspended,
+                  app.backgroundTasks.isEmpty, process.isSuspended else {
+                logger.info("\(id) is no longer suspended; not purged")
+                continue
+            }
             process.killNow(reason: "purged under memory pressure (suspended)")
             await waitForExit(id)
         }

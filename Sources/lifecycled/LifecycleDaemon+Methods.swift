@@ -90,10 +90,18 @@ extension LifecycleDaemon {
             let task = try DaemonArguments.uint32(arguments, 1, "task id")
             _ = try registeredApp(id, call)
             registry[id]?.backgroundTasks[task] = nil
+            // The last task of an app that reported suspended may have been what held sleep.
+            checkSleepRelease()
         case Method.openURL: return [.string(try await openURL(call))]
         case Method.launch:
             let id = try DaemonArguments.appID(arguments, 0)
-            let options = LaunchOptions(userInfo: try DaemonArguments.userInfo(arguments, 1, "launch options"))
+            var options = LaunchOptions(userInfo: try DaemonArguments.userInfo(arguments, 1, "launch options"))
+            // A URL launch goes through OpenURL, which checks the scheme; the source is the
+            // caller, as the daemon sees it, never what the caller says it is.
+            guard options.userInfo[LaunchOptions.Key.url.rawValue] == nil else {
+                throw DaemonError.invalidArgs("Launch takes no \(LaunchOptions.Key.url.rawValue); open the URL with OpenURL")
+            }
+            options.sourceApplication = callerIdentity(call)
             try await launchApp(id, options: options)
         case Method.terminate:
             let id = try DaemonArguments.appID(arguments, 0)

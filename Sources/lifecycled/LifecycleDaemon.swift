@@ -486,11 +486,14 @@ final class LifecycleDaemon {
     ///   - reason: Why.
     func terminateApp(_ id: String, reason: TerminationReason) async {
         guard let app = registry[id] else { return }
+        // The process to end is the one running now: if it exits and the app is launched again
+        // while the command goes out, the new launch never got `terminate` and is left alone.
+        let process = app.process
         if app.isRegistered {
             let (command, arguments) = HostEventBusCodec.encode(.terminate(reason))!
             await send(command, arguments, to: id)
         }
-        guard let process = registry[id]?.process else { return }
+        guard let process, registry[id]?.process === process else { return }
         process.terminate(policy: configuration.termination) { [logger] step in
             logger.notice("\(id) did not exit in time: \(step == .sentTerminate ? "SIGTERM" : "SIGKILL")")
         }

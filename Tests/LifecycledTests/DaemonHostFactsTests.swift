@@ -76,6 +76,36 @@ struct DaemonHostFactsTests {
         }
     }
 
+    @Test func aRegisteredAppThatHasReportedNoStateYetHoldsSleepUntilItSuspends() async throws {
+        try await withDaemon(sleepDeadline: .seconds(20)) { (h: DaemonHarness) async throws in
+            let app = try await FakeApp("org.example.Quiet", address: h.bus.address)
+            defer { app.close() }
+            _ = try await app.register()
+            // Registered, still launching: it has acknowledged nothing, so sleep waits for it.
+            try await simulate(h, "sleep")
+            try await app.client.log.wait(for: "the sleeping command") { $0.commands("org.example.Quiet") == ["sleeping"] }
+            #expect(h.releases.isEmpty, "released while org.example.Quiet had not reported a state: \(h.releases)")
+            try await app.report(.background)
+            try await app.report(.suspended)
+            #expect(try await h.waitForSleepRelease() == "all-suspended")
+        }
+    }
+
+    @Test func theLastBackgroundTaskEndingLetsSleepGo() async throws {
+        try await withDaemon(sleepDeadline: .seconds(20)) { (h: DaemonHarness) async throws in
+            let app = try await FakeApp("org.example.Tasked", address: h.bus.address)
+            defer { app.close() }
+            _ = try await app.register()
+            try await app.report(.background)
+            try await app.client.call(LifecycledProtocol.Method.backgroundTaskBegan, [.string("org.example.Tasked"), .uint32(1), .string("upload")])
+            try await simulate(h, "sleep")
+            try await app.report(.suspended)
+            #expect(h.releases.isEmpty, "released while a background task ran: \(h.releases)")
+            try await app.client.call(LifecycledProtocol.Method.backgroundTaskEnded, [.string("org.example.Tasked"), .uint32(1)])
+            #expect(try await h.waitForSleepRelease() == "all-suspended")
+        }
+    }
+
     @Test func aSleepLockIsReleasedAtTheDeadlineWhenAnAppNeverSuspends() async throws {
         try await withDaemon(sleepDeadline: .milliseconds(300)) { (h: DaemonHarness) async throws in
             let app = try await FakeApp("org.example.Stubborn", address: h.bus.address)

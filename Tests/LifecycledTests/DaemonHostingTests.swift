@@ -50,6 +50,28 @@ struct DaemonHostingTests {
         }
     }
 
+    @Test func launchNamesTheCallerAsSourceWhateverTheOptionsSayAndLeavesURLsToOpenURL() async throws {
+        var appLog = ""
+        try await withDaemon(setUp: { dir in
+            appLog = dir.path + "/notes.log"
+            try writeManifest(dir, id: "org.example.Notes", executable: try writePythonApp(dir), arguments: [appLog], schemes: ["notes"])
+        }) { (h: DaemonHarness) async throws in
+            // A URL through Launch would skip OpenURL's scheme check: refused.
+            #expect(await h.client.errorName(LifecycledProtocol.Method.launch, [
+                .string("org.example.Notes"), encodeInfo([LaunchOptions.Key.url.rawValue: "mail://not-its-scheme"]),
+            ]) == BusError.Name.invalidArgs)
+            try await h.client.call(LifecycledProtocol.Method.launch, [
+                .string("org.example.Notes"), encodeInfo([LaunchOptions.Key.sourceApplication.rawValue: "org.example.Forged"]),
+            ])
+            try await h.client.log.waitForState("org.example.Notes", .active)
+            let registered = try #require(logLines(appLog).first { $0.hasPrefix("registered ") })
+            let options = try UserInfo(json: String(registered.dropFirst("registered ".count)))
+            let me = try #require(CallerPolicy.executableName(of: getpid()))
+            #expect(options[LaunchOptions.Key.sourceApplication.rawValue]?.stringValue == me)
+            #expect(options[LaunchOptions.Key.url.rawValue] == nil)
+        }
+    }
+
     @Test func aRegisteredAppsNotificationsAreRebroadcastAndPostBecomesAPostCommand() async throws {
         try await withDaemon { (h: DaemonHarness) async throws in
             let app = try await FakeApp("org.example.Fake", address: h.bus.address)
