@@ -70,12 +70,22 @@ struct AppCgroupPlacement: Sendable {
     /// - Returns: The new directory, or `nil` when there is no parent or `mkdir` failed.
     func makeDirectory(appID: String, launchID: Int) -> String? {
         guard let parentDirectory else { return nil }
-        let directory = "\(parentDirectory)/app-\(appID)-\(launchID)"
-        guard mkdir(directory, 0o755) == 0 || errno == EEXIST else {
-            logger.warning("cannot create the cgroup \(directory), \(appID) is suspended with SIGSTOP: \(String(cString: strerror(errno)))")
-            return nil
+        // Launch numbers restart with each daemon: a directory of the same name may be left by a
+        // previous daemon, still holding that daemon's app. An empty one is reused; a populated
+        // one never is (freezing or killing the new launch would hit the old app), so the name
+        // gets a suffix instead.
+        for attempt in 1...16 {
+            let directory = "\(parentDirectory)/app-\(appID)-\(launchID)" + (attempt == 1 ? "" : ".\(attempt)")
+            if mkdir(directory, 0o755) == 0 { return directory }
+            guard errno == EEXIST else {
+                logger.warning("cannot create the cgroup \(directory), \(appID) is suspended with SIGSTOP: \(String(cString: strerror(errno)))")
+                return nil
+            }
+            let events = ProcFS.read(directory + "/cgroup.events")
+            if events.flatMap({ CgroupFreezer.flag("populated", inEvents: $0) }) == false { return directory }
         }
-        return directory
+        logger.warning("every cgroup name for \(appID) launch \(launchID) is taken by running processes; it is suspended with SIGSTOP")
+        return nil
     }
 
     /// Removes a launch's cgroup once its app has exited.

@@ -178,7 +178,14 @@ final class AppProcess: Sendable {
             let token = try loop.addIO(fd: pidfd, events: EventLoop.IOEvents.readable) { _ in
                 process.handleExitReadiness()
             }
-            process.state.withLock { $0.exitWatch = token }
+            // The loop may have seen the exit before the token is stored here (an app that dies
+            // at once): then nobody else cancels the watch, so this does.
+            let alreadyExited = process.state.withLock { state -> Bool in
+                guard state.exitStatus == nil else { return true }
+                state.exitWatch = token
+                return false
+            }
+            if alreadyExited { token.cancel() }
         } catch {
             kill(pid, SIGKILL)
             _ = waitOnPidfd(pidfd, options: WEXITED)

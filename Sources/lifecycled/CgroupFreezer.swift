@@ -38,9 +38,18 @@ struct CgroupFreezer: Sendable, Hashable {
     /// - Parameters:
     ///   - events: The file's text.
     static func frozen(fromEvents events: String) -> Bool? {
+        flag("frozen", inEvents: events)
+    }
+
+    /// Parses a `0`/`1` key of `cgroup.events` (`populated`, `frozen`); `nil` if it is missing.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - events: The file's text.
+    static func flag(_ key: String, inEvents events: String) -> Bool? {
         for line in events.split(separator: "\n") {
             let fields = line.split(separator: " ")
-            if fields.count == 2 && fields[0] == "frozen" { return fields[1] == "1" }
+            if fields.count == 2 && fields[0] == key { return fields[1] == "1" }
         }
         return nil
     }

@@ -31,6 +31,30 @@ struct AppCgroupPlacementTests {
                 == "/sys/fs/cgroup/x")
     }
 
+    @Test("a leftover cgroup of the same name is reused only when empty; one with processes gets a new name",
+          .enabled(if: FreezerFixture.available, "needs a writable cgroup2 mount (root, cgroup v2 or hybrid)"))
+    func leftoverCgroups() throws {
+        let parent = try FreezerFixture()
+        defer { parent.remove() }
+        let placement = AppCgroupPlacement(mode: .under(parent.path))
+        // Left by an earlier daemon, empty: reused.
+        let empty = parent.path + "/app-org.example.Old-1"
+        #expect(mkdir(empty, 0o755) == 0)
+        defer { rmdir(empty) }
+        #expect(placement.makeDirectory(appID: "org.example.Old", launchID: 1) == empty)
+        // Left by an earlier daemon with its app still inside: never joined.
+        let busy = parent.path + "/app-org.example.Busy-1"
+        #expect(mkdir(busy, 0o755) == 0)
+        defer { rmdir(busy) }
+        let survivor = try ChildProcess.spawn("/bin/sleep", ["600"])
+        defer { survivor.terminateAndWait() }
+        try CgroupFreezer.move(survivor.pid, into: busy)
+        defer { try? CgroupFreezer.move(survivor.pid, into: parent.path) }
+        let fresh = placement.makeDirectory(appID: "org.example.Busy", launchID: 1)
+        #expect(fresh == busy + ".2")
+        if let fresh { rmdir(fresh) }
+    }
+
     @Test("a missing parent directory falls back to SIGSTOP, and the app still launches")
     func unusableParentFallsBack() async throws {
         try await withDaemon(termination: TerminationPolicy(deadline: .milliseconds(100), grace: .milliseconds(500)),
