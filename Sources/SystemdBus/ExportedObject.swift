@@ -296,9 +296,11 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
             } catch {
                 result = .failure(BusError(name: BusError.Name.failed, message: "\(error)", errno: 0))
             }
+            let followUps = request.followUps.take()
             let sent = connection.loop.perform {
                 ObjectBox.reply(to: call.pointer, with: result, logger: logger)
                 sd_bus_message_unref(call.pointer)
+                if case .success = result { followUps.forEach { $0() } }
             }
             if !sent { logger.debug("loop shut down before replying to \(interfaceName).\(member)") }
         }

@@ -7,6 +7,8 @@ import SystemdBus
 extension LifecycleDaemon {
     /// The most background tasks one app may report at once (bounds what a caller can store).
     static let maximumBackgroundTasks = 64
+    /// The most commands queued for a launched app that has not registered yet (the oldest go first).
+    static let maximumPendingCommands = 64
 
     /// The exported interface: every method of ``LifecycledProtocol`` with its handler, the
     /// three signals, and the four properties, readable by the daemon's own user only.
@@ -170,8 +172,20 @@ extension LifecycleDaemon {
         var facts = hostFacts.userInfo
         facts["foreground"] = .bool(updated.foreground)
         let reply: [BusValue] = [UserInfoBusCodec.encode(updated.launchOptions.userInfo), UserInfoBusCodec.encode(facts)]
-        for (command, arguments) in pending {
-            emit(LifecycledProtocol.Signal.command, [.string(id), .string(command), UserInfoBusCodec.encode(arguments)])
+        // The commands that waited for the registration follow the reply on the wire, so the app
+        // has its launch options and facts before the first of them.
+        if !pending.isEmpty, let object {
+            let signals = pending.map { [BusValue.string(id), .string($0.command), UserInfoBusCodec.encode($0.arguments)] }
+            let logger = self.logger
+            call.afterReply {
+                for arguments in signals {
+                    do {
+                        try object.emitSignal(LifecycledProtocol.Signal.command, arguments: arguments)
+                    } catch {
+                        logger.warning("cannot emit a queued command: \(error)")
+                    }
+                }
+            }
         }
         // The caller may have left between its call and now; the vanishing was then not matched to it.
         if let connection, (try? await connection.nameOwner(sender)) == nil {

@@ -327,9 +327,13 @@ final class LifecycleDaemon {
     func send(_ command: String, _ arguments: UserInfo, to id: String) async {
         guard let app = registry[id] else { return }
         guard app.isRegistered else {
-            if app.isRunning {
-                registry[id]?.pendingCommands.append((command, arguments))
+            guard app.isRunning else { return }
+            // Bounded: callers could otherwise grow it without end for an app that never registers.
+            if app.pendingCommands.count >= Self.maximumPendingCommands {
+                registry[id]?.pendingCommands.removeFirst()
+                logger.warning("\(id) has not registered; its oldest queued command was dropped (\(Self.maximumPendingCommands) at most)")
             }
+            registry[id]?.pendingCommands.append((command, arguments))
             return
         }
         if let process = app.process, Self.wakesSuspendedApp(command, arguments) {

@@ -72,6 +72,24 @@ struct DaemonHostingTests {
         }
     }
 
+    @Test func commandsForAnAppThatNeverRegistersAreBounded() async throws {
+        // /bin/sleep never acknowledges a terminate: a short deadline ends it at the test's end.
+        try await withDaemon(termination: TerminationPolicy(deadline: .milliseconds(100), grace: .milliseconds(500)), setUp: { dir in
+            try writeManifest(dir, id: "org.example.Mute", executable: "/bin/sleep", arguments: ["600"], schemes: ["mute"])
+        }) { (h: DaemonHarness) async throws in
+            try await h.client.call(LifecycledProtocol.Method.launch, [.string("org.example.Mute"), encodeInfo([:])])
+            let limit = LifecycleDaemon.maximumPendingCommands
+            for n in 0..<(limit + 6) {
+                try await h.client.call(LifecycledProtocol.Method.openURL, [.string("mute://\(n)"), encodeInfo([:])])
+            }
+            let pending = try #require(h.daemon.registry["org.example.Mute"]?.pendingCommands)
+            #expect(pending.count == limit)
+            // The oldest went first: the newest URL is still there, the first ones are not.
+            #expect(pending.last?.arguments["url"]?.stringValue == "mute://\(limit + 5)")
+            #expect(pending.first?.arguments["url"]?.stringValue == "mute://6")
+        }
+    }
+
     @Test func aRegisteredAppsNotificationsAreRebroadcastAndPostBecomesAPostCommand() async throws {
         try await withDaemon { (h: DaemonHarness) async throws in
             let app = try await FakeApp("org.example.Fake", address: h.bus.address)

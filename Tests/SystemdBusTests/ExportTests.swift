@@ -2,7 +2,7 @@ import AppLifecycleTesting
 import Foundation
 import Glibc
 import Synchronization
-import SystemdBus
+@testable import SystemdBus
 import Testing
 
 @Suite("Exported objects")
@@ -251,6 +251,46 @@ struct ExportTests {
         }
     }
 
+    @Test("afterReply: what a handler defers follows its reply on the wire, and is skipped when it throws")
+    func afterReply() async throws {
+        let objectBox = Mutex<ExportedObject?>(nil)
+        var interface = Self.exampleInterface()
+        interface.methods.append(.init("Register", inSignature: "b") { call in
+            let object = objectBox.withLock { $0 }
+            call.afterReply { try? object?.emitSignal("Changed", arguments: [.string("after")]) }
+            if call.arguments.first?.boolValue == false { throw BusError(name: "org.example.Error.No", message: "refused") }
+            return []
+        })
+        try await Self.withExported(interface) { _, object, client in
+            objectBox.withLock { $0 = object }
+            // Replies and signals are recorded on the client's loop thread, in the order they arrive.
+            let arrivals = Mutex<[String]>([])
+            let received = Collector<Void>()
+            let subscription = try await client.subscribe(sender: Self.name, path: Self.path, interface: Self.iface,
+                                                          member: "Changed", signature: "s") { signal in
+                arrivals.withLock { $0.append("signal:\(signal.arguments.first?.stringValue ?? "")") }
+                received.add(())
+            }
+            defer { subscription.cancel() }
+            for accept in [false, true] {
+                let replied = Collector<Void>()
+                client.loop.perform {
+                    client.startCall(destination: Self.name, path: Self.path, interface: Self.iface, member: "Register",
+                                     arguments: [.bool(accept)]) { result in
+                        arrivals.withLock { $0.append(result.isSuccess ? "reply" : "error") }
+                        replied.add(())
+                    }
+                }
+                try await replied.next("the reply to Register(\(accept))")
+            }
+            try await received.next("the deferred signal")
+            // A marker signal emitted afterwards shows nothing else was deferred.
+            try object.emitSignal("Changed", arguments: [.string("marker")])
+            try await received.next("the marker")
+            #expect(arrivals.withLock { $0 } == ["error", "reply", "signal:after", "signal:marker"])
+        }
+    }
+
     @Test("unexport removes the object")
     func unexport() async throws {
         try await Self.withExported { _, object, client in
@@ -264,4 +304,8 @@ struct ExportTests {
             #expect(gone?.name == BusError.Name.unknownObject || gone?.name == BusError.Name.unknownMethod)
         }
     }
+}
+
+private extension Result {
+    var isSuccess: Bool { if case .success = self { true } else { false } }
 }
