@@ -25,19 +25,22 @@ deps build-deps:
 build: deps
 	$(SWIFT) build
 
-# A failed run repeats its failures last: CI shows only the tail of a long log.
+# Both test runs go through scripts/run-logged.sh: output to a file followed with tail (apps and
+# bus daemons that outlive a crashed test process must not hold a pipe CI waits on), a time
+# limit (the runs take seconds and minutes), and the failures repeated last.
+TEST_TIME_LIMIT ?= 1200
 test: deps
 	$(SWIFT) build --build-tests
-	@set -o pipefail; $(SWIFT) test --skip-build 2>&1 | tee .build/test.log || { \
-	  status=$$?; echo; echo "=== the failures of this run (the whole log is .build/test.log):"; \
-	  grep -aE "✘|error:|Fatal error|Crash|signal [0-9]+" .build/test.log | tail -40; exit $$status; }
+	scripts/run-logged.sh .build/test.log $(TEST_TIME_LIMIT) $(SWIFT) test --skip-build
 	$(MAKE) asan
 
 # The core's tests (the center's unsafe, borrowed-snapshot post loop) in an optimised build
 # under AddressSanitizer: only -O lets the compiler drop the retains that would hide a
 # use-after-free. Leak checking is off because XCTest's own runner leaks.
 asan: deps
-	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test -c release -Xswiftc -enable-testing --sanitize=address \
+	mkdir -p .build-asan
+	ASAN_OPTIONS=detect_leaks=0 scripts/run-logged.sh .build-asan/test.log 3600 \
+		$(SWIFT) test -c release -Xswiftc -enable-testing --sanitize=address \
 		--scratch-path .build-asan --filter 'AppLifecycleTests|AppLifecycleTestingTests'
 
 # The scripted day on real D-Bus signals: private buses, python-dbusmock's logind, timedated,

@@ -1,0 +1,25 @@
+#!/bin/bash
+# Usage: scripts/run-logged.sh LOG SECONDS COMMAND [ARGUMENT...]
+#
+# Runs COMMAND with its output in LOG, followed with tail while it runs, bounded to SECONDS.
+# Test runs start bus daemons, mocks and apps; if the test process crashes they outlive it,
+# still holding its output. Into a pipe, that output would never end, and swift test, tee or CI
+# would wait for good; into a file, nobody waits for it. A failed run repeats its failures last,
+# because CI shows only the tail of a long log. Exits with COMMAND's status (124: time limit).
+set -u
+log=$1 limit=$2
+shift 2
+: > "$log"
+timeout --kill-after=30 "$limit" "$@" > "$log" 2>&1 < /dev/null &
+command_pid=$!
+tail -n +1 -f --pid=$command_pid "$log" &
+tail_pid=$!
+wait $command_pid
+status=$?
+wait $tail_pid
+if [ $status -ne 0 ]; then
+  echo
+  echo "=== the failures of this run (exit $status; the whole log is $log):"
+  grep -aE "✘|error:|Fatal error|crashed|ERROR: AddressSanitizer|Signal [0-9]+" "$log" | tail -40
+fi
+exit $status
