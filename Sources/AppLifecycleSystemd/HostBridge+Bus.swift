@@ -143,6 +143,9 @@ extension HostBridge {
                 self.logger.warning("\(system ? "system" : "session") bus \(address) disconnected; reconnecting")
                 let wanted = self.liveClients(system: system)
                 self.dropClients(system: system)
+                // The screensaver is unknown until the session bus is back: it stops counting as
+                // a lock, and logind's word stands (the new client reports what it reads).
+                if !system { sink(.locked(false), "screensaver") }
                 let key = address.description
                 self.bus.reconnecting[key]?.cancel()
                 self.bus.reconnecting[key] = Task { @MainActor [weak self] in

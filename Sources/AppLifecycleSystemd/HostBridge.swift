@@ -114,6 +114,9 @@ public final class HostBridge {
     var consumer: Task<Void, Never>?
     var memoryLimiter: MemoryWarningRateLimiter
     var lastTimeZone: String?
+    /// Each lock source's last report (logind, the screensaver), and the fact last delivered.
+    var lockedBySource: [String: Bool] = [:]
+    var lastLocked: Bool?
     var bus = BusClients()
 
     /// An event from a source, with the source's name for logs.
@@ -282,6 +285,18 @@ public final class HostBridge {
                 return nil
             }
             return event
+        case .locked(let value):
+            // logind and the screensaver each say whether the session is locked; it is locked
+            // while either says so. Without this the last one to speak would win: logind's
+            // LockedHint still true, a screensaver going inactive would unlock the app.
+            lockedBySource[intake.source] = value
+            let locked = lockedBySource.values.contains(true)
+            guard locked != lastLocked else {
+                logger.debug("locked(\(value)) from \(intake.source): still \(locked)")
+                return nil
+            }
+            lastLocked = locked
+            return .locked(locked)
         case .significantTimeChange(let change) where change.reason == .timeZone:
             // timedated repeats what the localtime watch already reported; the watch itself also
             // reports a rewritten zone file with the same name (new rules), which must pass.

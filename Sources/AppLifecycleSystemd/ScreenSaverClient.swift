@@ -10,11 +10,12 @@ import SystemdBus
 /// accepted only from the current unique owner of its service's well-known name and with signature `b`;
 /// the path is not checked, since desktops emit on `/ScreenSaver` as well as `/org/freedesktop/ScreenSaver`.
 ///
-/// The two services describe one screen, so the client reports one fact: an event only when the
-/// screensaver's state differs from the last one reported (GNOME Shell, which owns both names, emits
-/// both signals for one lock, and that gives one event). At start `GetActive` is read from every
-/// service present; an active screensaver is reported as `locked(true)`, an inactive one is remembered
-/// but not reported (an unlocked screen at launch is not news).
+/// The two services describe one screen, so the client reports one fact, active when any service
+/// is: an event only when that differs from the last one reported (GNOME Shell, which owns both
+/// names, emits both signals for one lock, and that gives one event). At start `GetActive` is read
+/// from every service present and the result reported, active or not. A service whose owner leaves
+/// the bus no longer counts as active (a restarted screensaver starts inactive and does not say
+/// so); a new owner's `GetActive` is read.
 public final class ScreenSaverClient: Sendable {
     /// One screensaver D-Bus service.
     public struct Service: Sendable, Hashable, CustomStringConvertible {
@@ -60,7 +61,19 @@ public final class ScreenSaverClient: Sendable {
     private struct State {
         var started = false
         var subscriptions: [BusSubscription] = []
+        /// Each service's last known state, by bus name.
+        var activeByService: [String: Bool] = [:]
+        /// The fact last reported (any service active), `nil` before the first.
         var active: Bool?
+
+        /// Records one service's state; returns the fact to report if it changed.
+        mutating func record(_ value: Bool, for service: String) -> Bool? {
+            activeByService[service] = value
+            let combined = activeByService.values.contains(true)
+            guard combined != active else { return nil }
+            active = combined
+            return combined
+        }
     }
 
     /// Creates a client; nothing happens on the bus until ``start()``.
@@ -105,7 +118,11 @@ public final class ScreenSaverClient: Sendable {
                     self?.report(active, from: service.busName)
                 }
                 subscriptions.append(subscription)
-                if try await connection.trackNameOwner(service.busName).currentOwner != nil { present.append(service) }
+                let tracker = try await connection.trackNameOwner(service.busName)
+                subscriptions.append(try await tracker.addOwnerChangeHandler { [weak self] change in
+                    self?.ownerChanged(change, of: service)
+                })
+                if tracker.currentOwner != nil { present.append(service) }
             }
         } catch {
             subscriptions.forEach { $0.cancel() }
@@ -120,32 +137,57 @@ public final class ScreenSaverClient: Sendable {
             logger.info("no screensaver on the bus yet; following \(services.map(\.busName)) for one to appear")
             return []
         }
-        var anyActive: Bool?
+        var read: [String: Bool] = [:]
         for service in present {
-            do {
-                let reply = try await connection.call(destination: service.busName, path: service.path,
-                                                      interface: service.interface, member: "GetActive")
-                guard let active = reply.first?.boolValue else {
-                    logger.notice("\(service) GetActive returned \(reply); ignored")
-                    continue
+            if let active = await readActive(service) { read[service.busName] = active }
+        }
+        if !read.isEmpty {
+            try? await connection.loop.run { [self, read] in
+                // A signal that came meanwhile is newer than what was read: it wins.
+                let fact = state.withLock { state -> Bool? in
+                    for (service, value) in read where state.activeByService[service] == nil {
+                        state.activeByService[service] = value
+                    }
+                    guard state.active == nil else { return nil }
+                    let combined = state.activeByService.values.contains(true)
+                    state.active = combined
+                    return combined
                 }
-                anyActive = (anyActive ?? false) || active
-            } catch {
-                logger.notice("\(service) GetActive failed: \(error)")
+                if let fact { sink(.locked(fact)) }
             }
         }
-        if let anyActive {
-            try? await connection.loop.run { [self] in
-                let report = state.withLock { state -> Bool in
-                    guard state.active == nil else { return false }
-                    state.active = anyActive
-                    return anyActive
-                }
-                if report { sink(.locked(true)) }
-            }
-        }
-        logger.info("following \(present.map(\.busName)); active: \(anyActive.map(String.init) ?? "unknown")")
+        logger.info("following \(present.map(\.busName)); active: \(read.isEmpty ? "unknown" : String(read.values.contains(true)))")
         return present
+    }
+
+    /// `GetActive` of one service, or `nil` (logged) when it cannot be read.
+    private func readActive(_ service: Service) async -> Bool? {
+        do {
+            let reply = try await connection.call(destination: service.busName, path: service.path,
+                                                  interface: service.interface, member: "GetActive")
+            guard let active = reply.first?.boolValue else {
+                logger.notice("\(service) GetActive returned \(reply); ignored")
+                return nil
+            }
+            return active
+        } catch {
+            logger.notice("\(service) GetActive failed: \(error)")
+            return nil
+        }
+    }
+
+    /// A service's owner left (it no longer counts as active) or a new one came (its state is read).
+    /// Loop thread.
+    private func ownerChanged(_ change: NameOwnerChange, of service: Service) {
+        guard change.newOwner != nil else {
+            logger.info("\(service) left the bus; it no longer counts as active")
+            report(false, from: service.busName)
+            return
+        }
+        Task { [weak self] in
+            guard let self, let active = await self.readActive(service) else { return }
+            try? await self.connection.loop.run { self.report(active, from: service.busName) }
+        }
     }
 
     /// Cancels the subscriptions. Safe to call more than once.
@@ -158,14 +200,9 @@ public final class ScreenSaverClient: Sendable {
     }
 
     private func report(_ active: Bool, from service: String) {
-        let changed = state.withLock { state -> Bool in
-            guard state.active != active else { return false }
-            state.active = active
-            return true
-        }
-        if changed {
+        if let fact = state.withLock({ $0.record(active, for: service) }) {
             logger.debug("\(service) ActiveChanged(\(active))")
-            sink(.locked(active))
+            sink(.locked(fact))
         } else {
             logger.debug("\(service) ActiveChanged(\(active)): no change")
         }

@@ -226,6 +226,37 @@ struct SystemdHostTests {
         await running.value
     }
 
+    @Test("logind and the screensaver are two lock sources: locked while either says so")
+    func lockSourcesCombine() async throws {
+        let rig = try HostRig()
+        await rig.launch()
+        try rig.session("SetLockedHint", ["true"])
+        await rig.wait(for: Application.willResignActiveNotification.rawValue)
+        try rig.screensaver.call(interface: "org.gnome.ScreenSaver", method: "SetActive", arguments: ["true"])
+        try rig.session("SetLockedHint", ["false"])
+        // A marker through the system bus, behind logind's change: the screensaver still locks.
+        try rig.lowMemory.call(interface: "org.freedesktop.DBus.Mock", method: "EmitWarning", arguments: ["byte 255"])
+        await rig.wait(for: Application.didReceiveMemoryWarningNotification.rawValue)
+        #expect(rig.recorder.count(of: "applicationDidBecomeActive(_:)") == 1, "unlocked while the screensaver was active")
+        try rig.screensaver.call(interface: "org.gnome.ScreenSaver", method: "SetActive", arguments: ["false"])
+        await rig.wait(for: Application.didBecomeActiveNotification.rawValue, count: 2)
+        #expect(rig.recorder.count(of: "applicationWillResignActive(_:)") == 1)
+        #expect(rig.recorder.count(of: "applicationProtectedDataWillBecomeUnavailable(_:)") == 1)
+        await rig.stop()
+    }
+
+    @Test("a screensaver that leaves the bus while active no longer locks the app")
+    func screensaverLeaves() async throws {
+        let rig = try HostRig(sources: [.logind, .screensaver])
+        await rig.launch()
+        try rig.screensaver.call(interface: "org.gnome.ScreenSaver", method: "SetActive", arguments: ["true"])
+        await rig.wait(for: Application.willResignActiveNotification.rawValue)
+        rig.screensaver.stop()
+        await rig.wait(for: Application.didBecomeActiveNotification.rawValue, count: 2)
+        #expect(rig.app.isProtectedDataAvailable)
+        await rig.stop()
+    }
+
     @Test("session Active=false sends the app to the background, Active=true brings it back")
     func sessionSwitch() async throws {
         let rig = try HostRig()
