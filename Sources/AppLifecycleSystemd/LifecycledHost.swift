@@ -165,6 +165,14 @@ public final class LifecycledHost: ApplicationHost {
         guard !prepared else { return }
         prepared = true
         self.application = application
+        // First: SIGTERM means applicationWillTerminate even if the app cannot register below.
+        if configuration.handlesTerminationSignals {
+            let watcher = await TerminationSignalWatcher()
+            signalWatcher = watcher
+            signalTask = Task { @MainActor [weak application] in
+                for await event in watcher.events { application?.handle(event) }
+            }
+        }
         let id = configuration.appID
             ?? LifecycledHostStatus.environmentAppID(in: configuration.environment)
             ?? application.configuration.applicationIdentifier
@@ -193,13 +201,6 @@ public final class LifecycledHost: ApplicationHost {
         }
         observation = application.notificationCenter.addObserver(forName: nil, object: application) { [weak self] notification in
             self?.applicationPosted(notification)
-        }
-        if configuration.handlesTerminationSignals {
-            let watcher = await TerminationSignalWatcher()
-            signalWatcher = watcher
-            signalTask = Task { @MainActor [weak application] in
-                for await event in watcher.events { application?.handle(event) }
-            }
         }
 
         do {

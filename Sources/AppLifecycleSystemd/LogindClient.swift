@@ -556,9 +556,9 @@ public final class LogindClient: Sendable {
     ///   ``BusServiceError/Code/busFailure`` if logind refuses, ``BusServiceError/Code/invalidReply`` if it
     ///   sends no fd.
     public func takeDelayLock(what: DelayLock, who: String, why: String) async throws(BusServiceError) {
-        let proceed = state.withLock { state -> (take: Bool, releases: UInt64)? in
+        let proceed = state.withLock { state -> (take: Bool, releases: UInt64, owner: String?)? in
             guard state.phase == .running else { return nil }
-            return (state.locks[what]?.descriptor?.isOpen != true, state.releases[what, default: 0])
+            return (state.locks[what]?.descriptor?.isOpen != true, state.releases[what, default: 0], state.owner)
         }
         guard let proceed else {
             throw BusServiceError(code: .notStarted, service: Self.busName, message: "take the \(what) delay lock")
@@ -568,12 +568,18 @@ public final class LogindClient: Sendable {
         let (kept, stale) = state.withLock { state -> (Bool, BusFileDescriptor?) in
             guard state.phase == .running else { return (false, descriptor) }
             guard state.releases[what, default: 0] == proceed.releases else { return (false, descriptor) }
+            // logind changed owner while the call was out: the fd is the old instance's.
+            guard state.owner == proceed.owner else { return (false, descriptor) }
             let old = state.locks[what]?.descriptor
             state.locks[what] = HeldLock(descriptor: descriptor, who: who, why: why)
             return (true, old)
         }
         stale?.close()
-        if kept {
+        let ownerChanged = state.withLock { $0.phase == .running && $0.owner != proceed.owner && $0.releases[what, default: 0] == proceed.releases }
+        if ownerChanged {
+            logger.notice("logind changed owner while Inhibit(\(what)) was out; taking the lock from the new one")
+            try await takeDelayLock(what: what, who: who, why: why)
+        } else if kept {
             logger.debug("took the \(what) delay lock (\(descriptor))")
         } else {
             logger.debug("dropped the \(what) delay lock logind just gave: released (or stopped) while Inhibit was in flight")
