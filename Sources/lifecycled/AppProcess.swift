@@ -277,9 +277,17 @@ final class AppProcess: Sendable {
     /// Whether the last suspend was confirmed and no resume followed.
     var isSuspended: Bool { state.withLock { $0.suspended } }
 
-    /// The resident set size in bytes (`/proc/PID/statm`), or `nil` once the process is gone.
+    /// The memory the app holds, in bytes, or `nil` once the process is gone: its cgroup's
+    /// `memory.current` when it has a cgroup of its own with the memory controller (every
+    /// process it started counts), else the main process's resident set (`/proc/PID/statm`).
     var residentBytes: UInt64? {
-        exitStatus == nil ? ProcFS.residentBytes(of: pid) : nil
+        guard exitStatus == nil else { return nil }
+        if case .freezer(let directory) = suspensionMethod,
+           let text = ProcFS.read(directory + "/memory.current"),
+           let bytes = UInt64(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+            return bytes
+        }
+        return ProcFS.residentBytes(of: pid)
     }
 
     // MARK: Exit
