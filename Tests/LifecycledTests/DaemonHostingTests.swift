@@ -8,23 +8,37 @@ import Testing
 
 @testable import lifecycled
 
+/// A daemon with one manifest: the Python test app `org.example.Notes`, claiming `notes:`, which
+/// logs to the file passed to `body`.
+@MainActor
+private func withNotesApp(_ body: @escaping @MainActor (DaemonHarness, String) async throws -> Void) async throws {
+    var appLog = ""
+    try await withDaemon(setUp: { dir in
+        appLog = dir.path + "/notes.log"
+        try writeManifest(dir, id: "org.example.Notes", executable: try writePythonApp(dir), arguments: [appLog], schemes: ["notes"])
+    }) { (h: DaemonHarness) async throws in
+        try await body(h, appLog)
+    }
+}
+
+/// The launch options the Python test app got back from RegisterApp (its "registered" log line).
+private func registeredLaunchOptions(_ appLog: String) throws -> UserInfo {
+    let registered = try #require(logLines(appLog).first { $0.hasPrefix("registered ") })
+    return try UserInfo(json: String(registered.dropFirst("registered ".count)))
+}
+
 @Suite("lifecycled hosting", .serialized, .timeLimit(.minutes(2)))
 @MainActor
 struct DaemonHostingTests {
     @Test func openURLLaunchesTheClaimingAppWithTheURLAndTheCallerAsSourceThenSendsOpenURL() async throws {
-        var appLog = ""
-        try await withDaemon(setUp: { dir in
-            appLog = dir.path + "/notes.log"
-            try writeManifest(dir, id: "org.example.Notes", executable: try writePythonApp(dir), arguments: [appLog], schemes: ["notes"])
-        }) { (h: DaemonHarness) async throws in
+        try await withNotesApp { h, appLog in
             let id = try await h.client.call(LifecycledProtocol.Method.openURL, [.string("notes://open/42"), encodeInfo([:])])
             #expect(id.first?.stringValue == "org.example.Notes")
             try await h.client.log.waitForState("org.example.Notes", .active)
             #expect(h.client.log.stateChanges("org.example.Notes") == ["not-running->inactive", "inactive->active"])
 
             // The launch options came back from RegisterApp: the URL and who opened it.
-            let registered = try #require(logLines(appLog).first { $0.hasPrefix("registered ") })
-            let options = try UserInfo(json: String(registered.dropFirst("registered ".count)))
+            let options = try registeredLaunchOptions(appLog)
             #expect(options[LaunchOptions.Key.url.rawValue]?.stringValue == "notes://open/42")
             let me = try #require(CallerPolicy.executableName(of: getpid()))
             #expect(options[LaunchOptions.Key.sourceApplication.rawValue]?.stringValue == me)
@@ -51,11 +65,7 @@ struct DaemonHostingTests {
     }
 
     @Test func launchNamesTheCallerAsSourceWhateverTheOptionsSayAndLeavesURLsToOpenURL() async throws {
-        var appLog = ""
-        try await withDaemon(setUp: { dir in
-            appLog = dir.path + "/notes.log"
-            try writeManifest(dir, id: "org.example.Notes", executable: try writePythonApp(dir), arguments: [appLog], schemes: ["notes"])
-        }) { (h: DaemonHarness) async throws in
+        try await withNotesApp { h, appLog in
             // A URL through Launch would skip OpenURL's scheme check: refused.
             #expect(await h.client.errorName(LifecycledProtocol.Method.launch, [
                 .string("org.example.Notes"), encodeInfo([LaunchOptions.Key.url.rawValue: "mail://not-its-scheme"]),
@@ -64,8 +74,7 @@ struct DaemonHostingTests {
                 .string("org.example.Notes"), encodeInfo([LaunchOptions.Key.sourceApplication.rawValue: "org.example.Forged"]),
             ])
             try await h.client.log.waitForState("org.example.Notes", .active)
-            let registered = try #require(logLines(appLog).first { $0.hasPrefix("registered ") })
-            let options = try UserInfo(json: String(registered.dropFirst("registered ".count)))
+            let options = try registeredLaunchOptions(appLog)
             let me = try #require(CallerPolicy.executableName(of: getpid()))
             #expect(options[LaunchOptions.Key.sourceApplication.rawValue]?.stringValue == me)
             #expect(options[LaunchOptions.Key.url.rawValue] == nil)
