@@ -298,6 +298,12 @@ public final class HostBridge {
             lastLocked = locked
             return .locked(locked)
         case .significantTimeChange(let change) where change.reason == .timeZone:
+            // $TZ fixes the process's zone (it overrides /etc/localtime for glibc and Foundation):
+            // a change of the system's zone changes nothing the app sees.
+            if let fixed = configuration.environment["TZ"], !fixed.isEmpty {
+                logger.debug("time zone report from \(intake.source) ignored: the process's zone is $TZ=\(fixed)")
+                return nil
+            }
             // timedated repeats what the localtime watch already reported; the watch itself also
             // reports a rewritten zone file with the same name (new rules), which must pass.
             guard let zone = change.timeZoneIdentifier, !(intake.source == "timedated" && zone == lastTimeZone) else {

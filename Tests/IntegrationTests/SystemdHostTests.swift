@@ -281,6 +281,18 @@ struct SystemdHostTests {
         await rig.stop()
     }
 
+    @Test("with $TZ set, the system's time-zone change is no change for the app")
+    func timeZoneFixedByTZ() async throws {
+        let rig = try HostRig(environment: ["TZ": "UTC"])
+        await rig.launch()
+        try rig.timedated.call(interface: "org.freedesktop.timedate1", method: "SetTimezone", arguments: ["'Asia/Tokyo'", "false"])
+        // A marker through the system bus, behind timedated's change.
+        try rig.lowMemory.call(interface: "org.freedesktop.DBus.Mock", method: "EmitWarning", arguments: ["byte 255"])
+        await rig.wait(for: Application.didReceiveMemoryWarningNotification.rawValue)
+        try rig.recorder.verifyAbsent(Application.significantTimeChangeNotification.rawValue)
+        await rig.stop()
+    }
+
     @Test(
         "setting CLOCK_REALTIME to its own value fires CANCEL_ON_SET: a clock-set time change",
         .enabled(if: SystemdHostTests.canSetClock(), "this process may not set CLOCK_REALTIME (needs CAP_SYS_TIME)"))
