@@ -25,18 +25,13 @@ struct DesktopServiceClientTests {
             try await events.expectNext(.locked(false), .locked(true), .locked(false))
 
             // A spoofer's ActiveChanged is dropped; the marker proves the client has seen it.
-            let spoofer = try env.plainConnection()
+            let spoofer = try await env.spoofer()
             defer { spoofer.close() }
-            let markers = Recorder<String>()
-            let marker = try await env.connection.addMatch(
-                "type='signal',sender='\(spoofer.uniqueName)',interface='org.example.Marker'") { markers.add($0.member) }
-            defer { marker.cancel() }
             try spoofer.emitSignal(path: "/org/gnome/ScreenSaver", interface: "org.gnome.ScreenSaver",
                                    member: "ActiveChanged", arguments: [.bool(true)])
             try spoofer.emitSignal(path: "/org/freedesktop/ScreenSaver", interface: "org.freedesktop.ScreenSaver",
                                    member: "ActiveChanged", arguments: [.bool(true)])
-            try spoofer.emitSignal(path: "/", interface: "org.example.Marker", member: "Done")
-            _ = try await markers.next("marker")
+            _ = try await spoofer.flush()
             #expect(events.untaken.isEmpty)
             #expect(client.isActive == false)
         }
