@@ -565,24 +565,24 @@ public final class LogindClient: Sendable {
         }
         guard proceed.take else { return }
         let descriptor = try await inhibit(what, who: who, why: why)
-        let (kept, stale) = state.withLock { state -> (Bool, BusFileDescriptor?) in
-            guard state.phase == .running else { return (false, descriptor) }
-            guard state.releases[what, default: 0] == proceed.releases else { return (false, descriptor) }
+        enum Outcome { case kept, dropped, ownerChanged }
+        let (outcome, stale) = state.withLock { state -> (Outcome, BusFileDescriptor?) in
+            guard state.phase == .running, state.releases[what, default: 0] == proceed.releases else { return (.dropped, descriptor) }
             // logind changed owner while the call was out: the fd is the old instance's.
-            guard state.owner == proceed.owner else { return (false, descriptor) }
+            guard state.owner == proceed.owner else { return (.ownerChanged, descriptor) }
             let old = state.locks[what]?.descriptor
             state.locks[what] = HeldLock(descriptor: descriptor, who: who, why: why)
-            return (true, old)
+            return (.kept, old)
         }
         stale?.close()
-        let ownerChanged = state.withLock { $0.phase == .running && $0.owner != proceed.owner && $0.releases[what, default: 0] == proceed.releases }
-        if ownerChanged {
+        switch outcome {
+        case .kept:
+            logger.debug("took the \(what) delay lock (\(descriptor))")
+        case .dropped:
+            logger.debug("dropped the \(what) delay lock logind just gave: released (or stopped) while Inhibit was in flight")
+        case .ownerChanged:
             logger.notice("logind changed owner while Inhibit(\(what)) was out; taking the lock from the new one")
             try await takeDelayLock(what: what, who: who, why: why)
-        } else if kept {
-            logger.debug("took the \(what) delay lock (\(descriptor))")
-        } else {
-            logger.debug("dropped the \(what) delay lock logind just gave: released (or stopped) while Inhibit was in flight")
         }
     }
 

@@ -149,19 +149,14 @@ public final class BusConnection: @unchecked Sendable {
         // shutdown hook, so no shutdown or disconnect falls between the two.
         try await loop.run { [self] in
             bus = connecting.handOver()
-            guard let bus, sd_bus_is_open(bus) > 0 else {
-                // Disconnected before the filter existed: it would have gone unseen.
-                if let bus { sd_bus_flush_close_unref(bus) }
-                self.bus = nil
-                open.store(false, ordering: .releasing)
-                throw BusError.notConnected
-            }
             do {
+                // A disconnect before the filter existed would go unseen: check, then install.
+                guard let bus, sd_bus_is_open(bus) > 0 else { throw BusError.notConnected }
                 try installFilterOnLoop()
             } catch {
-                self.bus = nil
+                if let bus { sd_bus_flush_close_unref(bus) }
+                bus = nil
                 open.store(false, ordering: .releasing)
-                sd_bus_flush_close_unref(bus)
                 throw error
             }
         }
