@@ -278,14 +278,15 @@ struct FanoutWorker: AsyncParsableCommand {
     @Option var idleExit = 10
 
     func run() async throws {
-        workerLastActivity.store(monotonicNanoseconds(), ordering: .relaxed)
         let idleLimit = UInt64(idleExit) * 1_000_000_000
         @Sendable func writeStamp(_ sequence: Int64) {
             let now = monotonicNanoseconds()
             workerLastActivity.store(now, ordering: .relaxed)
             writeLine("\(sequence) \(now)")
         }
+        // Called once the worker is ready: the quiet period counts from then.
         func idleUntilQuiet() async throws -> Never {
+            workerLastActivity.store(monotonicNanoseconds(), ordering: .relaxed)
             while true {
                 try await Task.sleep(for: .seconds(1))
                 if monotonicNanoseconds() &- workerLastActivity.load(ordering: .relaxed) > idleLimit { Glibc.exit(0) }
@@ -298,7 +299,6 @@ struct FanoutWorker: AsyncParsableCommand {
                 writeStamp(signal.arguments.first?.int64Value ?? -1)
             }
             writeLine("ready")
-            workerLastActivity.store(monotonicNanoseconds(), ordering: .relaxed)
             try await idleUntilQuiet()
         } else {
             let subscriber = try await LifecycleSubscriber.connect(to: .address(address), appID: DaemonRig.appID)
@@ -308,7 +308,6 @@ struct FanoutWorker: AsyncParsableCommand {
                 }
             }
             writeLine("ready")
-            workerLastActivity.store(monotonicNanoseconds(), ordering: .relaxed)
             defer { withExtendedLifetime(registration) {} }
             try await idleUntilQuiet()
         }
