@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "AppLifecycle", targets: ["AppLifecycle"]),
         .library(name: "AppLifecycleTesting", targets: ["AppLifecycleTesting"]),
         .library(name: "SystemdBus", targets: ["SystemdBus"]),
+        .library(name: "SystemdBusTesting", targets: ["SystemdBusTesting"]),
+        .library(name: "LifecycledClient", targets: ["LifecycledClient"]),
         .library(name: "AppLifecycleSystemd", targets: ["AppLifecycleSystemd"]),
         .executable(name: "lifecycle-example", targets: ["LifecycleExample"]),
         .executable(name: "counter-app", targets: ["CounterApp"]),
@@ -36,14 +38,22 @@ let package = Package(
             providers: [.apt(["libsystemd-dev"])]
         ),
         .target(name: "CSystemdShim", dependencies: ["CSystemd"]),
+        // The Linux calls Swift's Glibc module lacks (timerfd, pidfd, clone3, closefrom, mkostemp, spawn).
+        .target(name: "CLinuxSupport"),
         .target(name: "SystemdBus", dependencies: ["CSystemd", "CSystemdShim", logging]),
+        // D-Bus fixtures: private bus daemons, python-dbusmock, child processes.
+        .target(name: "SystemdBusTesting", dependencies: ["SystemdBus", "CLinuxSupport"]),
+        // lifecycled's protocol and the app side of it; UnixSignals traps SIGTERM for LifecycledHost.
+        .target(name: "LifecycledClient", dependencies: ["AppLifecycle", "SystemdBus", logging, unixSignals]),
         .target(
             name: "AppLifecycleSystemd",
-            dependencies: ["AppLifecycle", "SystemdBus", logging, serviceLifecycle, unixSignals]
+            dependencies: ["AppLifecycle", "SystemdBus", "LifecycledClient", "CLinuxSupport", logging, serviceLifecycle]
         ),
         .executableTarget(
             name: "LifecycleExample",
-            dependencies: ["AppLifecycle", "AppLifecycleTesting", "AppLifecycleSystemd", argumentParser, logging],
+            dependencies: [
+                "AppLifecycle", "AppLifecycleTesting", "SystemdBusTesting", "AppLifecycleSystemd", argumentParser, logging,
+            ],
             path: "Examples/LifecycleExample"
         ),
         .executableTarget(
@@ -55,43 +65,57 @@ let package = Package(
         .target(name: "CommandLineSupport", dependencies: [argumentParser]),
         .executableTarget(
             name: "lifecycled",
-            dependencies: ["AppLifecycle", "AppLifecycleSystemd", "SystemdBus", "CSystemdShim", "CommandLineSupport", argumentParser, logging]
+            dependencies: [
+                "AppLifecycle", "LifecycledClient", "AppLifecycleSystemd", "SystemdBus", "CLinuxSupport", "CommandLineSupport",
+                argumentParser, logging,
+            ]
         ),
         .executableTarget(
             name: "lifecyclectl",
-            // AppLifecycleSystemd too: lifecyclectl speaks lifecycled's protocol through the same
-            // codec and subscriber the apps use, rather than a copy of them.
-            dependencies: ["AppLifecycle", "SystemdBus", "AppLifecycleSystemd", "CommandLineSupport", argumentParser]
+            // LifecycledClient: lifecyclectl speaks lifecycled's protocol through the same codec and
+            // subscriber the apps use, rather than a copy of them; it links no host bridge.
+            dependencies: ["AppLifecycle", "SystemdBus", "LifecycledClient", "CommandLineSupport", argumentParser]
         ),
         .target(name: "CAllocationCounter", path: "Benchmarks/CAllocationCounter"),
         .executableTarget(
             name: "LifecycleBench",
-            dependencies: ["AppLifecycle", "AppLifecycleSystemd", "AppLifecycleTesting", "SystemdBus", "CAllocationCounter", argumentParser],
+            dependencies: [
+                "AppLifecycle", "AppLifecycleSystemd", "LifecycledClient", "AppLifecycleTesting", "SystemdBus",
+                "SystemdBusTesting", "CAllocationCounter", argumentParser,
+            ],
             path: "Benchmarks/LifecycleBench"
         ),
         .testTarget(name: "AppLifecycleTests", dependencies: ["AppLifecycle", "AppLifecycleTesting"]),
         .testTarget(name: "AppLifecycleTestingTests", dependencies: ["AppLifecycle", "AppLifecycleTesting"]),
-        .testTarget(name: "SystemdBusTests", dependencies: ["SystemdBus", "AppLifecycleTesting"]),
+        .testTarget(name: "SystemdBusTests", dependencies: ["SystemdBus", "SystemdBusTesting"]),
+        .testTarget(name: "SystemdBusTestingTests", dependencies: ["SystemdBusTesting"]),
         // The fake lifecycled that both the app-side and the lifecyclectl tests talk to.
         .target(
             name: "LifecycledTestSupport",
-            dependencies: ["AppLifecycle", "AppLifecycleSystemd", "AppLifecycleTesting", "SystemdBus"],
+            dependencies: ["AppLifecycle", "LifecycledClient", "AppLifecycleTesting", "SystemdBus", "SystemdBusTesting"],
             path: "Tests/LifecycledTestSupport"
         ),
         .testTarget(
-            name: "AppLifecycleSystemdTests",
-            dependencies: ["AppLifecycleSystemd", "AppLifecycle", "AppLifecycleTesting", "LifecycledTestSupport"]
+            name: "LifecycledClientTests",
+            dependencies: ["LifecycledClient", "AppLifecycle", "AppLifecycleTesting", "SystemdBusTesting", "LifecycledTestSupport"]
         ),
         .testTarget(
-            name: "LifecycledTests",
+            name: "AppLifecycleSystemdTests",
             dependencies: [
-                "lifecycled", "lifecyclectl", "AppLifecycle", "AppLifecycleTesting", "AppLifecycleSystemd", "SystemdBus",
+                "AppLifecycleSystemd", "LifecycledClient", "AppLifecycle", "AppLifecycleTesting", "SystemdBusTesting",
                 "LifecycledTestSupport",
             ]
         ),
         .testTarget(
+            name: "LifecycledTests",
+            dependencies: [
+                "lifecycled", "lifecyclectl", "AppLifecycle", "AppLifecycleTesting", "AppLifecycleSystemd", "LifecycledClient",
+                "SystemdBus", "SystemdBusTesting", "LifecycledTestSupport",
+            ]
+        ),
+        .testTarget(
             name: "IntegrationTests",
-            dependencies: ["AppLifecycle", "AppLifecycleTesting", "AppLifecycleSystemd", "SystemdBus"]
+            dependencies: ["AppLifecycle", "AppLifecycleTesting", "AppLifecycleSystemd", "SystemdBus", "SystemdBusTesting"]
         ),
     ]
 )

@@ -5,6 +5,7 @@ import ArgumentParser
 import Foundation
 import Synchronization
 import SystemdBus
+import SystemdBusTesting
 
 /// The delegate the bridge benchmarks drive: it stamps each transition callback and hands the
 /// instant to whoever waits for it.

@@ -4,8 +4,10 @@ import AppLifecycleTesting
 import ArgumentParser
 import Foundation
 import Glibc
+import LifecycledClient
 import Synchronization
 import SystemdBus
+import SystemdBusTesting
 
 /// `CLOCK_MONOTONIC` in nanoseconds: comparable between processes on one machine.
 func monotonicNanoseconds() -> UInt64 {

@@ -2,6 +2,7 @@ import AppLifecycle
 import AppLifecycleSystemd
 import ArgumentParser
 import Foundation
+import LifecycledClient
 import Logging
 
 /// `counter-app`: a tiny app that counts its foreground entries, for lifecycled or on its own.

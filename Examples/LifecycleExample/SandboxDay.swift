@@ -3,6 +3,7 @@ import AppLifecycleSystemd
 import AppLifecycleTesting
 import Foundation
 import Glibc
+import SystemdBusTesting
 
 /// The scripted day on real signals: private system and session buses, python-dbusmock's
 /// logind, timedated, low_memory_monitor and gnome_screensaver, and the real ``SystemdHost``.

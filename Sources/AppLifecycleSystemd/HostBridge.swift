@@ -1,5 +1,6 @@
 import AppLifecycle
 import Foundation
+import LifecycledClient
 import Logging
 import SystemdBus
 

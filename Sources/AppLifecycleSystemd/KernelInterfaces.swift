@@ -1,60 +1,25 @@
-#if canImport(Glibc)
+import CLinuxSupport
 import Glibc
-#endif
 
 /// Small wrappers over Linux interfaces that Swift's `Glibc` module does not export.
 ///
-/// `<sys/timerfd.h>` is not part of the Glibc module map, and this module may not import the `CSystemd`
-/// system library (see DESIGN.md), so the three timerfd functions are resolved once with `dlsym` and called
-/// through `@convention(c)` function types: that is the C calling convention, unlike `@_silgen_name`. The
-/// constants are the values from glibc's `<sys/timerfd.h>` (identical on every Linux architecture).
+/// The timerfd calls come from `CLinuxSupport` (`<sys/timerfd.h>` is not part of the Glibc module map).
 enum KernelInterfaces {
     /// `TFD_TIMER_ABSTIME` from `<sys/timerfd.h>`.
-    static let timerAbsoluteTime: Int32 = 1 << 0
+    static let timerAbsoluteTime: Int32 = cls_tfd_timer_abstime
     /// `TFD_TIMER_CANCEL_ON_SET` from `<sys/timerfd.h>`.
-    static let timerCancelOnSet: Int32 = 1 << 1
-    /// `TFD_CLOEXEC | TFD_NONBLOCK`, which equal `O_CLOEXEC | O_NONBLOCK`.
-    static let timerCreateFlags: Int32 = O_CLOEXEC | O_NONBLOCK
+    static let timerCancelOnSet: Int32 = cls_tfd_timer_cancel_on_set
 
-    private typealias CreateFunction = @convention(c) (Int32, Int32) -> Int32
-    private typealias SetTimeFunction = @convention(c) (
-        Int32, Int32, UnsafePointer<itimerspec>?, UnsafeMutablePointer<itimerspec>?
-    ) -> Int32
-
-    private struct TimerFunctions: Sendable {
-        let create: CreateFunction
-        let setTime: SetTimeFunction
-    }
-
-    // A `let` of immutable C function pointers, initialized once (thread-safe lazy global).
-    private static let timerFunctions: TimerFunctions? = {
-        guard let create = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "timerfd_create"),
-              let setTime = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "timerfd_settime")
-        else { return nil }
-        return TimerFunctions(
-            create: unsafeBitCast(create, to: CreateFunction.self),
-            setTime: unsafeBitCast(setTime, to: SetTimeFunction.self)
-        )
-    }()
-
-    /// `timerfd_create(clock, TFD_CLOEXEC|TFD_NONBLOCK)`; sets `errno` and returns -1 on failure (`ENOSYS`
-    /// when the C library has no timerfd).
+    /// `timerfd_create(clock, TFD_CLOEXEC|TFD_NONBLOCK)`; sets `errno` and returns -1 on failure.
     static func timerCreate(clock: clockid_t) -> Int32 {
-        guard let functions = timerFunctions else {
-            errno = ENOSYS
-            return -1
-        }
-        return functions.create(Int32(clock), timerCreateFlags)
+        cls_timerfd_create(clock)
     }
 
     /// `timerfd_settime(fd, flags, &spec, NULL)`; returns 0 or -1 with `errno`.
-    static func timerSet(_ fd: Int32, flags: Int32, value: Glibc.timespec, interval: Glibc.timespec = Glibc.timespec()) -> Int32 {
-        guard let functions = timerFunctions else {
-            errno = ENOSYS
-            return -1
-        }
-        var spec = itimerspec(it_interval: interval, it_value: value)
-        return functions.setTime(fd, flags, &spec, nil)
+    static func timerSet(
+        _ fd: Int32, flags: Int32, value: Glibc.timespec, interval: Glibc.timespec = Glibc.timespec()
+    ) -> Int32 {
+        cls_timerfd_settime(fd, flags, value, interval)
     }
 
     /// Reads a timerfd's 8-byte expiration count; `nil` with `errno` set when `read` failed.

@@ -1,4 +1,3 @@
-import AppLifecycleSystemd
 import ArgumentParser
 import Foundation
 

@@ -1,7 +1,7 @@
 import AppLifecycle
-import AppLifecycleSystemd
 import ArgumentParser
 import Foundation
+import LifecycledClient
 import Synchronization
 import SystemdBus
 

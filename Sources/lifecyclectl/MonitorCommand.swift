@@ -1,8 +1,8 @@
 import AppLifecycle
-import AppLifecycleSystemd
 import ArgumentParser
 import Dispatch
 import Foundation
+import LifecycledClient
 import SystemdBus
 
 #if canImport(Glibc)

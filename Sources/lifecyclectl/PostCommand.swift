@@ -1,7 +1,7 @@
 import AppLifecycle
-import AppLifecycleSystemd
 import ArgumentParser
 import Foundation
+import LifecycledClient
 import SystemdBus
 
 /// `lifecyclectl post APP NAME [--user-info JSON]`: delivers a named notification into an

@@ -1,7 +1,7 @@
 import AppLifecycle
-import AppLifecycleSystemd
 import ArgumentParser
 import Foundation
+import LifecycledClient
 import SystemdBus
 
 /// `lifecyclectl simulate EVENT [LEVEL] [--app ID]`: injects a host event into lifecycled

@@ -1,8 +1,9 @@
 import AppLifecycle
 import AppLifecycleSystemd
-import CSystemdShim
+import CLinuxSupport
 import Foundation
 import Glibc
+import LifecycledClient
 import Logging
 import Synchronization
 import SystemdBus
@@ -149,7 +150,7 @@ final class AppProcess: Sendable {
             pid = try spawn(executable: manifest.executable, arguments: manifest.arguments, environment: env)
         }
 
-        let pidfd = csp_pidfd_open(pid, 0)
+        let pidfd = cls_pidfd_open(pid, 0)
         guard pidfd >= 0 else {
             let code = errno
             // Without a pidfd the app cannot be supervised: end it now (it is our child, so
@@ -215,7 +216,7 @@ final class AppProcess: Sendable {
         guard cgroupFD >= 0 else { return .unsupported("open: \(String(cString: strerror(errno)))") }
         defer { close(cgroupFD) }
         let (pid, code) = withExecVectors(executable, arguments, environment) { argv, envp in
-            (csp_spawn_into_cgroup(executable, argv, envp, cgroupFD), errno)
+            (cls_spawn_into_cgroup(executable, argv, envp, cgroupFD), errno)
         }
         switch pid {
         case 1...: return .spawned(pid)
@@ -237,33 +238,15 @@ final class AppProcess: Sendable {
         return body(argv, envp)
     }
 
-    private static func spawn(executable: String, arguments: [String], environment: [String: String]) throws(AppProcessError) -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        _ = csp_spawn_actions_closefrom(&actions, 3)
-
-        // The spawning thread may be a Swift concurrency or event-loop thread that blocks
-        // signals; the child inherits the mask and dispositions, so reset both.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM, SIGTSTP, SIGTTIN, SIGTTOU] {
-            sigaddset(&defaults, signal)
-        }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
-
+    /// Starts the app with `posix_spawn` through ``cls_spawn``: a process group of its own, stdin from
+    /// /dev/null, lifecycled's stdout and stderr (the journal under systemd), no other inherited fd,
+    /// and a clean signal mask and dispositions whatever the spawning thread blocks.
+    private static func spawn(
+        executable: String, arguments: [String], environment: [String: String]
+    ) throws(AppProcessError) -> pid_t {
         var pid: pid_t = 0
         let r = withExecVectors(executable, arguments, environment) { argv, envp in
-            posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+            cls_spawn(&pid, executable, argv, envp, STDOUT_FILENO, STDERR_FILENO, 1)
         }
         guard r == 0 else { throw AppProcessError(.spawnFailed, "posix_spawn \(executable)", errno: r) }
         return pid
@@ -355,7 +338,7 @@ final class AppProcess: Sendable {
         let groupResult = kill(-pid, signal)
         let groupErrno = errno
         if groupResult == 0 && getpgid(pid) == pid { return nil }
-        if csp_pidfd_send_signal(pidfd, signal) == 0 { return nil }
+        if cls_pidfd_send_signal(pidfd, signal) == 0 { return nil }
         let code = groupResult == 0 ? errno : groupErrno
         return AppProcessError(.signalFailed, "signal \(signal) to \(appID)", errno: code)
     }

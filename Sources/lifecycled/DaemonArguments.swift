@@ -1,6 +1,7 @@
 import AppLifecycle
 import AppLifecycleSystemd
 import Foundation
+import LifecycledClient
 import SystemdBus
 
 /// Reads and validates the arguments of the daemon's methods.

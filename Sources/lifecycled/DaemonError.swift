@@ -1,4 +1,5 @@
 import AppLifecycleSystemd
+import LifecycledClient
 import SystemdBus
 
 /// The D-Bus errors the daemon replies with, each a ``BusError`` with a protocol error name.

@@ -1,6 +1,7 @@
 import AppLifecycle
 import AppLifecycleSystemd
 import Foundation
+import LifecycledClient
 import SystemdBus
 
 extension LifecycleDaemon {

@@ -2,6 +2,7 @@ import AppLifecycle
 import AppLifecycleSystemd
 import Foundation
 import Glibc
+import LifecycledClient
 import SystemdBus
 
 extension LifecycleDaemon {

@@ -1,8 +1,10 @@
+import LifecycledClient
 import LifecycledTestSupport
 import AppLifecycle
 import AppLifecycleSystemd
 import AppLifecycleTesting
 import SystemdBus
+import SystemdBusTesting
 import Testing
 
 @Suite("HostSelection decides between lifecycled and the in-process bridge")

@@ -1,7 +1,9 @@
 import AppLifecycle
 import Foundation
+import LifecycledClient
 import Synchronization
 import SystemdBus
+import SystemdBusTesting
 import Testing
 import UnixSignals
 

@@ -1,28 +1,10 @@
 import Foundation
+import SystemdBusTesting
 import Testing
 
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// A temporary directory removed (with its contents) by `remove()`; tests call it in a `defer`.
-struct TemporaryDirectory {
-    let path: String
-
-    init() throws {
-        var template = Array("/tmp/applifecycle-kernel-XXXXXX".utf8CString)
-        guard let result = mkdtemp(&template) else {
-            throw POSIXError(.init(rawValue: errno) ?? .EIO)
-        }
-        path = String(cString: result)
-    }
-
-    func appending(_ name: String) -> String { path + "/" + name }
-
-    func remove() {
-        try? FileManager.default.removeItem(atPath: path)
-    }
-}
 
 /// How long a test waits for readiness before it gives up: a hang guard, not an assertion on timing.
 let hangGuardMilliseconds: Int32 = 10_000

@@ -1,5 +1,6 @@
 import AppLifecycle
 import Foundation
+import SystemdBusTesting
 import Testing
 
 @testable import AppLifecycleSystemd

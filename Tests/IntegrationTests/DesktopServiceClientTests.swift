@@ -2,16 +2,17 @@ import AppLifecycle
 import AppLifecycleSystemd
 import AppLifecycleTesting
 import SystemdBus
+import SystemdBusTesting
 import Testing
 
 @Suite("ScreenSaverClient, TimedatedClient and LowMemoryMonitorClient against python-dbusmock")
 struct DesktopServiceClientTests {
     @Test("screensaver: the start state, then ActiveChanged as locked, once per change; the absent freedesktop name is fine")
     func screensaver() async throws {
-        try await BusHarness.with { env in
+        try await BusTestEnvironment.with { env in
             let mock = try DBusMock(template: "gnome_screensaver", address: env.bus.address)
             defer { mock.stop() }
-            let events = Recorder<HostEvent>()
+            let events = ValueRecorder<HostEvent>()
             let client = ScreenSaverClient(connection: env.connection) { events.add($0) }
             defer { client.stop() }
             #expect(try await client.start() == [.gnome])
@@ -39,11 +40,11 @@ struct DesktopServiceClientTests {
 
     @Test("an active screensaver at start is reported as locked")
     func screensaverActiveAtStart() async throws {
-        try await BusHarness.with { env in
+        try await BusTestEnvironment.with { env in
             let mock = try DBusMock(template: "gnome_screensaver", address: env.bus.address)
             defer { mock.stop() }
             try mock.call(interface: "org.gnome.ScreenSaver", method: "SetActive", arguments: ["true"])
-            let events = Recorder<HostEvent>()
+            let events = ValueRecorder<HostEvent>()
             let client = ScreenSaverClient(connection: env.connection) { events.add($0) }
             defer { client.stop() }
             try await client.start()
@@ -54,11 +55,11 @@ struct DesktopServiceClientTests {
 
     @Test("timedated Timezone: one event per real change, none for the same value or a bogus one")
     func timedated() async throws {
-        try await BusHarness.with { env in
+        try await BusTestEnvironment.with { env in
             let mock = try DBusMock(template: "timedated", address: env.bus.address,
                                     parameters: #"{"Timezone": "Europe/Berlin"}"#)
             defer { mock.stop() }
-            let events = Recorder<HostEvent>()
+            let events = ValueRecorder<HostEvent>()
             let client = TimedatedClient(connection: env.connection) { events.add($0) }
             defer { client.stop() }
             #expect(try await client.start() == "Europe/Berlin")
@@ -79,10 +80,10 @@ struct DesktopServiceClientTests {
 
     @Test("low-memory-monitor LowMemoryWarning(y) becomes a memory warning with the matching level")
     func lowMemoryMonitor() async throws {
-        try await BusHarness.with { env in
+        try await BusTestEnvironment.with { env in
             let mock = try DBusMock(template: "low_memory_monitor", address: env.bus.address)
             defer { mock.stop() }
-            let events = Recorder<HostEvent>()
+            let events = ValueRecorder<HostEvent>()
             let client = LowMemoryMonitorClient(connection: env.connection) { events.add($0) }
             defer { client.stop() }
             try await client.start()
@@ -100,8 +101,8 @@ struct DesktopServiceClientTests {
 
     @Test("a screensaver that starts after the client is heard")
     func screensaverAppearsLater() async throws {
-        try await BusHarness.with { env in
-            let events = Recorder<HostEvent>()
+        try await BusTestEnvironment.with { env in
+            let events = ValueRecorder<HostEvent>()
             let client = ScreenSaverClient(connection: env.connection) { events.add($0) }
             defer { client.stop() }
             #expect(try await client.start() == [])
@@ -114,7 +115,7 @@ struct DesktopServiceClientTests {
 
     @Test("timedated and low-memory-monitor report an absent service with serviceUnavailable")
     func absentServices() async throws {
-        try await BusHarness.with { env in
+        try await BusTestEnvironment.with { env in
             let timedated = TimedatedClient(connection: env.connection) { _ in }
             #expect(await errorCode { () async throws(BusServiceError) in _ = try await timedated.start() } == .serviceUnavailable)
             let monitor = LowMemoryMonitorClient(connection: env.connection) { _ in }

@@ -4,6 +4,7 @@ import AppLifecycleTesting
 import Foundation
 import Glibc
 import SystemdBus
+import SystemdBusTesting
 import Testing
 
 private let manager = LogindClient.managerInterface
@@ -15,16 +16,16 @@ private func withLogind(
     sessions: [(id: String, uid: UInt32, active: Bool)] = [("c1", testUID, true)],
     environment: [String: String] = ["XDG_SESSION_ID": "c1"],
     prepare: (DBusMock) throws -> Void = { _ in },
-    _ body: (BusHarness, DBusMock, LogindClient, Recorder<HostEvent>) async throws -> Void
+    _ body: (BusTestEnvironment, DBusMock, LogindClient, ValueRecorder<HostEvent>) async throws -> Void
 ) async throws {
-    try await BusHarness.with { env in
+    try await BusTestEnvironment.with { env in
         let mock = try DBusMock(template: "logind", address: env.bus.address)
         defer { mock.stop() }
         for entry in sessions {
             try mock.addSession(id: entry.id, uid: entry.uid, username: "user\(entry.uid)", active: entry.active)
         }
         try prepare(mock)
-        let events = Recorder<HostEvent>()
+        let events = ValueRecorder<HostEvent>()
         let client = LogindClient(connection: env.connection, environment: environment, uid: testUID) { events.add($0) }
         defer { client.stop() }
         try await client.start()
@@ -110,7 +111,7 @@ struct LogindClientTests {
 
     @Test("session resolution: XDG_SESSION_ID, then session/auto's Id, then the uid's active session")
     func sessionResolution() async throws {
-        try await BusHarness.with { env in
+        try await BusTestEnvironment.with { env in
             let mock = try DBusMock(template: "logind", address: env.bus.address)
             defer { mock.stop() }
             try mock.addSession(id: "c1", uid: testUID, username: "u", active: false)
@@ -191,10 +192,9 @@ struct LogindClientTests {
           .timeLimit(.minutes(1)))
     func releaseDuringInhibit() async throws {
         // Two FIFOs hold logind's Inhibit in the middle: it says "started", then waits for "go".
-        var template = Array("/tmp/inhibit-gate-XXXXXX".utf8CString)
-        let directory = try #require(mkdtemp(&template).map { String(cString: $0) })
-        defer { unlink(directory + "/started"); unlink(directory + "/go"); rmdir(directory) }
-        let started = directory + "/started", go = directory + "/go"
+        let directory = try TemporaryDirectory(prefix: "inhibit-gate")
+        defer { directory.remove() }
+        let started = directory.appending("started"), go = directory.appending("go")
         #expect(mkfifo(started, 0o600) == 0 && mkfifo(go, 0o600) == 0)
         try await withLogind { _, mock, client, _ in
             try mock.addMethod(interface: manager, name: "Inhibit", inSignature: "ssss", outSignature: "h", code: [
@@ -255,12 +255,12 @@ struct LogindClientTests {
 
     @Test("logind restart: the client re-takes its delay lock on the new owner and re-resolves its session")
     func logindRestart() async throws {
-        try await BusHarness.with { env in
+        try await BusTestEnvironment.with { env in
             var first: DBusMock? = try DBusMock(template: "logind", address: env.bus.address)
             defer { first?.stop() }
             try first?.addSession(id: "c1", uid: testUID, username: "me", active: true)
-            let events = Recorder<HostEvent>()
-            let resyncs = Recorder<LogindClient.Resync>()
+            let events = ValueRecorder<HostEvent>()
+            let resyncs = ValueRecorder<LogindClient.Resync>()
             let client = LogindClient(connection: env.connection, environment: ["XDG_SESSION_ID": "c1"], uid: testUID,
                                       onResync: { resyncs.add($0) }) { events.add($0) }
             defer { client.stop() }
@@ -302,7 +302,7 @@ struct LogindClientTests {
             try await client.takeDelayLock(what: .shutdown, who: "bus test", why: "state")
             #expect(client.holdsDelayLock(what: .shutdown))
             // Disconnect handlers run in registration order: the client's ran before this one.
-            let disconnected = Recorder<Bool>()
+            let disconnected = ValueRecorder<Bool>()
             env.connection.addDisconnectHandler { disconnected.add(true) }
             env.bus.kill()
             _ = try await disconnected.next("disconnect")
@@ -317,7 +317,7 @@ struct LogindClientTests {
 
     @Test("without logind on the bus, start() throws serviceUnavailable")
     func absent() async throws {
-        try await BusHarness.with { env in
+        try await BusTestEnvironment.with { env in
             let client = LogindClient(connection: env.connection, environment: [:]) { _ in }
             let error = await #expect(throws: BusServiceError.self) { try await client.start() }
             #expect(error?.code == .serviceUnavailable)

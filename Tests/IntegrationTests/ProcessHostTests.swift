@@ -2,6 +2,7 @@ import AppLifecycle
 import AppLifecycleTesting
 import Foundation
 import Glibc
+import SystemdBusTesting
 import Testing
 
 /// The example app as a real process on the real host bridge: sd_notify, delay locks, SIGTERM.

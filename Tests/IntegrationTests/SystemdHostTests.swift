@@ -4,6 +4,7 @@ import AppLifecycleTesting
 import Foundation
 import Glibc
 import SystemdBus
+import SystemdBusTesting
 import Testing
 
 /// An app on the real host bridge, against python-dbusmock on private system and session buses.

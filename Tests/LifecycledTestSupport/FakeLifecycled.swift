@@ -1,9 +1,10 @@
 import AppLifecycleTesting
 import AppLifecycle
-import AppLifecycleSystemd
 import Foundation
+import LifecycledClient
 import Synchronization
 import SystemdBus
+import SystemdBusTesting
 
 // The test stand-in for lifecycled, shared by the AppLifecycleSystemd and lifecycled test targets.
 

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Synchronization
 import SystemdBus
+import SystemdBusTesting
 import Testing
 
 @testable import lifecycled

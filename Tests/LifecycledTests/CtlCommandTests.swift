@@ -1,3 +1,4 @@
+import LifecycledClient
 import LifecycledTestSupport
 import AppLifecycle
 import AppLifecycleSystemd
@@ -5,6 +6,7 @@ import AppLifecycleTesting
 import Foundation
 import Synchronization
 import SystemdBus
+import SystemdBusTesting
 import Testing
 @testable import lifecyclectl
 

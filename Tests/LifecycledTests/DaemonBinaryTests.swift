@@ -1,3 +1,4 @@
+import LifecycledClient
 import LifecycledTestSupport
 import AppLifecycle
 import AppLifecycleSystemd
@@ -6,6 +7,7 @@ import Foundation
 import Glibc
 import Synchronization
 import SystemdBus
+import SystemdBusTesting
 import Testing
 
 /// The built `lifecycled`, started as a child of the test and stopped by its own pid.

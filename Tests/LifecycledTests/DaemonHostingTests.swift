@@ -3,7 +3,9 @@ import AppLifecycleSystemd
 import AppLifecycleTesting
 import Foundation
 import Glibc
+import LifecycledClient
 import SystemdBus
+import SystemdBusTesting
 import Testing
 
 @testable import lifecycled

@@ -3,8 +3,10 @@ import AppLifecycleSystemd
 import AppLifecycleTesting
 import Foundation
 import Glibc
+import LifecycledClient
 import LifecycledTestSupport
 import SystemdBus
+import SystemdBusTesting
 import Testing
 
 @testable import lifecycled

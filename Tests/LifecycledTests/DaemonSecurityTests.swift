@@ -3,6 +3,7 @@ import AppLifecycleSystemd
 import AppLifecycleTesting
 import Foundation
 import Glibc
+import LifecycledClient
 import LifecycledTestSupport
 import Synchronization
 import SystemdBus

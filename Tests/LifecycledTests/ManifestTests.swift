@@ -1,4 +1,5 @@
 import Foundation
+import SystemdBusTesting
 import Testing
 
 @testable import lifecycled

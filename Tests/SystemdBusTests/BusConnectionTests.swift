@@ -2,13 +2,14 @@ import AppLifecycleTesting
 import Glibc
 import Synchronization
 import SystemdBus
+import SystemdBusTesting
 import Testing
 
 @Suite("BusConnection")
 struct BusConnectionTests {
     @Test("connects, gets a unique name and calls the bus daemon")
     func connectAndCall() async throws {
-        try await BusFixture.with { env in
+        try await BusTestEnvironment.with { env in
             #expect(env.connection.uniqueName.hasPrefix(":"))
             #expect(env.connection.isOpen)
             let names = try await env.connection.call(
@@ -24,7 +25,7 @@ struct BusConnectionTests {
     @Test("the async open connects without blocking the loop: a bus that never answers times out or is cancelled while others work",
           .timeLimit(.minutes(1)))
     func asyncOpen() async throws {
-        try await BusFixture.with { env in
+        try await BusTestEnvironment.with { env in
             let connection = try await BusConnection(.address(env.bus.address), loop: env.loop, description: "async", timeout: .seconds(25))
             defer { connection.close() }
             #expect(connection.uniqueName.hasPrefix(":"))
@@ -68,7 +69,7 @@ struct BusConnectionTests {
 
     @Test("error replies carry the D-Bus error name and message")
     func errors() async throws {
-        try await BusFixture.with { env in
+        try await BusTestEnvironment.with { env in
             let unknown = await #expect(throws: BusError.self) {
                 _ = try await env.connection.call(
                     destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
@@ -98,7 +99,7 @@ struct BusConnectionTests {
 
     @Test("every D-Bus type round-trips through a real peer (python-dbusmock echo)")
     func roundTrip() async throws {
-        try await BusFixture.with { env in
+        try await BusTestEnvironment.with { env in
             let mock = try DBusMock(template: "timedated", address: env.bus.address)
             defer { mock.stop() }
             let values: [BusValue] = [
@@ -134,7 +135,7 @@ struct BusConnectionTests {
 
     @Test("properties: Get, GetAll, Set and PropertiesChanged from the owner")
     func properties() async throws {
-        try await BusFixture.with { env in
+        try await BusTestEnvironment.with { env in
             let mock = try DBusMock(template: "timedated", address: env.bus.address)
             defer { mock.stop() }
             let iface = "org.freedesktop.timedate1"
@@ -145,7 +146,7 @@ struct BusConnectionTests {
             #expect(all["NTP"]?.boolValue == true)
             #expect(all["CanNTP"] != nil)
 
-            let changes = Collector<PropertiesChange>()
+            let changes = ValueRecorder<PropertiesChange>()
             let subscription = try await env.connection.observeProperties(
                 sender: mock.busName, path: mock.mainPath, interface: iface) { changes.add($0) }
             defer { subscription.cancel() }
@@ -166,7 +167,7 @@ struct BusConnectionTests {
 
     @Test("credentials of a peer come from the bus daemon")
     func credentials() async throws {
-        try await BusFixture.with { env in
+        try await BusTestEnvironment.with { env in
             let other = try env.secondConnection()
             defer { other.close() }
             let creds = try await env.connection.credentials(of: other.uniqueName)
@@ -178,7 +179,7 @@ struct BusConnectionTests {
 
     @Test("requestName and releaseName")
     func names() async throws {
-        try await BusFixture.with { env in
+        try await BusTestEnvironment.with { env in
             #expect(try await env.connection.requestName("org.example.Test") == .primaryOwner)
             #expect(try await env.connection.requestName("org.example.Test") == .alreadyOwner)
             let other = try env.secondConnection()
@@ -192,7 +193,7 @@ struct BusConnectionTests {
 
     @Test("a call is cancelled with its task")
     func cancellation() async throws {
-        try await BusFixture.with { env in
+        try await BusTestEnvironment.with { env in
             let mock = try DBusMock(template: "timedated", address: env.bus.address)
             defer { mock.stop() }
             try mock.addMethod(interface: "org.example.Slow", name: "Sleep", inSignature: "", outSignature: "",

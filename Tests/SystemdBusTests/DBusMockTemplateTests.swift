@@ -1,5 +1,6 @@
 import AppLifecycleTesting
 import SystemdBus
+import SystemdBusTesting
 import Testing
 
 /// Pins the python-dbusmock 0.28.7 template behaviour the bridge's tests depend on.
@@ -7,20 +8,20 @@ import Testing
 struct DBusMockTemplateTests {
     @Test("logind: sessions, Lock/Unlock/SetLockedHint, Suspend emits nothing by itself")
     func logind() async throws {
-        try await BusFixture.with { env in
+        try await BusTestEnvironment.with { env in
             let mock = try DBusMock(template: "logind", address: env.bus.address)
             defer { mock.stop() }
             let path = try mock.addSession(id: "c1", uid: 1000, username: "user", active: true)
             #expect(path == "/org/freedesktop/login1/session/c1")
             let session = "org.freedesktop.login1.Session"
-            let signals = Collector<BusSignal>()
+            let signals = ValueRecorder<BusSignal>()
             let lock = try await env.connection.subscribe(sender: mock.busName, path: path, interface: session,
                                                           member: nil) { signals.add($0) }
             defer { lock.cancel() }
             let sleep = try await env.connection.subscribe(sender: mock.busName, interface: "org.freedesktop.login1.Manager",
                                                            member: "PrepareForSleep") { signals.add($0) }
             defer { sleep.cancel() }
-            let changes = Collector<PropertiesChange>()
+            let changes = ValueRecorder<PropertiesChange>()
             let props = try await env.connection.observeProperties(sender: mock.busName, path: path, interface: session) {
                 changes.add($0)
             }
@@ -56,10 +57,10 @@ struct DBusMockTemplateTests {
 
     @Test("low_memory_monitor: Mock.EmitWarning(y) emits LowMemoryWarning(y)")
     func lowMemoryMonitor() async throws {
-        try await BusFixture.with { env in
+        try await BusTestEnvironment.with { env in
             let mock = try DBusMock(template: "low_memory_monitor", address: env.bus.address)
             defer { mock.stop() }
-            let warnings = Collector<BusSignal>()
+            let warnings = ValueRecorder<BusSignal>()
             let subscription = try await env.connection.subscribe(
                 sender: mock.busName, path: mock.mainPath, interface: "org.freedesktop.LowMemoryMonitor",
                 member: "LowMemoryWarning", signature: "y") { warnings.add($0) }
@@ -71,10 +72,10 @@ struct DBusMockTemplateTests {
 
     @Test("gnome_screensaver: SetActive(b) emits ActiveChanged(b); GetActive follows")
     func screensaver() async throws {
-        try await BusFixture.with { env in
+        try await BusTestEnvironment.with { env in
             let mock = try DBusMock(template: "gnome_screensaver", address: env.bus.address)
             defer { mock.stop() }
-            let changes = Collector<BusSignal>()
+            let changes = ValueRecorder<BusSignal>()
             let subscription = try await env.connection.subscribe(
                 sender: mock.busName, path: mock.mainPath, interface: "org.gnome.ScreenSaver",
                 member: "ActiveChanged", signature: "b") { changes.add($0) }
@@ -90,7 +91,7 @@ struct DBusMockTemplateTests {
 
     @Test("notification_daemon: Notify returns increasing ids")
     func notifications() async throws {
-        try await BusFixture.with { env in
+        try await BusTestEnvironment.with { env in
             let mock = try DBusMock(template: "notification_daemon", address: env.bus.address)
             defer { mock.stop() }
             func notify() async throws -> [BusValue] {

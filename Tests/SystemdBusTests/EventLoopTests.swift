@@ -1,6 +1,7 @@
 import Glibc
 import Synchronization
 import SystemdBus
+import SystemdBusTesting
 import Testing
 
 @Suite("EventLoop")
@@ -10,7 +11,7 @@ struct EventLoopTests {
         let loop = try EventLoop(name: "perform")
         defer { loop.shutdown() }
         #expect(!loop.isOnLoopThread)
-        let seen = Collector<(Int, Bool)>()
+        let seen = ValueRecorder<(Int, Bool)>()
         for i in 0..<5 {
             loop.perform { seen.add((i, loop.isOnLoopThread)) }
         }
@@ -34,7 +35,7 @@ struct EventLoopTests {
         defer { close(fds[0]); close(fds[1]) }
         _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
         let readFD = fds[0]
-        let events = Collector<(UInt32, String)>()
+        let events = ValueRecorder<(UInt32, String)>()
         let token = try loop.addIO(fd: readFD, events: EventLoop.IOEvents.readable) { revents in
             var buffer = [UInt8](repeating: 0, count: 16)
             let n = read(readFD, &buffer, 16)
@@ -53,7 +54,7 @@ struct EventLoopTests {
         token.cancel()
         #expect(token.isCancelled)
         // After cancel the fd can be watched again, and the old handler no longer fires.
-        let second = Collector<String>()
+        let second = ValueRecorder<String>()
         let token2 = try loop.addIO(fd: readFD, events: EventLoop.IOEvents.readable) { _ in
             var buffer = [UInt8](repeating: 0, count: 16)
             let n = read(readFD, &buffer, 16)
@@ -68,7 +69,7 @@ struct EventLoopTests {
     func timer() async throws {
         let loop = try EventLoop(name: "timer")
         defer { loop.shutdown() }
-        let fired = Collector<UInt64>()
+        let fired = ValueRecorder<UInt64>()
         let count = Mutex(0)
         let start = EventLoop.now(clock: CLOCK_MONOTONIC)
         let token = try loop.addTimer(clock: CLOCK_MONOTONIC, deadlineMicroseconds: start + 20_000, accuracyMicroseconds: 1) { token in

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Synchronization
 @testable import SystemdBus
+import SystemdBusTesting
 import Testing
 
 @Suite("Exported objects")
@@ -51,9 +52,9 @@ struct ExportTests {
     /// fixture, the exported object and a second connection as the client; all torn down after.
     static func withExported(
         _ interface: ExportedInterface = exampleInterface(),
-        _ body: (BusFixture, ExportedObject, BusConnection) async throws -> Void
+        _ body: (BusTestEnvironment, ExportedObject, BusConnection) async throws -> Void
     ) async throws {
-        try await BusFixture.with { env in
+        try await BusTestEnvironment.with { env in
             let object = try env.connection.export(interface, at: path)
             defer { object.unexport() }
             #expect(try await env.connection.requestName(name) == .primaryOwner)
@@ -111,7 +112,7 @@ struct ExportTests {
             #expect(all["Count"] == .int32(0))
             #expect(all["Label"] == .string("start"))
 
-            let changes = Collector<PropertiesChange>()
+            let changes = ValueRecorder<PropertiesChange>()
             let subscription = try await client.observeProperties(sender: Self.name, path: Self.path, interface: Self.iface) {
                 changes.add($0)
             }
@@ -151,7 +152,7 @@ struct ExportTests {
     @Test("signals: declared signals are emitted and received with a verified sender")
     func signals() async throws {
         try await Self.withExported { env, object, client in
-            let received = Collector<BusSignal>()
+            let received = ValueRecorder<BusSignal>()
             let subscription = try await client.subscribe(sender: Self.name, path: Self.path, interface: Self.iface,
                                                           member: "Changed", signature: "s") { received.add($0) }
             defer { subscription.cancel() }
@@ -166,7 +167,7 @@ struct ExportTests {
 
     @Test("busctl introspects the exported object and gdbus can call it")
     func externalTools() async throws {
-        try await BusFixture.with { env in
+        try await BusTestEnvironment.with { env in
             let object = try env.connection.export(Self.exampleInterface(), at: Self.path)
             defer { object.unexport() }
             try await env.connection.requestName(Self.name)
@@ -216,7 +217,7 @@ struct ExportTests {
             #expect(!checked.isEmpty)
             #expect(checked.allSatisfy { $0?.uid == getuid() && $0?.uniqueName == client.uniqueName && $0?.pid == UInt32(getpid()) })
 
-            let changes = Collector<PropertiesChange>()
+            let changes = ValueRecorder<PropertiesChange>()
             let subscription = try await client.observeProperties(sender: Self.name, path: Self.path, interface: Self.iface) {
                 changes.add($0)
             }
@@ -265,7 +266,7 @@ struct ExportTests {
             objectBox.withLock { $0 = object }
             // Replies and signals are recorded on the client's loop thread, in the order they arrive.
             let arrivals = Mutex<[String]>([])
-            let received = Collector<Void>()
+            let received = ValueRecorder<Void>()
             let subscription = try await client.subscribe(sender: Self.name, path: Self.path, interface: Self.iface,
                                                           member: "Changed", signature: "s") { signal in
                 arrivals.withLock { $0.append("signal:\(signal.arguments.first?.stringValue ?? "")") }
@@ -273,7 +274,7 @@ struct ExportTests {
             }
             defer { subscription.cancel() }
             for accept in [false, true] {
-                let replied = Collector<Void>()
+                let replied = ValueRecorder<Void>()
                 client.loop.perform {
                     client.startCall(destination: Self.name, path: Self.path, interface: Self.iface, member: "Register",
                                      arguments: [.bool(accept)]) { result in

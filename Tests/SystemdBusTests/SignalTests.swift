@@ -2,6 +2,7 @@ import AppLifecycleTesting
 import Glibc
 import Synchronization
 import SystemdBus
+import SystemdBusTesting
 import Testing
 
 @Suite("Signals and name owners")
@@ -19,17 +20,17 @@ struct SignalTests {
 
     @Test("a signal from the name's owner is delivered; the same signal from another connection is dropped")
     func spoofProtection() async throws {
-        try await BusFixture.with { env in
+        try await BusTestEnvironment.with { env in
             let mock = try DBusMock(template: "logind", address: env.bus.address)
             defer { mock.stop() }
 
-            let verified = Collector<BusSignal>()
+            let verified = ValueRecorder<BusSignal>()
             let subscription = try await env.connection.subscribe(
                 sender: "org.freedesktop.login1", path: Self.login1Path, interface: Self.manager,
                 member: "PrepareForSleep", signature: "b") { verified.add($0) }
             defer { subscription.cancel() }
             // An unverified raw match sees everything, proving the spoofed signal did arrive.
-            let raw = Collector<BusSignal>()
+            let raw = ValueRecorder<BusSignal>()
             let rawSubscription = try await env.connection.addMatch(
                 MatchRule.build(path: Self.login1Path, interface: Self.manager, member: "PrepareForSleep")) { raw.add($0) }
             defer { rawSubscription.cancel() }
@@ -63,7 +64,7 @@ struct SignalTests {
 
     @Test("a spoofed NameOwnerChanged cannot move the tracked owner")
     func spoofedNameOwnerChanged() async throws {
-        try await BusFixture.with { env in
+        try await BusTestEnvironment.with { env in
             let mock = try DBusMock(template: "logind", address: env.bus.address)
             defer { mock.stop() }
             let tracker = try await env.connection.trackNameOwner("org.freedesktop.login1")
@@ -83,15 +84,15 @@ struct SignalTests {
 
     @Test("owner changes are reported when the service stops and comes back, and signals follow the new owner")
     func ownerChange() async throws {
-        try await BusFixture.with { env in
+        try await BusTestEnvironment.with { env in
             let first = try DBusMock(template: "logind", address: env.bus.address)
             defer { first.stop() }
             let tracker = try await env.connection.trackNameOwner("org.freedesktop.login1")
             let firstOwner = try #require(tracker.currentOwner)
-            let changes = Collector<NameOwnerChange>()
+            let changes = ValueRecorder<NameOwnerChange>()
             let token = try await tracker.addOwnerChangeHandler { changes.add($0) }
             defer { token.cancel() }
-            let signals = Collector<BusSignal>()
+            let signals = ValueRecorder<BusSignal>()
             let subscription = try await env.connection.subscribe(
                 sender: "org.freedesktop.login1", path: Self.login1Path, interface: Self.manager,
                 member: "PrepareForShutdown", signature: "b") { signals.add($0) }
@@ -118,7 +119,7 @@ struct SignalTests {
 
     @Test("logind Inhibit returns an owned fd; closing it releases the inhibitor")
     func inhibitFD() async throws {
-        try await BusFixture.with { env in
+        try await BusTestEnvironment.with { env in
             let mock = try DBusMock(template: "logind", address: env.bus.address)
             defer { mock.stop() }
             let reply = try await env.connection.call(
@@ -151,7 +152,7 @@ struct SignalTests {
 
     @Test("an fd sent as an h argument arrives as a working duplicate")
     func sendFD() async throws {
-        try await BusFixture.with { env in
+        try await BusTestEnvironment.with { env in
             let mock = try DBusMock(template: "timedated", address: env.bus.address)
             defer { mock.stop() }
             try mock.addMethod(interface: "org.example.Fd", name: "Echo", inSignature: "h", outSignature: "h", code: "ret = args[0]")
@@ -179,8 +180,8 @@ struct SignalTests {
 
     @Test("a bus daemon restart fires the disconnect handler; a new connection works")
     func disconnect() async throws {
-        try await BusFixture.with { env in
-            let disconnected = Collector<Bool>()
+        try await BusTestEnvironment.with { env in
+            let disconnected = ValueRecorder<Bool>()
             env.connection.addDisconnectHandler { disconnected.add(env.loop.isOnLoopThread) }
             // A call in flight when the bus dies must fail, not hang.
             let mock = try DBusMock(template: "timedated", address: env.bus.address)

@@ -3,7 +3,6 @@
 #include <stdint.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-bus-vtable.h>
-#include "CSystemdProcess.h"
 
 /// Returns the libsystemd version this shim was built against (for diagnostics).
 int csd_shim_version(void);

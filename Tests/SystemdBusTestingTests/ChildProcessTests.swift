@@ -1,4 +1,4 @@
-import AppLifecycleTesting
+import SystemdBusTesting
 import Foundation
 import Glibc
 import Testing
@@ -31,5 +31,29 @@ struct ChildProcessTests {
         async let first = Task.detached { child.waitForExit() }.value
         async let second = Task.detached { child.waitForExit() }.value
         #expect(await [first, second] == [7, 7])
+    }
+
+    @Test func aChildThatIgnoresSIGTERMIsKilledAfterTheGrace() throws {
+        // SIG_IGN survives exec, so `sleep` ignores SIGTERM too; "ready" says the trap is set.
+        let child = try ChildProcess.spawn("/bin/sh", ["-c", "trap '' TERM; echo ready; exec sleep 600"], stdout: .pipe)
+        #expect(child.readLine() == "ready")
+        #expect(child.terminateAndWait(escalatingAfter: .milliseconds(200)))
+        #expect(child.waitForExit() == 128 + SIGKILL)
+    }
+
+    @Test func aChildThatEndsOnSIGTERMIsNotKilled() throws {
+        let child = try ChildProcess.spawn("/bin/sleep", ["600"])
+        #expect(!child.terminateAndWait(escalatingAfter: .seconds(30)))
+        #expect(child.waitForExit() == 128 + SIGTERM)
+    }
+
+    @Test func theChildGetsNoDescriptorAboveStderrAndStdinFromDevNull() throws {
+        // A descriptor of this process without close-on-exec must not reach the child.
+        let leaked = open("/dev/null", O_RDONLY)
+        defer { close(leaked) }
+        let result = try ChildProcess.run("/bin/sh", ["-c", "ls /proc/$$/fd; readlink /proc/$$/fd/0"])
+        let lines = result.output.split(separator: "\n")
+        #expect(!lines.contains(Substring("\(leaked)")))
+        #expect(lines.last == "/dev/null")
     }
 }

@@ -1,9 +1,10 @@
+import LifecycledClient
 import LifecycledTestSupport
 import AppLifecycle
-import AppLifecycleSystemd
 import AppLifecycleTesting
 import Foundation
 import SystemdBus
+import SystemdBusTesting
 import Testing
 
 @Suite("LifecycledHost against a fake lifecycled")

@@ -1,10 +1,11 @@
+import LifecycledClient
 import LifecycledTestSupport
 import AppLifecycle
-import AppLifecycleSystemd
 import AppLifecycleTesting
 import Foundation
 import Synchronization
 import SystemdBus
+import SystemdBusTesting
 import Testing
 
 @Suite("LifecycleSubscriber against a fake lifecycled")

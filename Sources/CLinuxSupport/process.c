@@ -4,23 +4,57 @@
 #include <spawn.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "CSystemdProcess.h"
+#include <fcntl.h>
+#include "CLinuxSupport.h"
 
-int csp_pidfd_open(pid_t pid, unsigned int flags) {
+int cls_pidfd_open(pid_t pid, unsigned int flags) {
         return (int)syscall(SYS_pidfd_open, pid, flags);
 }
 
-int csp_pidfd_send_signal(int pidfd, int sig) {
+int cls_pidfd_send_signal(int pidfd, int sig) {
         return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
 }
 
-int csp_spawn_actions_closefrom(posix_spawn_file_actions_t *actions, int lowfd) {
-        int r = posix_spawn_file_actions_addclosefrom_np(actions, lowfd);
+int cls_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[], int stdout_fd, int stderr_fd,
+              int new_process_group) {
+        posix_spawn_file_actions_t actions;
+        posix_spawnattr_t attributes;
+        int r = posix_spawn_file_actions_init(&actions);
+        if (r != 0) return r;
+        r = posix_spawnattr_init(&attributes);
         if (r != 0) {
-                errno = r;
-                return -1;
+                posix_spawn_file_actions_destroy(&actions);
+                return r;
         }
-        return 0;
+        if (r == 0) r = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+        if (r == 0) {
+                r = stdout_fd >= 0 ? posix_spawn_file_actions_adddup2(&actions, stdout_fd, 1)
+                                   : posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+        }
+        if (r == 0) {
+                r = stderr_fd >= 0 ? posix_spawn_file_actions_adddup2(&actions, stderr_fd, 2)
+                                   : posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+        }
+        /* Without it a test writing a script while another spawns a daemon leaves its write fd open
+           in that daemon (exec of the script then fails with ETXTBSY), and an app inherits the
+           daemon's bus sockets. */
+        if (r == 0) r = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+
+        sigset_t empty, defaults;
+        sigemptyset(&empty);
+        sigfillset(&defaults);
+        sigdelset(&defaults, SIGKILL);
+        sigdelset(&defaults, SIGSTOP);
+        short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+        if (new_process_group) flags |= POSIX_SPAWN_SETPGROUP;
+        if (r == 0) r = posix_spawnattr_setsigmask(&attributes, &empty);
+        if (r == 0) r = posix_spawnattr_setsigdefault(&attributes, &defaults);
+        if (r == 0 && new_process_group) r = posix_spawnattr_setpgroup(&attributes, 0);
+        if (r == 0) r = posix_spawnattr_setflags(&attributes, flags);
+        if (r == 0) r = posix_spawn(pid, path, &actions, &attributes, argv, envp);
+        posix_spawnattr_destroy(&attributes);
+        posix_spawn_file_actions_destroy(&actions);
+        return r;
 }
 
 #include <fcntl.h>
@@ -34,14 +68,14 @@ int csp_spawn_actions_closefrom(posix_spawn_file_actions_t *actions, int lowfd) 
 #endif
 
 /* Reports errno to the parent through the pipe and exits; async-signal-safe. */
-static void csp_child_fail(int report) {
+static void cls_child_fail(int report) {
         int code = errno;
         ssize_t n;
         do { n = write(report, &code, sizeof(code)); } while (n < 0 && errno == EINTR);
         _exit(127);
 }
 
-pid_t csp_spawn_into_cgroup(const char *path, char *const argv[], char *const envp[], int cgroupfd) {
+pid_t cls_spawn_into_cgroup(const char *path, char *const argv[], char *const envp[], int cgroupfd) {
         int report[2];
         if (pipe2(report, O_CLOEXEC) < 0) return -1;
 
@@ -65,7 +99,7 @@ pid_t csp_spawn_into_cgroup(const char *path, char *const argv[], char *const en
                 if (report[1] < 3) {
                         /* Keep the report fd clear of the stdio slots set up below. */
                         int moved = fcntl(report[1], F_DUPFD_CLOEXEC, 3);
-                        if (moved < 0) csp_child_fail(report[1]);
+                        if (moved < 0) cls_child_fail(report[1]);
                         report[1] = moved;
                 }
                 struct sigaction dfl;
@@ -76,19 +110,19 @@ pid_t csp_spawn_into_cgroup(const char *path, char *const argv[], char *const en
                 }
                 sigset_t empty;
                 sigemptyset(&empty);
-                if (sigprocmask(SIG_SETMASK, &empty, NULL) < 0) csp_child_fail(report[1]);
-                if (setpgid(0, 0) < 0) csp_child_fail(report[1]);
+                if (sigprocmask(SIG_SETMASK, &empty, NULL) < 0) cls_child_fail(report[1]);
+                if (setpgid(0, 0) < 0) cls_child_fail(report[1]);
                 int null = open("/dev/null", O_RDONLY);
-                if (null < 0) csp_child_fail(report[1]);
+                if (null < 0) cls_child_fail(report[1]);
                 if (null != 0) {
-                        if (dup2(null, 0) < 0) csp_child_fail(report[1]);
+                        if (dup2(null, 0) < 0) cls_child_fail(report[1]);
                         close(null);
                 }
                 /* Close every fd above 2 except the report pipe (close-on-exec itself). */
                 if (report[1] > 3) (void)syscall(SYS_close_range, 3, report[1] - 1, 0);
                 (void)syscall(SYS_close_range, report[1] + 1, ~0U, 0);
                 execve(path, argv, envp);
-                csp_child_fail(report[1]);
+                cls_child_fail(report[1]);
         }
 
         close(report[1]);

@@ -1,0 +1,88 @@
+import AppLifecycle
+import Foundation
+import SystemdBus
+
+/// Encodes host events as `lifecycled` `Command` signals (`command`, `a{sv}` arguments) and back.
+///
+/// | HostEvent | command | arguments |
+/// | --- | --- | --- |
+/// | `.sleeping(b)` | `sleeping` | `value: b` |
+/// | `.locked(b)` | `locked` | `value: b` |
+/// | `.sessionActive(b)` | `session-active` | `value: b` |
+/// | `.foreground(b)` | `foreground` | `value: b` |
+/// | `.terminate(r)` | `terminate` | `reason: s` |
+/// | `.significantTimeChange(c)` | `time-change` | `reason: s`, `timezone: s`? |
+/// | `.memoryWarning(w)` | `memory-warning` | `level: s`, `source: s` |
+/// | `.openURL(u, o)` | `open-url` | `url: s`, the `UIApplicationOpenURLOptions…Key` entries |
+/// | `.remoteNotification(p)` | `remote-notification` | `payload: a{sv}` |
+/// | `.localNotification(n)` | `local-notification` | `notification: a{sv}` |
+/// | `.backgroundFetch` | `background-fetch` | — |
+///
+/// Other events have no command (they are not host facts a daemon forwards) and encode to `nil`.
+/// Decoding validates every argument and returns `nil` for an unknown command or a bad argument.
+public enum HostEventBusCodec {
+    /// The command and arguments for an event, or `nil` when it is not forwarded.
+    ///
+    /// - Parameters:
+    ///   - event: The event.
+    public static func encode(_ event: HostEvent) -> (command: String, arguments: UserInfo)? {
+        switch event {
+        case .sleeping(let value): return ("sleeping", ["value": .bool(value)])
+        case .locked(let value): return ("locked", ["value": .bool(value)])
+        case .sessionActive(let value): return ("session-active", ["value": .bool(value)])
+        case .foreground(let value): return ("foreground", ["value": .bool(value)])
+        case .terminate(let reason): return ("terminate", ["reason": .string(reason.rawValue)])
+        case .significantTimeChange(let change):
+            var arguments: UserInfo = ["reason": .string(change.reason.rawValue)]
+            if let zone = change.timeZoneIdentifier { arguments["timezone"] = .string(zone) }
+            return ("time-change", arguments)
+        case .memoryWarning(let warning):
+            return ("memory-warning", ["level": .string(warning.level.rawValue), "source": .string(warning.source)])
+        case .openURL(let url, let options):
+            return ("open-url", options.userInfo.merging(["url": .string(url.absoluteString)]))
+        case .remoteNotification(let payload):
+            return ("remote-notification", ["payload": .dictionary(payload.values)])
+        case .localNotification(let notification):
+            return ("local-notification", ["notification": notification.propertyList])
+        case .backgroundFetch:
+            return ("background-fetch", [:])
+        default:
+            return nil
+        }
+    }
+
+    /// The event for a command, or `nil` when the command is unknown or an argument is invalid.
+    ///
+    /// - Parameters:
+    ///   - command: The command name.
+    ///   - arguments: Its arguments.
+    public static func decode(command: String, arguments: UserInfo) -> HostEvent? {
+        let value = arguments["value"]?.boolValue
+        switch command {
+        case "sleeping": return value.map(HostEvent.sleeping)
+        case "locked": return value.map(HostEvent.locked)
+        case "session-active": return value.map(HostEvent.sessionActive)
+        case "foreground": return value.map(HostEvent.foreground)
+        case "terminate":
+            return arguments["reason"]?.stringValue.flatMap(TerminationReason.init(rawValue:)).map(HostEvent.terminate)
+        case "time-change":
+            guard let reason = arguments["reason"]?.stringValue.flatMap(SignificantTimeChange.Reason.init(rawValue:)) else { return nil }
+            return .significantTimeChange(SignificantTimeChange(reason: reason, timeZoneIdentifier: arguments["timezone"]?.stringValue))
+        case "memory-warning":
+            guard let level = arguments["level"]?.stringValue.flatMap(MemoryWarning.Level.init(rawValue:)) else { return nil }
+            return .memoryWarning(MemoryWarning(level: level, source: arguments["source"]?.stringValue ?? "lifecycled"))
+        case "open-url":
+            guard let text = arguments["url"]?.stringValue, text.utf8.count <= LifecycledProtocol.Limits.urlLength,
+                  let url = URL(string: text), url.scheme != nil else { return nil }
+            return .openURL(url, OpenURLOptions(userInfo: arguments))
+        case "remote-notification":
+            return arguments["payload"]?.dictionaryValue.map { .remoteNotification(UserInfo($0)) }
+        case "local-notification":
+            return arguments["notification"].flatMap(LocalNotification.init(propertyList:)).map(HostEvent.localNotification)
+        case "background-fetch":
+            return .backgroundFetch
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import SystemdBus
+
+/// A private bus daemon, an event loop and one connection to the daemon: the set-up of most D-Bus tests.
+///
+/// ``with(loopName:description:_:)`` tears all three down when the body returns or throws (the
+/// connection closed, the loop joined, the daemon killed by its own pid), so a failing test
+/// leaves nothing running.
+public struct BusTestEnvironment: Sendable {
+    /// The private bus daemon.
+    public let bus: PrivateBus
+    /// The loop that runs ``connection`` and any further connection the test opens.
+    public let loop: EventLoop
+    /// A connection to ``bus``, open for the whole body.
+    public let connection: BusConnection
+
+    /// Starts a private bus, a loop and a connection, runs `body` with them, then stops all three.
+    ///
+    /// - Parameters:
+    ///   - loopName: The loop thread's name, seen in logs and debuggers.
+    ///   - description: The connection's name in sd-bus debug output.
+    ///   - body: The test.
+    /// - Returns: What `body` returned.
+    /// - Throws: What `body` threw, or ``FixtureError``/`BusError` when the set-up fails.
+    public static func with<T>(
+        loopName: String = "test-loop", description: String = "test", _ body: (BusTestEnvironment) async throws -> T
+    ) async throws -> T {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let loop = try EventLoop(name: loopName)
+        defer { loop.shutdown() }
+        let connection = try BusConnection(.address(bus.address), loop: loop, description: description)
+        defer { connection.close() }
+        return try await body(BusTestEnvironment(bus: bus, loop: loop, connection: connection))
+    }
+
+    /// Opens another connection to the same bus on the same loop; the caller closes it.
+    ///
+    /// - Parameters:
+    ///   - description: The connection's name in sd-bus debug output.
+    public func secondConnection(_ description: String = "second") throws -> BusConnection {
+        try BusConnection(.address(bus.address), loop: loop, description: description)
+    }
+}
