@@ -58,7 +58,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "CounterApp",
-            dependencies: ["AppLifecycle", "AppLifecycleSystemd", argumentParser, logging],
+            dependencies: ["AppLifecycle", "AppLifecycleSystemd", "LifecycledClient", argumentParser, logging],
             path: "Examples/CounterApp"
         ),
         // The two executables' shared command-line behaviour (usage errors exit 2).
@@ -103,7 +103,7 @@ let package = Package(
             name: "AppLifecycleSystemdTests",
             dependencies: [
                 "AppLifecycleSystemd", "LifecycledClient", "AppLifecycle", "AppLifecycleTesting", "SystemdBusTesting",
-                "LifecycledTestSupport",
+                "LifecycledTestSupport", serviceLifecycle, unixSignals,
             ]
         ),
         .testTarget(

@@ -1,4 +1,3 @@
-import AppLifecycleTesting
 import Glibc
 import Synchronization
 import SystemdBus

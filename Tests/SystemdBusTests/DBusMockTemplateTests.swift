@@ -1,4 +1,3 @@
-import AppLifecycleTesting
 import SystemdBus
 import SystemdBusTesting
 import Testing

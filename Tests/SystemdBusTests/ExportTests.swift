@@ -1,4 +1,3 @@
-import AppLifecycleTesting
 import Foundation
 import Glibc
 import Synchronization

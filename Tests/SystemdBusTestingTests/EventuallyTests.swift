@@ -1,4 +1,4 @@
-import AppLifecycleTesting
+import SystemdBusTesting
 import Testing
 
 private struct Unreachable: Error {}
