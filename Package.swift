@@ -52,13 +52,14 @@ let package = Package(
         .executableTarget(
             name: "LifecycleExample",
             dependencies: [
-                "AppLifecycle", "AppLifecycleTesting", "SystemdBusTesting", "AppLifecycleSystemd", argumentParser, logging,
+                "AppLifecycle", "AppLifecycleTesting", "SystemdBus", "SystemdBusTesting", "AppLifecycleSystemd",
+                argumentParser, logging,
             ],
             path: "Examples/LifecycleExample"
         ),
         .executableTarget(
             name: "CounterApp",
-            dependencies: ["AppLifecycle", "AppLifecycleSystemd", "LifecycledClient", argumentParser, logging],
+            dependencies: ["AppLifecycle", "AppLifecycleSystemd", "LifecycledClient", "SystemdBus", argumentParser, logging],
             path: "Examples/CounterApp"
         ),
         // The two executables' shared command-line behaviour (usage errors exit 2).

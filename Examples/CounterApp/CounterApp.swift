@@ -4,6 +4,7 @@ import ArgumentParser
 import Foundation
 import LifecycledClient
 import Logging
+import SystemdBus
 
 /// `counter-app`: a tiny app that counts its foreground entries, for lifecycled or on its own.
 @main
@@ -23,12 +24,8 @@ struct CounterApp: AsyncParsableCommand {
 
     @MainActor
     func run() async throws {
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = .notice
-            return handler
-        }
         let environment = ProcessInfo.processInfo.environment
+        JournalLogHandler.bootstrap(identifier: "counter-app", logLevel: .notice, environment: environment)
         let id = appID ?? LifecycledHostStatus.environmentAppID(in: environment) ?? "org.example.Counter"
         guard LifecycledProtocol.isValidAppID(id) else {
             throw ValidationError("'\(id)' is not a valid app id (reverse-DNS, like org.example.Counter)")

@@ -4,6 +4,7 @@ import AppLifecycleTesting
 import ArgumentParser
 import Foundation
 import Logging
+import SystemdBus
 
 /// `lifecycle-example`: the notes app, run through a day of lifecycle events.
 @main
@@ -28,11 +29,8 @@ struct LifecycleExample: AsyncParsableCommand {
 
     @MainActor
     func run() async throws {
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = .warning
-            return handler
-        }
+        JournalLogHandler.bootstrap(
+            identifier: "lifecycle-example", logLevel: .warning, environment: ProcessInfo.processInfo.environment)
         switch host {
         case .virtual:
             await runVirtualDay()

@@ -3,3 +3,4 @@
 #include <systemd/sd-event.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-login.h>
+#include <systemd/sd-journal.h>

@@ -73,6 +73,8 @@ struct Lifecycled: AsyncParsableCommand, UsageErrorExit {
     /// - Throws: `ExitCode(1)` when the daemon cannot start or `--check` found a rejected manifest.
     func run() async throws {
         if check { return try checkManifests() }
+        // Under systemd, structured journal entries (priority, APP_ID=…); elsewhere lines on stderr.
+        JournalLogHandler.bootstrap(identifier: "lifecycled", environment: ProcessInfo.processInfo.environment)
         let daemon = await LifecycleDaemon(configuration: daemonConfiguration)
         do {
             try await daemon.start()
