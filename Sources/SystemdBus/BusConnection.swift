@@ -178,9 +178,13 @@ public final class BusConnection: @unchecked Sendable {
     /// Closes the connection: flushes queued messages, frees every slot (pending calls fail,
     /// subscriptions and exported objects end) and releases the bus.
     ///
-    /// Disconnect handlers do not run for an explicit close. Safe to call more than once.
+    /// Returns at once; the close runs on the loop thread after everything handed to the loop
+    /// before it (signals emitted, properties announced), so nothing sent before `close()` is lost.
+    /// ``isOpen`` turns `false` when it has run. Disconnect handlers do not run for an explicit
+    /// close. Safe to call more than once, from any thread, also after the loop shut down (whose
+    /// shutdown closed the connection already).
     public func close() {
-        _ = try? loop.performAndWait { [self] in closeOnLoop(disconnected: false) }
+        loop.perform { [self] in closeOnLoop(disconnected: false) }
     }
 
     /// Registers a handler that runs once, on the loop thread, when the bus disconnects.
@@ -318,27 +322,49 @@ public final class BusConnection: @unchecked Sendable {
 
     /// Emits a signal from this connection.
     ///
+    /// Never waits for the loop thread: the signal is handed to the loop and sent there, in the
+    /// order of every other hand-over from the calling thread (signals, property changes, calls,
+    /// ``close()``). A failure there (an argument sd-bus refuses, the connection closed meanwhile)
+    /// is logged.
+    ///
     /// - Parameters:
     ///   - path: The object path the signal comes from.
     ///   - interface: The interface of the signal.
     ///   - member: The signal name.
     ///   - arguments: The signal's arguments.
     ///   - destination: A unique or well-known name for a unicast signal, or `nil` to broadcast.
-    /// - Throws: ``BusError`` if the message cannot be built or queued, or the connection is closed.
+    /// - Throws: ``BusError/notConnected`` when the connection is already closed,
+    ///   ``BusError/loopShutDown`` when its loop has stopped.
     public func emitSignal(
         path: String, interface: String, member: String, arguments: [BusValue] = [], destination: String? = nil
     ) throws {
-        try loop.performAndWait { [self] in
-            guard let bus, isOpen else { throw BusError.notConnected }
-            var message: OpaquePointer?
-            try BusError.check(sd_bus_message_new_signal(bus, &message, path, interface, member), "new signal \(interface).\(member)")
-            defer { sd_bus_message_unref(message) }
-            if let destination {
-                try BusError.check(sd_bus_message_set_destination(message, destination), "set destination")
+        guard isOpen else { throw BusError.notConnected }
+        let accepted = loop.perform { [self] in
+            do {
+                try emitSignalOnLoop(
+                    path: path, interface: interface, member: member, arguments: arguments, destination: destination)
+            } catch {
+                logger.warning("could not emit \(interface).\(member): \(error)")
             }
-            try BusMessageCodec.append(arguments, to: message!)
-            try BusError.check(sd_bus_send(bus, message, nil), "send signal \(interface).\(member)")
         }
+        guard accepted else { throw BusError.loopShutDown }
+    }
+
+    /// Builds and queues a signal. Loop thread only.
+    func emitSignalOnLoop(
+        path: String, interface: String, member: String, arguments: [BusValue], destination: String?
+    ) throws {
+        loop.preconditionOnLoopThread()
+        guard let bus, isOpen else { throw BusError.notConnected }
+        var message: OpaquePointer?
+        try BusError.check(
+            sd_bus_message_new_signal(bus, &message, path, interface, member), "new signal \(interface).\(member)")
+        defer { sd_bus_message_unref(message) }
+        if let destination {
+            try BusError.check(sd_bus_message_set_destination(message, destination), "set destination")
+        }
+        try BusMessageCodec.append(arguments, to: message!)
+        try BusError.check(sd_bus_send(bus, message, nil), "send signal \(interface).\(member)")
     }
 
     /// Adds a raw match rule; every matching message is decoded and handed to `handler`.

@@ -125,6 +125,20 @@ public final class EventLoop: @unchecked Sendable {
         threadID.load(ordering: .acquiring) == UInt(bitPattern: Int(bitPattern: UInt(pthread_self())))
     }
 
+    /// Stops the program when the caller is not on this loop's thread (in debug builds; release
+    /// builds do not check).
+    ///
+    /// Every function documented "loop thread only" starts with it, so a call from the wrong
+    /// thread fails at once in tests instead of racing with the loop.
+    ///
+    /// - Parameters:
+    ///   - file: The caller's file, for the failure message.
+    ///   - line: The caller's line.
+    @inlinable
+    public func preconditionOnLoopThread(file: StaticString = #fileID, line: UInt = #line) {
+        assert(isOnLoopThread, "called off the \(name) loop thread", file: file, line: line)
+    }
+
     /// Runs `body` on the loop thread, asynchronously and in submission order.
     ///
     /// Returns at once; the closure runs on the next loop iteration (even when called from

@@ -40,7 +40,9 @@ public final class ExportedObject: Sendable {
     ///
     /// Setting the value the property already has announces nothing: `PropertiesChanged`
     /// means a change, and publishers may set a property whenever something it is derived
-    /// from moves.
+    /// from moves. The new value is readable (``property(_:)``, a remote `Get`) at once; the
+    /// announcement is handed to the loop, in order with the caller's other hand-overs, and never
+    /// waited for (a failure there is logged).
     ///
     /// - Parameters:
     ///   - name: The property name.
@@ -54,16 +56,20 @@ public final class ExportedObject: Sendable {
             throw BusError(name: BusError.Name.invalidSignature,
                            message: "property \(name) has type \(declared.signature), not \(value.signature)", errno: EINVAL)
         }
-        guard let connection = connection.connection else { throw BusError.notConnected }
-        try connection.loop.performAndWait { [self] in
-            let changed = values.withLock { values in
-                defer { values[name] = value }
-                return values[name] != value
-            }
-            guard changed else { return }
-            guard declared.changeSignal == .emitsValue || declared.changeSignal == .invalidates else { return }
-            try emitChanged([name], on: connection)
+        guard let connection = connection.connection, connection.isOpen else { throw BusError.notConnected }
+        let changed = values.withLock { values in
+            defer { values[name] = value }
+            return values[name] != value
         }
+        guard changed, declared.changeSignal == .emitsValue || declared.changeSignal == .invalidates else { return }
+        let accepted = connection.loop.perform { [self] in
+            do {
+                try emitChanged([name], on: connection)
+            } catch {
+                connection.logger.debug("could not announce \(interface.name).\(name): \(error)")
+            }
+        }
+        guard accepted else { throw BusError.loopShutDown }
     }
 
     /// Stores a value set remotely (already validated) and announces it after the `Set`
@@ -84,6 +90,7 @@ public final class ExportedObject: Sendable {
     }
 
     private func emitChanged(_ names: [String], on connection: BusConnection) throws {
+        connection.loop.preconditionOnLoopThread()
         guard let bus = connection.bus, connection.isOpen else { throw BusError.notConnected }
         var pointers: [UnsafeMutablePointer<CChar>?] = names.map { strdup($0) } + [nil]
         defer { pointers.forEach { free($0) } }
@@ -113,9 +120,12 @@ public final class ExportedObject: Sendable {
     }
 
     /// Removes the object from the bus. Calling it again does nothing.
+    ///
+    /// Returns at once; the object leaves the bus on the loop thread, after everything handed to
+    /// the loop before (its last signals go out first).
     public func unexport() {
         guard let connection = connection.connection else { return }
-        _ = try? connection.loop.performAndWait { [self] in
+        connection.loop.perform { [self] in
             box.destroySlot()
             connection.exported[ObjectIdentifier(self)] = nil
         }
