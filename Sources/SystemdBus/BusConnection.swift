@@ -60,6 +60,10 @@ public final class BusConnection: @unchecked Sendable {
     private var hookID: UInt64 = 0
     var trackers: [String: NameOwnerTracker] = [:]
     private var disconnectHandlers: [@Sendable () -> Void] = []
+    /// `Properties` calls dispatched again after their sender's look-up (sender and cookie).
+    private var redispatched: Set<String> = []
+    /// Awaited before each credentials look-up (tests hold a peer's look-up back with it).
+    private let credentialsLookUpGate = Mutex<(@Sendable (String) async -> Void)?>(nil)
     var exported: [ObjectIdentifier: ExportedObject] = [:]
 
     /// Opens a connection and attaches it to a loop.
@@ -535,38 +539,75 @@ public final class BusConnection: @unchecked Sendable {
     public func credentials(of sender: String) async throws -> BusCredentials {
         let unique = sender.hasPrefix(":")
         if unique, let cached = credentialsCache[sender] { return cached }
+        if let gate = credentialsLookUpGate.withLock({ $0 }) { await gate(sender) }
         let reply = try await callDaemon("GetConnectionCredentials", [.string(sender)])
         let credentials = BusConnection.credentials(sender, from: reply)
         if unique { credentialsCache[sender] = credentials }
         return credentials
     }
 
-    /// The credentials of a peer, from the cache or by a blocking `GetConnectionCredentials`
-    /// (2 s at most) on the loop thread; `nil` if the bus daemon cannot tell.
+    /// The credentials of a peer if they are known already (asked before and cached), else `nil`.
     ///
-    /// For the few sd-bus callbacks that must answer synchronously (property getters), like
-    /// sd-bus's own `sd_bus_query_sender_creds`. `sd_bus_call` queues whatever else arrives
-    /// meanwhile and dispatches nothing, so no handler runs re-entrantly. Loop thread only.
-    func credentialsBlocking(of sender: String, on bus: OpaquePointer) -> BusCredentials? {
-        let unique = sender.hasPrefix(":")
-        if unique, let cached = credentialsCache[sender] { return cached }
-        var call: OpaquePointer?
-        guard sd_bus_message_new_method_call(bus, &call, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-                                             "org.freedesktop.DBus", "GetConnectionCredentials") >= 0, let call else { return nil }
-        defer { sd_bus_message_unref(call) }
-        var error = sd_bus_error()
-        defer { sd_bus_error_free(&error) }
-        var reply: OpaquePointer?
-        guard (try? BusMessageCodec.append([.string(sender)], to: call)) != nil,
-              sd_bus_call(bus, call, 2_000_000, &error, &reply) >= 0, let reply else {
-            logger.warning("GetConnectionCredentials(\(sender)) failed: \(error.name.map { String(cString: $0) } ?? "no reply")")
-            return nil
+    /// For the few sd-bus callbacks that must answer synchronously (property getters and setters):
+    /// they never ask the bus daemon themselves. The connection's filter holds back a `Properties`
+    /// call whose sender is not known yet, looks the sender up asynchronously, and dispatches the call
+    /// again once the answer is in (``deferUntilCredentialsKnown(_:)``).
+    ///
+    /// - Parameters:
+    ///   - sender: The unique name of the caller.
+    func cachedCredentials(of sender: String) -> BusCredentials? {
+        credentialsCache[sender]
+    }
+
+    /// Holds back a `Properties` call to an object with an access check until its sender's
+    /// credentials are known, then dispatches it again (`sd_bus_enqueue_for_read`). Loop thread only.
+    ///
+    /// The loop never waits for the bus daemon: the look-up is an asynchronous call, and other
+    /// messages are dispatched meanwhile. A look-up that fails still re-dispatches the call once; the
+    /// getter then finds no credentials and the access check refuses.
+    ///
+    /// - Returns: `true` when the call was taken (sd-bus must not dispatch it now).
+    func deferUntilCredentialsKnown(_ message: OpaquePointer) -> Bool {
+        loop.preconditionOnLoopThread()
+        guard sd_bus_message_is_method_call(message, "org.freedesktop.DBus.Properties", nil) > 0,
+              let sender = sd_bus_message_get_sender(message).map({ String(cString: $0) }), sender.hasPrefix(":"),
+              credentialsCache[sender] == nil,
+              let path = sd_bus_message_get_path(message).map({ String(cString: $0) }),
+              exported.values.contains(where: { $0.path == path && $0.interface.propertyAccessCheck != nil })
+        else { return false }
+        var cookie: UInt64 = 0
+        _ = sd_bus_message_get_cookie(message, &cookie)
+        let key = "\(sender) \(cookie)"
+        // The second time round the look-up has been tried: answer with what is known.
+        if redispatched.remove(key) != nil { return false }
+        sd_bus_message_ref(message)
+        let held = SendablePointer(message)
+        Task { [self] in
+            _ = try? await credentials(of: sender)
+            let accepted = loop.perform { [self] in
+                defer { sd_bus_message_unref(held.pointer) }
+                guard let bus, isOpen else { return }
+                redispatched.insert(key)
+                let r = sd_bus_enqueue_for_read(bus, held.pointer)
+                if r < 0 {
+                    redispatched.remove(key)
+                    logger.warning("could not dispatch a held Properties call again: \(BusError(errno: r))")
+                }
+            }
+            // A stopped loop has freed the bus; the message goes with it.
+            if !accepted { logger.debug("loop shut down while a Properties call waited for its sender's credentials") }
         }
-        defer { sd_bus_message_unref(reply) }
-        guard let values = try? BusMessageCodec.readAll(from: reply) else { return nil }
-        let credentials = BusConnection.credentials(sender, from: values)
-        if unique { credentialsCache[sender] = credentials }
-        return credentials
+        return true
+    }
+
+    /// Makes every credentials look-up of this connection await `gate` with the peer's name first.
+    ///
+    /// For tests that show what happens while a look-up is slow; `nil` removes the gate.
+    ///
+    /// - Parameters:
+    ///   - gate: Awaited before a look-up is sent; return to let it go.
+    package func setCredentialsLookUpGate(_ gate: (@Sendable (String) async -> Void)?) {
+        credentialsLookUpGate.withLock { $0 = gate }
     }
 
     static func credentials(_ sender: String, from reply: [BusValue]) -> BusCredentials {
@@ -647,12 +688,13 @@ public final class BusConnection: @unchecked Sendable {
         var slot: OpaquePointer?
         let r = sd_bus_add_filter(bus, &slot, { message, userdata, _ in
             let box: FilterBox = SlotBox.from(userdata)
-            if sd_bus_message_is_signal(message, "org.freedesktop.DBus.Local", "Disconnected") > 0,
-               let connection = box.connection {
+            guard let connection = box.connection, let message else { return 0 }
+            if sd_bus_message_is_signal(message, "org.freedesktop.DBus.Local", "Disconnected") > 0 {
                 // Do not free the bus inside its own callback: finish on the next iteration.
                 connection.loop.perform { connection.closeOnLoop(disconnected: true) }
+                return 0
             }
-            return 0
+            return connection.deferUntilCredentialsKnown(message) ? 1 : 0
         }, userdata)
         guard r >= 0, let slot else {
             SlotBox.releaseUserdata(userdata)

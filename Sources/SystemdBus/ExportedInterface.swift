@@ -21,8 +21,9 @@ public struct ExportedInterface: Sendable {
     /// `PropertiesChanged`) are not checked. It gets the sender's credentials from the bus daemon
     /// (`GetConnectionCredentials`, cached per unique name; `nil` if they cannot be had, and
     /// for a peer-to-peer connection) and throws ``BusError`` (for example `AccessDenied`) to
-    /// refuse. The first access of a sender costs one blocking round trip to the bus daemon on
-    /// the loop thread, as sd-bus's own `sd_bus_query_sender_creds` does.
+    /// refuse. The loop never waits for that look-up: a `Properties` call from a sender not known
+    /// yet is held back (other messages go on being dispatched), the sender is looked up
+    /// asynchronously, and the call is dispatched again once the answer is in.
     ///
     /// `PropertiesChanged` is a broadcast signal and is not covered: on a bus shared between
     /// users, only the bus policy keeps other users from receiving signals.

@@ -257,7 +257,8 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
         guard let bus, let message = sd_bus_get_current_message(bus),
               sd_bus_message_is_method_call(message, nil, nil) > 0 else { return nil }
         let sender = sd_bus_message_get_sender(message).map { String(cString: $0) }
-        let credentials = sender.flatMap { connection.connection?.credentialsBlocking(of: $0, on: bus) }
+        // Known by now: the connection's filter held the call back until the look-up had answered.
+        let credentials = sender.flatMap { connection.connection?.cachedCredentials(of: $0) }
         do {
             try check(credentials)
             return nil

@@ -251,6 +251,37 @@ struct ExportTests {
         }
     }
 
+    @Test("propertyAccessCheck: while one peer's credentials look-up is held back, the loop answers others")
+    func heldCredentialsLookUpBlocksNothingElse() async throws {
+        var interface = Self.exampleInterface()
+        interface.propertyAccessCheck = { credentials throws(BusError) in
+            guard credentials?.uid == getuid() else { throw BusError(name: BusError.Name.accessDenied, message: "no") }
+        }
+        try await Self.withExported(interface) { env, _, client in
+            let slow = try env.secondConnection("slow")
+            defer { slow.close() }
+            // The slow peer's look-up waits at the gate until the test opens it.
+            let gate = AsyncStream<Void>.makeStream()
+            let waiting = ValueRecorder<String>()
+            env.connection.setCredentialsLookUpGate { [slowName = slow.uniqueName] sender in
+                guard sender == slowName else { return }
+                waiting.add(sender)
+                for await _ in gate.stream { return }
+            }
+            let held = Task {
+                try await slow.getProperty(destination: Self.name, path: Self.path, interface: Self.iface, name: "Count")
+            }
+            #expect(try await waiting.next("the slow peer's look-up") == slow.uniqueName)
+            // Meanwhile another peer's Get (its own first look-up included) and a method call are answered.
+            #expect(try await client.getProperty(destination: Self.name, path: Self.path, interface: Self.iface,
+                                                 name: "Version") == .string("1.0"))
+            #expect(try await client.call(destination: Self.name, path: Self.path, interface: Self.iface, member: "Add",
+                                          arguments: [.int32(1), .int32(1)]) == [.int32(2)])
+            gate.continuation.yield()
+            #expect(try await held.value == .int32(0))
+        }
+    }
+
     @Test("afterReply: what a handler defers follows its reply on the wire, and is skipped when it throws")
     func afterReply() async throws {
         let objectBox = Mutex<ExportedObject?>(nil)

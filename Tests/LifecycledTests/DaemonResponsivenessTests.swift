@@ -1,0 +1,41 @@
+import AppLifecycle
+import LifecycledClient
+import SystemdBus
+import SystemdBusTesting
+import Testing
+
+@testable import lifecycled
+
+@Suite("lifecycled never waits for one peer while others call", .serialized, .timeLimit(.minutes(2)))
+@MainActor
+struct DaemonResponsivenessTests {
+    @Test func getStateIsAnsweredWhileAnotherPeersPropertyReadWaitsForItsCredentials() async throws {
+        let id = "org.example.Held"
+        try await withDaemon(setUp: { directory in
+            try writeManifest(directory, id: id, executable: "/bin/true")
+        }) { harness in
+            let reader = try await harness.newClient("slow-reader")
+            defer { reader.close() }
+            let connection = try #require(harness.daemon.connection)
+            // The reader's credentials look-up (its first Properties.Get) waits until the test opens the gate.
+            let gate = AsyncStream<Void>.makeStream()
+            let waiting = ValueRecorder<String>()
+            connection.setCredentialsLookUpGate { [readerName = reader.connection.uniqueName] sender in
+                guard sender == readerName else { return }
+                waiting.add(sender)
+                for await _ in gate.stream { return }
+            }
+            defer { connection.setCredentialsLookUpGate(nil) }
+            let read = Task { try await reader.property(LifecycledProtocol.Property.apps) }
+            #expect(try await waiting.next("the reader's look-up") == reader.connection.uniqueName)
+
+            // Meanwhile the daemon answers another client, whose own look-up is not held.
+            let state = try await harness.client.call(LifecycledProtocol.Method.getState, [.string(id)])
+            #expect(state == [.string(ApplicationState.notRunning.rawValue)])
+
+            gate.continuation.yield()
+            let apps = try await read.value
+            #expect(apps.arrayValue?.count == 1)
+        }
+    }
+}
