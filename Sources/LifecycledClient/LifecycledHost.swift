@@ -101,6 +101,10 @@ public final class LifecycledHost: ApplicationHost {
     private var inboundTask: Task<Void, Never>?
     private var outboundTask: Task<Void, Never>?
     private var reportedTasks: [(id: BackgroundTaskIdentifier, name: String)] = []
+    /// Reports sent and not answered yet, oldest first (at most ``maximumReportsInFlight``).
+    private var inFlight: [(member: String, reply: BusPendingReply)] = []
+    /// How many reports may be on their way at once before the next waits for the oldest reply.
+    static let maximumReportsInFlight = 32
     private var daemonAbsenceLogged = false
     private var signalWatcher: TerminationSignalWatcher?
     private var signalTask: Task<Void, Never>?
@@ -458,8 +462,10 @@ public final class LifecycledHost: ApplicationHost {
     private func send(_ item: Outbound) async -> Bool {
         switch item {
         case .flush(let continuation):
+            await awaitReplies(keeping: 0)
             continuation.resume()
         case .close:
+            await awaitReplies(keeping: 0)
             closeConnection()
             return false
         case .reregister:
@@ -479,15 +485,29 @@ public final class LifecycledHost: ApplicationHost {
         return true
     }
 
+    /// Sends a report without waiting for its reply (pipelined): lifecycled applies calls in the
+    /// order they arrive, and one connection sends them in order. Only when
+    /// ``maximumReportsInFlight`` are on their way does it wait, for the oldest reply.
     private func call(_ member: String, _ arguments: [BusValue]) async {
         guard let connection, connection.isOpen else { return }
-        do {
-            _ = try await connection.call(
-                destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
-                interface: LifecycledProtocol.interface, member: member, arguments: arguments,
-                timeout: configuration.callTimeout)
-        } catch {
-            logger.debug("\(member) failed: \(error)")
+        let reply = connection.send(
+            destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
+            interface: LifecycledProtocol.interface, member: member, arguments: arguments,
+            timeout: configuration.callTimeout)
+        inFlight.append((member, reply))
+        await awaitReplies(keeping: Self.maximumReportsInFlight - 1)
+    }
+
+    /// Waits for the oldest replies until at most `count` reports are still on their way; a
+    /// refused report is logged (the daemon keeps what it had).
+    private func awaitReplies(keeping count: Int) async {
+        while inFlight.count > count {
+            let (member, reply) = inFlight.removeFirst()
+            do {
+                _ = try await reply.value()
+            } catch {
+                logger.debug("\(member) failed: \(error)")
+            }
         }
     }
 

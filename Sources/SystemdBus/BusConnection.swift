@@ -230,6 +230,35 @@ public final class BusConnection: @unchecked Sendable {
             interface: interface, member: member, arguments: arguments, timeout: timeout)
     }
 
+    /// Sends a method call without waiting for its reply, and returns the reply to await later.
+    ///
+    /// The call is handed to the loop before this returns, in order with every other hand-over
+    /// from the calling thread, so calls sent one after another from one thread leave in that order
+    /// and a peer that answers in order answers them in that order: a caller can pipeline many
+    /// calls instead of waiting a round trip for each. Never waits for the loop thread.
+    ///
+    /// - Parameters:
+    ///   - destination: The bus name to call (well-known or unique); `nil` for a peer connection.
+    ///   - path: The object path.
+    ///   - interface: The interface, or `nil` to let the peer pick.
+    ///   - member: The method name.
+    ///   - arguments: The arguments, in order.
+    ///   - timeout: How long the reply may take; `nil` uses sd-bus's default (25 s).
+    /// - Returns: The pending reply; it fails with `Disconnected` when the loop has stopped.
+    @discardableResult
+    public func send(
+        destination: String?, path: String, interface: String?, member: String,
+        arguments: [BusValue] = [], timeout: Duration? = nil
+    ) -> BusPendingReply {
+        let reply = BusPendingReply()
+        let accepted = loop.perform { [self] in
+            startCall(destination: destination, path: path, interface: interface, member: member,
+                      arguments: arguments, timeout: timeout) { reply.complete($0) }
+        }
+        if !accepted { reply.complete(.failure(BusError.loopShutDown)) }
+        return reply
+    }
+
     /// The body of ``call(destination:path:interface:member:arguments:timeout:)`` for the bus
     /// that `bus` returns on the loop thread (`nil`: not connected).
     private static func call(

@@ -106,6 +106,8 @@ public struct BusError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let disconnected = "org.freedesktop.DBus.Error.Disconnected"
         /// `org.freedesktop.DBus.Error.NotSupported`.
         public static let notSupported = "org.freedesktop.DBus.Error.NotSupported"
+        /// `org.freedesktop.DBus.Error.LimitsExceeded`: a limit was reached (too many calls pending, say).
+        public static let limitsExceeded = "org.freedesktop.DBus.Error.LimitsExceeded"
     }
 
     /// The loop that should run this work has shut down.

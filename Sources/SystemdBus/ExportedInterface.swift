@@ -29,6 +29,31 @@ public struct ExportedInterface: Sendable {
     /// users, only the bus policy keeps other users from receiving signals.
     public var propertyAccessCheck: (@Sendable (BusCredentials?) throws(BusError) -> Void)?
 
+    /// How incoming method calls reach their handlers.
+    ///
+    /// Either way calls are taken in the order they arrived, each with its caller's credentials
+    /// (looked up asynchronously, in order: a call waits only for the look-ups of calls before it),
+    /// and at most ``maximumPendingCalls`` are queued or running at once.
+    public enum CallDelivery: Sendable {
+        /// Each call's handler runs in a task of its own, concurrently with the others: fine for
+        /// handlers whose effects need no order.
+        case tasks
+        /// Calls are handed, in arrival order, to ``ExportedObject/incomingCalls``, which the
+        /// owner consumes on its own actor and answers with ``IncomingMethodCall/reply(_:)``. A
+        /// consumer that starts each call before taking the next (for example with `Task.immediate`
+        /// on its actor) applies calls in the order callers sent them, also when a caller sends
+        /// several without awaiting the replies; the method handlers are not used.
+        case inOrder
+    }
+
+    /// How incoming method calls reach their handlers; ``CallDelivery/tasks`` by default.
+    public var callDelivery: CallDelivery = .tasks
+
+    /// The most calls queued or being answered at once; beyond it a call is refused at once with
+    /// `org.freedesktop.DBus.Error.LimitsExceeded`, so a caller that floods the object cannot make
+    /// it grow without bound.
+    public var maximumPendingCalls = 256
+
     /// Creates an interface description.
     ///
     /// - Parameters:
@@ -61,6 +86,7 @@ public struct ExportedInterface: Sendable {
         /// ``BusMethodCall/credentials`` itself.
         public var requiresPrivilege: Bool
         /// The handler: runs in a task; its result is the reply, a thrown ``BusError`` the error reply.
+        /// Not used with ``CallDelivery/inOrder``, where the owner answers ``ExportedObject/incomingCalls``.
         public var handler: @Sendable (BusMethodCall) async throws -> [BusValue]
 
         /// Creates a method.
@@ -80,6 +106,21 @@ public struct ExportedInterface: Sendable {
             self.outSignature = outSignature
             self.requiresPrivilege = requiresPrivilege
             self.handler = handler
+        }
+
+        /// Creates a method of an interface exported with ``CallDelivery/inOrder``, whose calls the
+        /// owner answers from ``ExportedObject/incomingCalls`` (it has no handler of its own).
+        ///
+        /// - Parameters:
+        ///   - name: The method name.
+        ///   - inSignature: The input signature (`""` for none).
+        ///   - outSignature: The output signature (`""` for none).
+        ///   - requiresPrivilege: Whether sd-bus should restrict it to privileged callers.
+        public init(_ name: String, inSignature: String = "", outSignature: String = "", requiresPrivilege: Bool = false) {
+            self.init(name, inSignature: inSignature, outSignature: outSignature, requiresPrivilege: requiresPrivilege) {
+                call throws in
+                throw BusError(name: BusError.Name.failed, message: "\(call.member) is answered through incomingCalls")
+            }
         }
     }
 

@@ -28,6 +28,11 @@ public final class ExportedObject: Sendable {
         self.box.object = self
     }
 
+    /// The calls of an interface exported with ``ExportedInterface/CallDelivery/inOrder``, in the
+    /// order they arrived; answer each with ``IncomingMethodCall/reply(_:)``. Finishes when the
+    /// object is unexported. Empty and finished for ``ExportedInterface/CallDelivery/tasks``.
+    public var incomingCalls: AsyncStream<IncomingMethodCall> { box.incoming }
+
     /// The current value of a property, or `nil` if there is no such property.
     ///
     /// - Parameters:
@@ -105,8 +110,10 @@ public final class ExportedObject: Sendable {
     /// - Parameters:
     ///   - member: The signal name; must be declared in the interface.
     ///   - arguments: The arguments; their signature must match the declaration.
+    ///   - destination: The unique name of the one connection the signal is for, or `nil` to
+    ///     broadcast it to every connection whose match rules select it.
     /// - Throws: ``BusError`` if the signal is undeclared, the signature differs, or sending fails.
-    public func emitSignal(_ member: String, arguments: [BusValue] = []) throws {
+    public func emitSignal(_ member: String, arguments: [BusValue] = [], destination: String? = nil) throws {
         guard let declared = interface.signals.first(where: { $0.name == member }) else {
             throw BusError(name: BusError.Name.unknownMethod, message: "no signal \(member) on \(interface.name)", errno: ENOENT)
         }
@@ -116,7 +123,8 @@ public final class ExportedObject: Sendable {
                            message: "signal \(member) has signature \(declared.signature), not \(signature)", errno: EINVAL)
         }
         guard let connection = connection.connection else { throw BusError.notConnected }
-        try connection.emitSignal(path: path, interface: interface.name, member: member, arguments: arguments)
+        try connection.emitSignal(
+            path: path, interface: interface.name, member: member, arguments: arguments, destination: destination)
     }
 
     /// Removes the object from the bus. Calling it again does nothing.
@@ -127,6 +135,7 @@ public final class ExportedObject: Sendable {
         guard let connection = connection.connection else { return }
         connection.loop.perform { [self] in
             box.destroySlot()
+            box.finishIncoming()
             connection.exported[ObjectIdentifier(self)] = nil
         }
     }
@@ -139,7 +148,10 @@ public final class ExportedObject: Sendable {
 final class ObjectBox: SlotBox, @unchecked Sendable {
     // Why @unchecked Sendable is safe: `vtable` and `strings` are written once on the loop
     // thread before the slot exists and freed in deinit; `object` is a weak reference set
-    // once before registration; everything else is immutable.
+    // once before registration; `queue`, `resolving` and `pending` are read and written on the
+    // loop thread only (sd-bus callbacks and closures run by the loop, each checked with
+    // `preconditionOnLoopThread`); the stream and its continuation are Sendable; everything
+    // else is immutable.
     let interface: ExportedInterface
     let connection: WeakConnection
     let logger: Logger
@@ -151,6 +163,8 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
         self.interface = interface
         self.connection = WeakConnection(connection)
         self.logger = logger
+        (incoming, incomingContinuation) = AsyncStream.makeStream(of: IncomingMethodCall.self)
+        if interface.callDelivery == .tasks { incomingContinuation.finish() }
     }
 
     deinit {
@@ -268,11 +282,39 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
         }
     }
 
-    /// Decodes a call, runs the Swift handler in a task and replies later. Loop thread only.
+    /// A call taken off the wire, waiting for its caller's credentials and its turn.
+    private struct QueuedCall {
+        let message: SendablePointer
+        let method: ExportedInterface.Method
+        let sender: String?
+        let path: String
+        let arguments: [BusValue]
+        /// The credentials look-up of the sender has been tried (it may have failed).
+        var lookedUp = false
+    }
+
+    /// Calls in arrival order, waiting for their sender's credentials. Loop thread only.
+    private var queue: [QueuedCall] = []
+    /// Whether the credentials of the queue's head are being looked up. Loop thread only.
+    private var resolving = false
+    /// Calls taken and not answered yet. Loop thread only.
+    private var pending = 0
+    /// Where ``ExportedInterface/CallDelivery/inOrder`` calls go (finished for `.tasks`).
+    let incoming: AsyncStream<IncomingMethodCall>
+    private let incomingContinuation: AsyncStream<IncomingMethodCall>.Continuation
+
+    /// Decodes a call and queues it in arrival order; refuses it at once when the queue is full.
+    /// Loop thread only.
     private func handleMethod(_ message: OpaquePointer, _ error: UnsafeMutablePointer<sd_bus_error>?) -> Int32 {
         let member = sd_bus_message_get_member(message).map { String(cString: $0) } ?? ""
         guard let method = interface.methods.first(where: { $0.name == member }), let connection = connection.connection else {
             return sd_bus_error_set(error, BusError.Name.unknownMethod, "no method \(member) on \(interface.name)")
+        }
+        connection.loop.preconditionOnLoopThread()
+        guard pending < interface.maximumPendingCalls else {
+            logger.notice("refused \(interface.name).\(member): \(pending) calls already pending")
+            return sd_bus_error_set(error, BusError.Name.limitsExceeded,
+                                    "\(interface.name) has \(pending) calls pending; try again later")
         }
         let arguments: [BusValue]
         do {
@@ -280,46 +322,80 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
         } catch let failure {
             return sd_bus_error_set(error, BusError.Name.invalidArgs, failure.message)
         }
-        let sender = sd_bus_message_get_sender(message).map { String(cString: $0) }
-        let path = sd_bus_message_get_path(message).map { String(cString: $0) } ?? ""
         // Keep the call alive until the reply is sent (sd-bus allows replying later).
         sd_bus_message_ref(message)
-        let call = SendablePointer(message)
-        let interfaceName = interface.name
-        let logger = self.logger
-        Task {
-            let credentials: BusCredentials? = if let sender { try? await connection.credentials(of: sender) } else { nil }
-            let request = BusMethodCall(sender: sender, credentials: credentials, path: path, interface: interfaceName,
-                                        member: member, arguments: arguments)
-            let result: Result<[BusValue], BusError>
-            do {
-                let values = try await method.handler(request)
-                let signature = BusValue.signature(of: values)
-                if signature == method.outSignature {
-                    result = .success(values)
-                } else {
-                    logger.error("handler of \(interfaceName).\(member) returned \(signature), declared \(method.outSignature)")
-                    result = .failure(BusError(name: BusError.Name.failed,
-                                               message: "internal error: reply has signature \(signature)", errno: EINVAL))
-                }
-            } catch let failure as BusError {
-                result = .failure(failure)
-            } catch {
-                result = .failure(BusError(name: BusError.Name.failed, message: "\(error)", errno: 0))
-            }
-            let followUps = request.followUps.take()
-            let sent = connection.loop.perform {
-                ObjectBox.reply(to: call.pointer, with: result, logger: logger)
-                sd_bus_message_unref(call.pointer)
-                if case .success = result { followUps.forEach { $0() } }
-            }
-            if !sent { logger.debug("loop shut down before replying to \(interfaceName).\(member)") }
-        }
+        pending += 1
+        queue.append(QueuedCall(
+            message: SendablePointer(message), method: method,
+            sender: sd_bus_message_get_sender(message).map { String(cString: $0) },
+            path: sd_bus_message_get_path(message).map { String(cString: $0) } ?? "", arguments: arguments))
+        drain(connection)
         return 1
     }
 
+    /// Hands the queue's calls on in order, each once its sender's credentials are known (from the
+    /// cache, or after one asynchronous look-up that the calls behind it wait for). Loop thread only.
+    private func drain(_ connection: BusConnection) {
+        while let head = queue.first {
+            var credentials: BusCredentials?
+            if let sender = head.sender {
+                credentials = connection.cachedCredentials(of: sender)
+                if credentials == nil && !head.lookedUp {
+                    guard !resolving else { return }
+                    resolving = true
+                    Task { [self] in
+                        _ = try? await connection.credentials(of: sender)
+                        connection.loop.perform { [self] in
+                            resolving = false
+                            if !queue.isEmpty { queue[0].lookedUp = true }
+                            drain(connection)
+                        }
+                    }
+                    return
+                }
+            }
+            queue.removeFirst()
+            dispatch(head, credentials: credentials, on: connection)
+        }
+    }
+
+    /// Starts answering one call: a task running its handler, or the in-order stream. Loop thread only.
+    private func dispatch(_ call: QueuedCall, credentials: BusCredentials?, on connection: BusConnection) {
+        let request = BusMethodCall(sender: call.sender, credentials: credentials, path: call.path,
+                                    interface: interface.name, member: call.method.name, arguments: call.arguments)
+        let replier = MethodReplier(
+            message: call.message.pointer, loop: connection.loop, box: self, outSignature: call.method.outSignature,
+            description: "\(interface.name).\(call.method.name)", logger: logger)
+        switch interface.callDelivery {
+        case .tasks:
+            let handler = call.method.handler
+            Task {
+                let result: Result<[BusValue], any Error>
+                do {
+                    result = .success(try await handler(request))
+                } catch {
+                    result = .failure(error)
+                }
+                replier.finish(result, request: request)
+            }
+        case .inOrder:
+            incomingContinuation.yield(IncomingMethodCall(request: request, method: call.method, replier: replier))
+        }
+    }
+
+    /// One call was answered. Loop thread only.
+    func callFinished() {
+        connection.connection?.loop.preconditionOnLoopThread()
+        pending -= 1
+    }
+
+    /// Ends the in-order stream (the object left the bus).
+    func finishIncoming() {
+        incomingContinuation.finish()
+    }
+
     /// Sends a method return or error for a kept call. Loop thread only.
-    private static func reply(to call: OpaquePointer, with result: Result<[BusValue], BusError>, logger: Logger) {
+    static func reply(to call: OpaquePointer, with result: Result<[BusValue], BusError>, logger: Logger) {
         switch result {
         case .success(let values):
             var message: OpaquePointer?

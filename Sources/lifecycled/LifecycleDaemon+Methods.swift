@@ -15,14 +15,11 @@ extension LifecycleDaemon {
     /// three signals, and the four properties, readable by the daemon's own user only.
     func makeInterface() -> ExportedInterface {
         typealias Method = LifecycledProtocol.Method
-        // One exported method whose handler hops to the daemon (weakly held) on the main actor.
+        // Answered in arrival order on the main actor (``serveCalls(of:)``), not by handlers.
         func method(_ name: String, _ inSignature: String, _ outSignature: String = "") -> ExportedInterface.Method {
-            ExportedInterface.Method(name, inSignature: inSignature, outSignature: outSignature) { [weak self] call in
-                guard let self else { throw BusError(name: BusError.Name.failed, message: "lifecycled is stopping") }
-                return try await self.handle(call)
-            }
+            ExportedInterface.Method(name, inSignature: inSignature, outSignature: outSignature)
         }
-        return ExportedInterface(
+        var interface = ExportedInterface(
             name: LifecycledProtocol.interface,
             methods: [
                 method(Method.registerApp, "s", "a{sv}a{sv}"),
@@ -53,6 +50,42 @@ extension LifecycleDaemon {
             propertyAccessCheck: { [policy] credentials throws(BusError) in
                 try policy.check(credentials, member: "org.freedesktop.DBus.Properties")
             })
+        interface.callDelivery = .inOrder
+        interface.maximumPendingCalls = Self.maximumPendingCalls
+        return interface
+    }
+
+    /// The most method calls queued or being answered at once (from all callers together).
+    static let maximumPendingCalls = 512
+
+    /// Answers the exported object's calls in the order they arrived, on the main actor.
+    ///
+    /// Each call starts at once (`Task.immediate`), before the next is taken: the part of a handler
+    /// before its first suspension, which is all of `ReportState`, `ReportNotification` and the
+    /// background-task reports, runs in arrival order, so an app that pipelines its reports has them
+    /// applied as it sent them. A call that suspends (`Terminate` waits for the app) does not hold
+    /// up the ones behind it.
+    ///
+    /// - Parameters:
+    ///   - object: The exported interface (``ExportedInterface/CallDelivery/inOrder``).
+    /// - Returns: The task that serves until the object is unexported.
+    func serveCalls(of object: ExportedObject) -> Task<Void, Never> {
+        let calls = object.incomingCalls
+        return Task { @MainActor [weak self] in
+            for await call in calls {
+                guard let self else {
+                    call.reply(.failure(BusError(name: BusError.Name.failed, message: "lifecycled is stopping")))
+                    continue
+                }
+                Task.immediate { @MainActor in
+                    do {
+                        call.reply(.success(try await self.handle(call.request)))
+                    } catch {
+                        call.reply(.failure(error))
+                    }
+                }
+            }
+        }
     }
 
     /// Answers one method call: the uid check first, then the method.
@@ -177,11 +210,12 @@ extension LifecycleDaemon {
         // has its launch options and facts before the first of them.
         if !pending.isEmpty, let object {
             let signals = pending.map { [BusValue.string(id), .string($0.command), UserInfoBusCodec.encode($0.arguments)] }
+            for arguments in signals { noteEmitted(LifecycledProtocol.Signal.command, arguments, to: sender) }
             let logger = self.logger
             call.afterReply {
                 for arguments in signals {
                     do {
-                        try object.emitSignal(LifecycledProtocol.Signal.command, arguments: arguments)
+                        try object.emitSignal(LifecycledProtocol.Signal.command, arguments: arguments, destination: sender)
                     } catch {
                         logger.warning("cannot emit a queued command: \(error)")
                     }

@@ -54,6 +54,9 @@ final class LifecycleDaemon {
     var onSleepLockReleased: (@MainActor (String) -> Void)?
     /// Called when a launched app's process has exited, with how it ended.
     var onAppExit: (@MainActor (String, AppExitStatus) -> Void)?
+    /// Called with every signal as it is handed to the bus, in the daemon's order: tests see the
+    /// `Command`s there too, which the bus delivers to their app's connection alone.
+    var onSignalEmitted: (@MainActor (BusSignal) -> Void)?
 
     let logger = Logger(label: "lifecycled")
     var loop: EventLoop?
@@ -61,6 +64,7 @@ final class LifecycleDaemon {
     var object: ExportedObject?
     var bridge: HostBridge?
     private var bridgeTask: Task<Void, Never>?
+    private var callsTask: Task<Void, Never>?
     private var ownerChanges: BusSubscription?
     private var stopWaiters: [CheckedContinuation<Void, Never>] = []
     var exitWaiters: [Int: [CheckedContinuation<Void, Never>]] = [:]
@@ -140,7 +144,9 @@ final class LifecycleDaemon {
                       signal.arguments[2].stringValue?.isEmpty == true else { return }
                 Task { @MainActor in self?.busNameVanished(name) }
             }
-            object = try connection.export(makeInterface(), at: LifecycledProtocol.objectPath)
+            let object = try connection.export(makeInterface(), at: LifecycledProtocol.objectPath)
+            self.object = object
+            callsTask = serveCalls(of: object)
             let reply = try await connection.requestName(LifecycledProtocol.busName, flags: [.doNotQueue])
             guard reply == .primaryOwner || reply == .alreadyOwner else {
                 let owner = try? await connection.nameOwner(LifecycledProtocol.busName)
@@ -231,6 +237,8 @@ final class LifecycleDaemon {
         ownerChanges = nil
         object?.unexport()
         object = nil
+        callsTask?.cancel()
+        callsTask = nil
         connection?.close()
         connection = nil
         loop?.shutdown()
@@ -268,12 +276,27 @@ final class LifecycleDaemon {
     /// - Parameters:
     ///   - member: The signal.
     ///   - arguments: Its arguments.
-    func emit(_ member: String, _ arguments: [BusValue]) {
+    ///   - destination: The unique name of the one app it is for (a `Command`), or `nil` to broadcast.
+    func emit(_ member: String, _ arguments: [BusValue], to destination: String? = nil) {
+        noteEmitted(member, arguments, to: destination)
         do {
-            try object?.emitSignal(member, arguments: arguments)
+            try object?.emitSignal(member, arguments: arguments, destination: destination)
         } catch {
             logger.warning("cannot emit \(member): \(error)")
         }
+    }
+
+    /// Hands a signal to ``onSignalEmitted``.
+    ///
+    /// - Parameters:
+    ///   - member: The signal.
+    ///   - arguments: Its arguments.
+    ///   - destination: The unique name it goes to, or `nil` for a broadcast.
+    func noteEmitted(_ member: String, _ arguments: [BusValue], to destination: String?) {
+        guard let onSignalEmitted, let connection else { return }
+        onSignalEmitted(BusSignal(
+            sender: connection.uniqueName, path: LifecycledProtocol.objectPath, interface: LifecycledProtocol.interface,
+            member: member, arguments: arguments, destination: destination))
     }
 
     /// Records an app's new state: `StateChanged` when it differs, then `Apps`, then the sleep check.
@@ -340,7 +363,9 @@ final class LifecycleDaemon {
         if let process = app.process, Self.wakesSuspendedApp(command, arguments) {
             await resume(id, process)
         }
-        emit(LifecycledProtocol.Signal.command, [.string(id), .string(command), UserInfoBusCodec.encode(arguments)])
+        // For the app alone: its payload (a posted userInfo, an opened URL) is no one else's business.
+        emit(LifecycledProtocol.Signal.command, [.string(id), .string(command), UserInfoBusCodec.encode(arguments)],
+             to: app.busName)
     }
 
     /// Sends a host event as a command to every registered app, in registration order.

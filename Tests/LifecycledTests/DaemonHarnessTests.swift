@@ -117,6 +117,8 @@ final class DaemonHarness {
     let directory: TemporaryDirectory
     let daemon: LifecycleDaemon
     let client: DaemonTestClient
+    /// Every signal the daemon emitted, as it handed it to the bus (``LifecycleDaemon/onSignalEmitted``).
+    let emitted = DaemonSignalLog()
     private(set) var releases: [String] = []
     private(set) var exits: [(id: String, status: AppExitStatus)] = []
     let exitChanges = ChangeSignal()
@@ -130,6 +132,8 @@ final class DaemonHarness {
             self?.releases.append(reason)
             self?.exitChanges.signal()
         }
+        // In the daemon's own order, Commands included (the bus gives those to their app alone).
+        daemon.onSignalEmitted = { [emitted] signal in emitted.add(signal) }
         daemon.onAppExit = { [weak self] id, status in
             self?.exits.append((id, status))
             self?.exitChanges.signal()

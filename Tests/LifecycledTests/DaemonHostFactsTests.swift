@@ -72,7 +72,7 @@ struct DaemonHostFactsTests {
             #expect(h.client.log.stateChanges(counter) == expected)
             #expect(h.client.log.stateChanges(notes) == expected)
             // While it was stopped nothing but the wake reached it, in order.
-            #expect(h.client.log.commands(notes) == ["locked", "sleeping", "sleeping", "locked"])
+            #expect(h.emitted.commands(notes) == ["locked", "sleeping", "sleeping", "locked"])
             #expect(logLines(notesLog).dropFirst().map { String($0.split(separator: " ")[0]) } == ["locked", "sleeping", "sleeping", "locked"])
         }
     }
@@ -143,7 +143,7 @@ struct DaemonHostFactsTests {
 
             try await simulate(h, "memory-warning", ["level": .string("critical")])
             try await h.client.barrier()
-            let log = h.client.log
+            let log = h.emitted
             let purgedLarge = try #require(log.index { $0.member == "StateChanged" && $0.arguments[0].stringValue == large && $0.arguments[2].stringValue == "not-running" })
             let purgedSmall = try #require(log.index { $0.member == "StateChanged" && $0.arguments[0].stringValue == small && $0.arguments[2].stringValue == "not-running" })
             let warned = try #require(log.index { $0.member == "Command" && $0.arguments[0].stringValue == running && $0.arguments[1].stringValue == "memory-warning" })
@@ -193,7 +193,7 @@ struct DaemonHostFactsTests {
             try await h.client.log.waitForState("org.example.Polite", .active)
             try await h.client.call(LifecycledProtocol.Method.terminate, [.string("org.example.Polite")])
             #expect(h.exits.first { $0.id == "org.example.Polite" }?.status == .exited(code: 0))
-            #expect(h.client.log.commands("org.example.Polite") == ["terminate"])
+            #expect(h.emitted.commands("org.example.Polite") == ["terminate"])
             #expect(try await h.client.call(LifecycledProtocol.Method.getState, [.string("org.example.Polite")]).first?.stringValue == "not-running")
         }
     }

@@ -48,8 +48,8 @@ struct DaemonHostingTests {
             // Running now: the second URL is a command, not a second process.
             let pid = try #require(h.pid("org.example.Notes"))
             try await h.client.call(LifecycledProtocol.Method.openURL, [.string("notes://open/43"), encodeInfo([:])])
-            try await h.client.log.wait(for: "open-url command") { $0.commands("org.example.Notes").contains("open-url") }
-            let command = try #require(h.client.log.all.last { $0.member == LifecycledProtocol.Signal.command })
+            try await h.emitted.wait(for: "open-url command") { $0.commands("org.example.Notes").contains("open-url") }
+            let command = try #require(h.emitted.all.last { $0.member == LifecycledProtocol.Signal.command })
             let arguments = try UserInfoBusCodec.decodeUserInfo(command.arguments[2])
             #expect(arguments["url"]?.stringValue == "notes://open/43")
             #expect(arguments[OpenURLOptions.Key.sourceApplication.rawValue]?.stringValue == me)
@@ -130,6 +130,10 @@ struct DaemonHostingTests {
             let arguments = try UserInfoBusCodec.decodeUserInfo(post.arguments[2])
             #expect(arguments["name"]?.stringValue == "Refresh")
             #expect(arguments["userInfo"] == .dictionary(["n": .int(2)]))
+            // The command went to the app's connection alone: another client heard nothing of it.
+            try await h.client.barrier()
+            #expect(h.client.log.commands("org.example.Fake").isEmpty)
+            #expect(h.emitted.all.last { $0.member == LifecycledProtocol.Signal.command }?.destination == app.client.connection.uniqueName)
 
             // Another connection cannot report for it, nor take its id.
             let other = try await FakeApp("org.example.Fake", address: h.bus.address)

@@ -39,3 +39,32 @@ struct DaemonResponsivenessTests {
         }
     }
 }
+
+@Suite("lifecycled applies each caller's calls in the order they were sent", .serialized, .timeLimit(.minutes(2)))
+@MainActor
+struct DaemonCallOrderTests {
+    @Test func reportsSentWithoutAwaitingTheirRepliesAreAppliedInArrivalOrder() async throws {
+        try await withDaemon { h in
+            let id = "org.example.Pipelined"
+            let app = try await FakeApp(id, address: h.bus.address)
+            defer { app.close() }
+            _ = try await app.register()
+            // 60 reports on their way at once, each a transition from the one before.
+            let states: [ApplicationState] = (0..<30).flatMap { _ in [.inactive, .active] }
+            let replies = states.map { state in
+                app.client.connection.send(
+                    destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
+                    interface: LifecycledProtocol.interface, member: LifecycledProtocol.Method.reportState,
+                    arguments: [.string(id), .string(state.rawValue)])
+            }
+            for reply in replies { _ = try await reply.value() }
+            var expected: [String] = []
+            var previous = ApplicationState.notRunning
+            for state in states {
+                expected.append("\(previous.rawValue)->\(state.rawValue)")
+                previous = state
+            }
+            #expect(h.emitted.stateChanges(id) == expected)
+        }
+    }
+}

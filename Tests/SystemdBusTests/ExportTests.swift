@@ -282,6 +282,51 @@ struct ExportTests {
         }
     }
 
+    @Test("inOrder: pipelined calls reach the owner in the order sent; past the bound LimitsExceeded; dropped calls fail")
+    func inOrderDelivery() async throws {
+        var interface = ExportedInterface(
+            name: Self.iface, methods: [.init("Take", inSignature: "u", outSignature: "u"), .init("Drop")])
+        interface.callDelivery = .inOrder
+        interface.maximumPendingCalls = 8
+        try await BusTestEnvironment.with { env in
+            let object = try env.connection.export(interface, at: Self.path)
+            defer { object.unexport() }
+            let client = try env.secondConnection("client")
+            defer { client.close() }
+            let seen = ValueRecorder<IncomingMethodCall>()
+            let droppedNames = ValueRecorder<String>()
+            // Keeps every call but Drop's, which it lets go unanswered.
+            let consumer = Task {
+                for await call in object.incomingCalls {
+                    if call.method.name == "Drop" { droppedNames.add(call.method.name) } else { seen.add(call) }
+                }
+            }
+            defer { consumer.cancel() }
+            func take(_ value: UInt32) -> BusPendingReply {
+                client.send(destination: env.connection.uniqueName, path: Self.path, interface: Self.iface, member: "Take",
+                            arguments: [.uint32(value)])
+            }
+            // Eight on their way at once, none answered yet: the ninth is refused at once.
+            let replies = (1...8).map { take(UInt32($0)) }
+            var taken: [IncomingMethodCall] = []
+            for _ in 1...8 { taken.append(try await seen.next("a call")) }
+            #expect(taken.map { $0.request.arguments[0].uint32Value } == Array(1...8).map { UInt32($0) })
+            let refused = await #expect(throws: BusError.self) { try await take(9).value() }
+            #expect(refused?.name == BusError.Name.limitsExceeded)
+            // Answered out of order; each caller gets its own answer.
+            for call in taken.reversed() { call.reply(.success([.uint32((call.request.arguments[0].uint32Value ?? 0) * 10)])) }
+            for (index, reply) in replies.enumerated() { #expect(try await reply.value() == [.uint32(UInt32(index + 1) * 10)]) }
+            // Room again; a call the owner drops without answering fails instead of timing out.
+            #expect(!take(10).isComplete)
+            _ = try await seen.next("the tenth call")
+            let dropped = client.send(destination: env.connection.uniqueName, path: Self.path, interface: Self.iface,
+                                      member: "Drop")
+            #expect(try await droppedNames.next("the dropped call") == "Drop")
+            let failure = await #expect(throws: BusError.self) { try await dropped.value() }
+            #expect(failure?.name == BusError.Name.failed)
+        }
+    }
+
     @Test("afterReply: what a handler defers follows its reply on the wire, and is skipped when it throws")
     func afterReply() async throws {
         let objectBox = Mutex<ExportedObject?>(nil)
