@@ -347,7 +347,9 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
                         _ = try? await connection.credentials(of: sender)
                         connection.loop.perform { [self] in
                             resolving = false
-                            if !queue.isEmpty { queue[0].lookedUp = true }
+                            // By sender, not position: the head may have left already (its
+                            // credentials were cached before this ran) and another taken its place.
+                            for index in queue.indices where queue[index].sender == sender { queue[index].lookedUp = true }
                             drain(connection)
                         }
                     }
