@@ -141,14 +141,28 @@ public enum LifecycledProtocol {
     /// - Parameters:
     ///   - id: The candidate.
     public static func isValidAppID(_ id: String) -> Bool {
-        guard !id.isEmpty, id.utf8.count <= Limits.appIDLength else { return false }
-        let elements = id.split(separator: ".", omittingEmptySubsequences: false)
-        guard elements.count >= 2 else { return false }
-        for element in elements {
-            guard let first = element.first, !first.isNumber, first != "-" else { return false }
-            guard element.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) else { return false }
+        // On the UTF-8 bytes: every subscriber checks the id of every notification it receives, and
+        // Character-level tests (grapheme breaking, Unicode properties) cost more than the rest of
+        // the delivery. The rule is ASCII-only, so bytes decide it exactly.
+        let bytes = id.utf8
+        guard !bytes.isEmpty, bytes.count <= Limits.appIDLength else { return false }
+        var elements = 1
+        var elementStart = true
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "."):
+                guard !elementStart else { return false }  // an empty element
+                elements += 1
+                elementStart = true
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "_"):
+                elementStart = false
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"):
+                guard !elementStart else { return false }  // an element may not start with a digit or '-'
+            default:
+                return false
+            }
         }
-        return true
+        return elements >= 2 && !elementStart
     }
 
     /// Checks a userInfo against ``Limits``.

@@ -36,7 +36,11 @@ struct LifecycledProtocolTests {
     func validation() {
         #expect(LifecycledProtocol.isValidAppID("org.example.Notes"))
         #expect(LifecycledProtocol.isValidAppID("io.github.my-app_2"))
-        for bad in ["", "notes", "org..example", "org.1example", "org.example.-x", "org.exa mple", "org.ex/ample"] {
+        #expect(LifecycledProtocol.isValidAppID("_org.Example9.a-1"))
+        for bad in [
+            "", "notes", "org..example", "org.1example", "org.example.-x", "org.exa mple", "org.ex/ample", "org.example.",
+            ".org.example", "org.exämple.x", String(repeating: "a.", count: 200) + "a",
+        ] {
             #expect(!LifecycledProtocol.isValidAppID(bad), "\(bad)")
         }
         var deep: UserInfoValue = "leaf"
