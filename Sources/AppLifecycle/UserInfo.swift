@@ -69,9 +69,14 @@ public struct UserInfo: Sendable, Hashable, Codable {
     }
 
     /// The JSON text of this userInfo, keys sorted.
+    ///
+    /// JSON has no NaN or infinity: such a number is written as the string `"nan"`, `"inf"` or
+    /// `"-inf"`, so the text always shows every key (it never falls back to an empty object).
     public var json: String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         guard let data = try? encoder.encode(self) else { return "{}" }
         return String(decoding: data, as: UTF8.self)
     }

@@ -82,7 +82,7 @@ public final class SystemdHost: ApplicationHost {
     ///   - application: The app.
     ///   - deadline: The callback deadline.
     public func applicationWillTerminate(_ application: Application, deadline: Duration) {
-        let microseconds = UInt64(max(0, deadline.timeInterval) * 1_000_000) + 1_000_000
+        let microseconds = (deadline + .seconds(1)).saturatingMicroseconds
         bridge.notify("STOPPING=1\nEXTEND_TIMEOUT_USEC=\(microseconds)\nSTATUS=terminating")
     }
 

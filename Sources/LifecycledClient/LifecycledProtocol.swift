@@ -131,7 +131,8 @@ public enum LifecycledProtocol {
         public static let userInfoEntries = 1024
         /// The deepest userInfo nesting.
         public static let userInfoDepth = 8
-        /// The largest encoded userInfo, in bytes of its JSON form.
+        /// The largest userInfo, in bytes of its D-Bus form (``UserInfoBusCodec/wireSize(of:)``):
+        /// what is really sent.
         public static let userInfoBytes = 64 * 1024
     }
 
@@ -165,11 +166,16 @@ public enum LifecycledProtocol {
         return elements >= 2 && !elementStart
     }
 
-    /// Checks a userInfo against ``Limits``.
+    /// Checks a userInfo against ``Limits``, and refuses a number that is not finite.
+    ///
+    /// D-Bus carries NaN and the infinities, but JSON (traces, `lifectl monitor --json`, the
+    /// restoration archive) cannot, so a userInfo holding one would not survive every path a
+    /// notification takes: it is refused here, on the app side, in the daemon and in lifectl alike.
+    /// The size is that of the D-Bus form, the one that is sent.
     ///
     /// - Parameters:
-    ///   - userInfo: The userInfo.
-    /// - Throws: ``ApplicationError`` with code `invalidInput` naming the limit.
+    ///   - userInfo: A notification's or command's payload.
+    /// - Throws: ``ApplicationError`` with code `invalidInput` naming the limit or the key.
     public static func validate(_ userInfo: UserInfo) throws {
         guard userInfo.nestingDepth <= Limits.userInfoDepth else {
             throw ApplicationError(.invalidInput, "userInfo nested deeper than \(Limits.userInfoDepth)")
@@ -184,8 +190,32 @@ public enum LifecycledProtocol {
         guard count(.dictionary(userInfo.values)) <= Limits.userInfoEntries else {
             throw ApplicationError(.invalidInput, "userInfo has more than \(Limits.userInfoEntries) entries")
         }
-        guard userInfo.json.utf8.count <= Limits.userInfoBytes else {
-            throw ApplicationError(.invalidInput, "userInfo is larger than \(Limits.userInfoBytes) bytes")
+        if let key = firstNonFiniteNumber(in: .dictionary(userInfo.values), path: "") {
+            throw ApplicationError(.invalidInput, "userInfo holds a number that is not finite (NaN or infinity) at '\(key)'")
+        }
+        let size = UserInfoBusCodec.wireSize(of: userInfo)
+        guard size <= Limits.userInfoBytes else {
+            throw ApplicationError(.invalidInput, "userInfo is \(size) bytes, larger than \(Limits.userInfoBytes)")
+        }
+    }
+
+    /// The key path of the first NaN or infinity in a value, or `nil`.
+    private static func firstNonFiniteNumber(in value: UserInfoValue, path: String) -> String? {
+        switch value {
+        case .double(let number): return number.isFinite ? nil : path
+        case .array(let values):
+            for (index, element) in values.enumerated() {
+                if let found = firstNonFiniteNumber(in: element, path: "\(path)[\(index)]") { return found }
+            }
+            return nil
+        case .dictionary(let values):
+            for key in values.keys.sorted() {
+                if let found = firstNonFiniteNumber(in: values[key]!, path: path.isEmpty ? key : "\(path).\(key)") {
+                    return found
+                }
+            }
+            return nil
+        default: return nil
         }
     }
 }

@@ -27,6 +27,30 @@ public enum UserInfoBusCodec {
     /// The deepest nesting accepted when decoding (arrays and dictionaries).
     public static let maximumDepth = 16
 
+    /// The size of a userInfo's D-Bus form (`a{sv}`, as ``encode(_:)`` builds it), in bytes, without
+    /// alignment padding: what the limits measure, since it is what is sent.
+    ///
+    /// - Parameters:
+    ///   - userInfo: The payload to measure.
+    public static func wireSize(of userInfo: UserInfo) -> Int {
+        wireSize(of: encode(userInfo))
+    }
+
+    /// The marshalled size of a value, without alignment padding.
+    static func wireSize(of value: BusValue) -> Int {
+        switch value {
+        case .byte: return 1
+        case .bool, .int32, .uint32, .unixFD: return 4
+        case .int16, .uint16: return 2
+        case .int64, .uint64, .double: return 8
+        case .string(let text), .objectPath(let text), .signature(let text): return 4 + text.utf8.count + 1
+        case .variant(let inner): return 1 + inner.signature.utf8.count + 1 + wireSize(of: inner)
+        case .array(_, let elements), .structure(let elements): return 4 + elements.reduce(0) { $0 + wireSize(of: $1) }
+        case .dictionary(_, _, let entries):
+            return 4 + entries.reduce(0) { $0 + wireSize(of: $1.key) + wireSize(of: $1.value) }
+        }
+    }
+
     /// The `a{sv}` form of a userInfo.
     ///
     /// - Parameters:

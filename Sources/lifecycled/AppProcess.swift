@@ -578,11 +578,10 @@ final class AppProcess: Sendable {
 
     /// Runs `body` on the loop after `delay`, unless the process has exited by then. Loop thread.
     private func schedule(after delay: Duration, _ body: @escaping @Sendable () -> Void) {
-        let (seconds, attoseconds) = delay.components
-        let micros = UInt64(max(0, seconds)) * 1_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000_000)
+        let (deadline, overflow) = EventLoop.now(clock: CLOCK_MONOTONIC).addingReportingOverflow(delay.saturatingMicroseconds)
         do {
             let token = try loop.addTimer(
-                clock: CLOCK_MONOTONIC, deadlineMicroseconds: EventLoop.now(clock: CLOCK_MONOTONIC) + micros,
+                clock: CLOCK_MONOTONIC, deadlineMicroseconds: overflow ? .max : deadline,
                 accuracyMicroseconds: 1_000
             ) { [self] token in
                 token.cancel()

@@ -23,17 +23,23 @@ struct AppRegistry: Sendable {
     ///   - id: The app id.
     subscript(id: String) -> HostedApp? {
         get { apps[id] }
-        set { apps[id] = newValue }
+        set {
+            if let newValue, apps[id] == nil, newValue.order >= nextOrder { nextOrder = newValue.order + 1 }
+            apps[id] = newValue
+        }
     }
 
-    /// The entry of an id, created (without a manifest) if it is not known yet.
+    /// The entry of an id, or a new one (without a manifest) that is not stored until it is
+    /// assigned with the subscript: a refused registration must leave no entry behind.
     ///
     /// - Parameters:
     ///   - id: The app id.
-    mutating func entry(for id: String) -> HostedApp {
-        if let app = apps[id] { return app }
-        return insert(id: id, manifest: nil)
+    func candidate(for id: String) -> HostedApp {
+        apps[id] ?? HostedApp(id: id, manifest: nil, order: nextOrder)
     }
+
+    /// How many apps without a manifest are known (each one registered by itself).
+    var unknownCount: Int { apps.values.count { $0.manifest == nil } }
 
     /// Adds an entry at the end of the order.
     ///

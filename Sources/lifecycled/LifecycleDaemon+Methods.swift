@@ -8,6 +8,8 @@ import SystemdBus
 extension LifecycleDaemon {
     /// The most background tasks one app may report at once (bounds what a caller can store).
     static let maximumBackgroundTasks = 64
+    /// The most apps without a manifest registered at once (each a registry entry a caller creates).
+    static let maximumUnknownApps = 256
     /// The most commands queued for a launched app that has not registered yet (the oldest go first).
     static let maximumPendingCommands = 64
 
@@ -177,14 +179,18 @@ extension LifecycleDaemon {
     private func registerApp(_ call: BusMethodCall) async throws(BusError) -> [BusValue] {
         let id = try DaemonArguments.appID(call.arguments, 0)
         guard let sender = call.sender else { throw DaemonError.notRegistered("RegisterApp needs a bus connection with a unique name") }
-        let callerPID = call.credentials?.pid ?? 0
+        // Unknown means refused: a pid of 0 would make getpgid(0) the daemon's own process group.
+        guard let callerPID = call.credentials?.pid, callerPID > 0, let callerProcess = pid_t(exactly: callerPID) else {
+            throw DaemonError.notRegistered("RegisterApp needs the caller's pid, which the bus could not tell")
+        }
         // A previous registration whose connection has just gone (its NameOwnerChanged not handled yet) is stale.
-        if let other = registry[id]?.busName, other != sender, let connection, (try? await connection.nameOwner(other)) == nil {
+        if let other = registry[id]?.busName, other != sender, await hasLeftTheBus(other) {
             busNameVanished(other)
         }
-        let app = registry.entry(for: id)
+        // Looked at, not yet stored: a refused call leaves nothing behind.
+        let app = registry.candidate(for: id)
         if let process = app.process, process.exitStatus == nil,
-           !CallerPolicy.isSameApp(callerPID: pid_t(callerPID), appPID: process.pid) {
+           !CallerPolicy.isSameApp(callerPID: callerProcess, appPID: process.pid) {
             throw DaemonError.notRegistered(
                 "\(id) was launched by lifecycled as pid \(process.pid); the caller (pid \(callerPID)) is not that process or in its process group")
         }
@@ -193,6 +199,10 @@ extension LifecycleDaemon {
         }
         if let bound = registry.app(registeredFrom: sender), bound.id != id {
             throw DaemonError.notRegistered("\(sender) is already registered as \(bound.id)")
+        }
+        if registry[id] == nil, registry.unknownCount >= Self.maximumUnknownApps {
+            throw BusError(name: BusError.Name.limitsExceeded,
+                           message: "\(Self.maximumUnknownApps) apps without a manifest are registered already")
         }
         var updated = app
         updated.busName = sender
@@ -223,10 +233,27 @@ extension LifecycleDaemon {
             }
         }
         // The caller may have left between its call and now; the vanishing was then not matched to it.
-        if let connection, (try? await connection.nameOwner(sender)) == nil {
+        if await hasLeftTheBus(sender) {
             busNameVanished(sender)
         }
         return reply
+    }
+
+    /// Whether a unique name is known to have left the bus: the bus said `NameHasNoOwner`.
+    ///
+    /// Any other outcome (a timeout, a bus that does not answer) keeps the registration: another
+    /// connection of the same user must not take an app id because a look-up failed.
+    ///
+    /// - Parameters:
+    ///   - busName: A unique name such as `:1.42`.
+    private func hasLeftTheBus(_ busName: String) async -> Bool {
+        guard let connection else { return false }
+        do {
+            return try await connection.nameOwner(busName) == nil
+        } catch {
+            logger.notice("cannot tell whether \(busName) is still on the bus (\(error)); keeping its registration")
+            return false
+        }
     }
 
     /// The app registered under `id` from this caller, or `NotRegistered`.

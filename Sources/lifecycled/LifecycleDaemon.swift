@@ -207,7 +207,8 @@ final class LifecycleDaemon {
         }
         phase = .stopping
         logger.info("stopping (\(reason.rawValue)): terminating every app")
-        let microseconds = UInt64(max(1, (configuration.termination.deadline + configuration.termination.grace).timeInterval * 1_000_000)) + 1_000_000
+        let microseconds = (configuration.termination.deadline + configuration.termination.grace + .seconds(1))
+            .saturatingMicroseconds
         bridge?.notify("STOPPING=1\nEXTEND_TIMEOUT_USEC=\(microseconds)\nSTATUS=terminating apps")
         let ids = registry.all.filter { $0.isRegistered || $0.isRunning }.map(\.id)
         // All at once, so the deadlines run in parallel; then wait for every one.
@@ -442,7 +443,7 @@ final class LifecycleDaemon {
             if let cgroup { Task { await cgroupPlacement.removeDirectory(cgroup) } }
             throw DaemonError.launchFailed(id, "\(error)")
         }
-        var app = registry.entry(for: id)
+        var app = registry.candidate(for: id)
         app.manifest = manifest
         app.process = process
         app.launchID = launchID
@@ -536,6 +537,6 @@ final class LifecycleDaemon {
     ///   - call: The method call.
     func callerIdentity(_ call: BusMethodCall) -> String? {
         if let sender = call.sender, let app = registry.app(registeredFrom: sender) { return app.id }
-        return call.credentials?.pid.flatMap { CallerPolicy.executableName(of: pid_t($0)) }
+        return call.credentials?.pid.flatMap { pid_t(exactly: $0) }.flatMap { CallerPolicy.executableName(of: $0) }
     }
 }

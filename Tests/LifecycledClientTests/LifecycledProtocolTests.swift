@@ -50,4 +50,27 @@ struct LifecycledProtocolTests {
         let many = UserInfo(Dictionary(uniqueKeysWithValues: (0..<2000).map { ("k\($0)", UserInfoValue.int(Int64($0))) }))
         #expect(throws: ApplicationError.self) { try LifecycledProtocol.validate(many) }
     }
+
+    @Test("a NaN or infinity is refused wherever it sits, and cannot hide a payload over the size limit")
+    func nonFiniteNumbersAndTheSizeOfWhatIsSent() throws {
+        for bad: UserInfoValue in [.double(.nan), .double(.infinity), .double(-.infinity)] {
+            let refused = #expect(throws: ApplicationError.self) { try LifecycledProtocol.validate(["n": ["deep": [1, bad]]]) }
+            #expect(refused?.description.contains("n.deep[1]") == true, "\(String(describing: refused))")
+        }
+        // 4 MiB next to an infinity: before, the JSON encoder threw on the infinity, the size check
+        // measured "{}" (2 bytes) and the payload went through.
+        let big = UserInfoValue.string(String(repeating: "x", count: 4 << 20))
+        #expect(throws: ApplicationError.self) { try LifecycledProtocol.validate(["b": big, "n": .double(.infinity)]) }
+        #expect(throws: ApplicationError.self) { try LifecycledProtocol.validate(["b": big]) }
+        // The size is the D-Bus form's: just under the limit passes, just over does not.
+        let overhead = UserInfoBusCodec.wireSize(of: ["k": ""])
+        let limit = LifecycledProtocol.Limits.userInfoBytes
+        let fits: UserInfo = ["k": .string(String(repeating: "y", count: limit - overhead))]
+        #expect(UserInfoBusCodec.wireSize(of: fits) == limit)
+        #expect(throws: Never.self) { try LifecycledProtocol.validate(fits) }
+        let over: UserInfo = ["k": .string(String(repeating: "y", count: limit - overhead + 1))]
+        #expect(throws: ApplicationError.self) { try LifecycledProtocol.validate(over) }
+        // The JSON text never drops keys for a number JSON cannot spell.
+        #expect(UserInfo(["a": 1, "n": .double(.nan)]).json == #"{"a":1,"n":"nan"}"#)
+    }
 }

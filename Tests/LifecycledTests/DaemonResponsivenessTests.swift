@@ -1,4 +1,5 @@
 import AppLifecycle
+import Glibc
 import LifecycledClient
 import SystemdBus
 import SystemdBusTesting
@@ -65,6 +66,44 @@ struct DaemonCallOrderTests {
                 previous = state
             }
             #expect(h.emitted.stateChanges(id) == expected)
+        }
+    }
+}
+
+@Suite("lifecycled refuses RegisterApp without leaving anything behind", .serialized, .timeLimit(.minutes(2)))
+@MainActor
+struct DaemonRegistrationTests {
+    @Test func refusedRegistrationsLeaveNoEntry() async throws {
+        try await withDaemon { h in
+            let app = try await FakeApp("org.example.Bound", address: h.bus.address)
+            defer { app.close() }
+            _ = try await app.register()
+            let before = try await h.client.call(LifecycledProtocol.Method.listApps)
+            // The same connection asks for other ids: each is refused ("already registered as").
+            for index in 0..<50 {
+                let name = await app.client.errorName(LifecycledProtocol.Method.registerApp, [.string("org.example.Other\(index)")])
+                #expect(name == LifecycledProtocol.ErrorName.notRegistered)
+            }
+            let after = try await h.client.call(LifecycledProtocol.Method.listApps)
+            #expect(after == before)
+            #expect(h.daemon.registry.all.map(\.id) == ["org.example.Bound"])
+        }
+    }
+
+    @Test func aCallerWhosePidIsUnknownIsRefused() async throws {
+        try await withDaemon { h in
+            // As the daemon sees a call whose sender's credentials came without a pid.
+            let call = BusMethodCall(
+                sender: ":1.999", credentials: BusCredentials(uniqueName: ":1.999", uid: getuid(), pid: nil),
+                path: LifecycledProtocol.objectPath, interface: LifecycledProtocol.interface,
+                member: LifecycledProtocol.Method.registerApp, arguments: [.string("org.example.NoPid")])
+            do {
+                _ = try await h.daemon.handle(call)
+                Issue.record("RegisterApp without a pid was accepted")
+            } catch let error as BusError {
+                #expect(error.name == LifecycledProtocol.ErrorName.notRegistered)
+            }
+            #expect(h.daemon.registry["org.example.NoPid"] == nil)
         }
     }
 }
