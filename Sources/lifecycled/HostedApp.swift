@@ -22,6 +22,9 @@ struct HostedApp: Sendable {
     var launchID = 0
     /// Whether the daemon asked for the process to be stopped and has not resumed it since.
     var stopRequested = false
+    /// A `terminate` is under way for the running process: it is never stopped again, whatever it
+    /// reports, so it can run its `applicationWillTerminate` and exit.
+    var terminating = false
     /// The pid the registration came from (or the launched process), 0 if none.
     var registeredPID: UInt32 = 0
     /// The last state the app reported (`not-running` when it is not running).

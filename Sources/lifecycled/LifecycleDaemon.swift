@@ -401,7 +401,7 @@ final class LifecycleDaemon {
     ///   - id: The app.
     func suspendProcess(_ id: String) {
         guard let app = registry[id], let process = app.process, process.exitStatus == nil,
-              !process.isSuspended, !app.stopRequested else { return }
+              !process.isSuspended, !app.stopRequested, !app.terminating else { return }
         registry[id]?.stopRequested = true
         // Requested synchronously, so the loop sees stop and continue requests in main-actor order:
         // a stop requested from a later task could overtake a continue and leave the app stopped
@@ -451,6 +451,7 @@ final class LifecycleDaemon {
         app.foreground = !options.launchedInBackground
         app.pendingCommands.removeAll()
         app.stopRequested = false
+        app.terminating = false
         registry[id] = app
         logger.info("launched \(id) as pid \(process.pid)")
         publishApps()
@@ -470,6 +471,7 @@ final class LifecycleDaemon {
         logger.info("\(id) (pid \(app.process.map { String($0.pid) } ?? "?")) \(status)")
         app.process = nil
         app.stopRequested = false
+        app.terminating = false
         app.pendingCommands.removeAll()
         app.backgroundTasks.removeAll()
         // The connection dies with the process; the registration ends here too.
@@ -520,10 +522,11 @@ final class LifecycleDaemon {
         // The process to end is the one running now: if it exits and the app is launched again
         // while the command goes out, the new launch never got `terminate` and is left alone.
         let process = app.process
-        if app.isRegistered {
-            let (command, arguments) = HostEventBusCodec.encode(.terminate(reason))!
-            await send(command, arguments, to: id)
-        }
+        if process != nil { registry[id]?.terminating = true }
+        // Queued like any command when the app runs but has not registered yet (launched a moment
+        // ago by OpenURL, say): it gets it right after its registration and can exit by itself.
+        let (command, arguments) = HostEventBusCodec.encode(.terminate(reason))!
+        await send(command, arguments, to: id)
         guard let process, registry[id]?.process === process else { return }
         process.terminate(policy: configuration.termination) { [logger] step in
             logger.notice("\(id) did not exit in time: \(step == .sentTerminate ? "SIGTERM" : "SIGKILL")")

@@ -250,7 +250,7 @@ final class FakeApp: Sendable {
 /// exits on `terminate`, and appends every command to a log file. Arguments: the log file and
 /// the megabytes of ballast to hold (to set its resident size).
 let pythonAppSource = #"""
-import os, sys, json
+import os, sys, json, time
 import dbus, dbus.mainloop.glib
 from gi.repository import GLib
 
@@ -293,6 +293,11 @@ def on_command(app_id, command, arguments):
     if command in ("sleeping", "locked", "session-active", "foreground"):
         facts[command] = bool(arguments["value"])
         settle()
+    elif command == "post" and state == "suspended":
+        # As LifecycledHost does: the daemon continued the app for the post; still suspended.
+        # Then a pause, so a stop the daemon sends for that report lands before the next command.
+        daemon.ReportState(app, "suspended")
+        time.sleep(0.3)
     elif command == "terminate":
         daemon.ReportState(app, "not-running")
         os._exit(0)

@@ -183,6 +183,39 @@ struct DaemonHostFactsTests {
         }
     }
 
+    @Test func aSuspendedAppThatIsTerminatedRightAfterAPostIsNotStoppedAgainAndExitsOnItsOwn() async throws {
+        let id = "org.example.Polite"
+        try await withDaemon(setUp: { dir in
+            try writeManifest(dir, id: id, executable: try writePythonApp(dir), arguments: [dir.path + "/polite.log"])
+        }) { (h: DaemonHarness) async throws in
+            try await launch(h, id, background: true)
+            try await h.client.log.waitForState(id, .suspended)
+            // The post continues the app; it says "suspended" again, and that report arrives after
+            // the terminate command went out. It must not freeze the app before it reads terminate.
+            try await h.client.call(LifecycledProtocol.Method.post, [.string(id), .string("Refresh"), encodeInfo([:])])
+            try await h.client.call(LifecycledProtocol.Method.terminate, [.string(id)])
+            #expect(h.exits.first { $0.id == id }?.status == .exited(code: 0))
+        }
+    }
+
+    @Test func terminateRightAfterTheOpenURLThatLaunchedTheAppReachesItAfterItsRegistration() async throws {
+        let id = "org.example.Notes"
+        try await withDaemon(setUp: { dir in
+            let manifest: [String: Any] = [
+                "id": id, "name": id, "executable": try writePythonApp(dir), "arguments": [dir.path + "/notes.log"],
+                "urlSchemes": ["notes"],
+            ]
+            let data = try JSONSerialization.data(withJSONObject: manifest, options: [.sortedKeys])
+            try dir.write("apps/\(id).json", String(decoding: data, as: UTF8.self))
+        }) { (h: DaemonHarness) async throws in
+            try await h.client.call(LifecycledProtocol.Method.openURL, [.string("notes://open/1"), encodeInfo([:])])
+            // Not registered yet: the command waits for the registration instead of being skipped.
+            try await h.client.call(LifecycledProtocol.Method.terminate, [.string(id)])
+            #expect(h.exits.first { $0.id == id }?.status == .exited(code: 0))
+            #expect(h.emitted.commands(id) == ["terminate"])
+        }
+    }
+
     // The default deadline (5 s): a loaded 2-core CI machine can take longer than a short
     // deadline to schedule a Python app, and this test is about the cooperative path.
     @Test func terminateGivesACooperativeAppItsCommandAndItExitsOnItsOwn() async throws {
