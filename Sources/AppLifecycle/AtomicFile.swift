@@ -1,0 +1,103 @@
+import Foundation
+import Glibc
+
+/// Writes files the project owns atomically: temporary file, fsync, rename, fsync of the directory.
+///
+/// The temporary file is `<name>.tmp-XXXXXX` beside the target, created with `O_CREAT | O_EXCL |
+/// O_CLOEXEC` in one call (what `mkostemp` does: no child spawned meanwhile inherits it) and held
+/// under an exclusive `flock` while it is written. A writer killed before its rename leaves its
+/// temporary file behind, but with no lock: the next write of the same target removes every such
+/// abandoned file, and leaves alone one that another live writer still holds.
+public enum AtomicFile {
+    /// Replaces the file at `url` with `data` so that a crash leaves either the old or the new contents.
+    ///
+    /// - Parameters:
+    ///   - data: The new contents.
+    ///   - url: The file to replace; its directory is created (mode 0700) when missing.
+    /// - Throws: ``ApplicationError`` with code `io`, naming the step and errno, when a step fails.
+    public static func write(_ data: Data, to url: URL) throws {
+        let directory = url.deletingLastPathComponent().path
+        do {
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw ApplicationError(.io, "cannot create \(directory): \(error)")
+        }
+        removeAbandonedTemporaryFiles(of: url)
+        let (fd, temporary) = try createTemporaryFile(for: url)
+        var succeeded = false
+        defer {
+            if !succeeded { unlink(temporary) }
+        }
+        do {
+            defer { close(fd) }
+            try data.withUnsafeBytes { buffer in
+                var offset = 0
+                while offset < buffer.count {
+                    let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                    if written < 0 {
+                        if errno == EINTR { continue }
+                        throw failure("write \(temporary)")
+                    }
+                    offset += written
+                }
+            }
+            guard fsync(fd) == 0 else { throw failure("fsync \(temporary)") }
+            guard rename(temporary, url.path) == 0 else { throw failure("rename \(temporary) to \(url.path)") }
+            succeeded = true
+        }
+        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directoryFD >= 0 else { throw failure("open \(directory)") }
+        defer { close(directoryFD) }
+        guard fsync(directoryFD) == 0 else { throw failure("fsync \(directory)") }
+    }
+
+    /// The temporary files of a target: `<name>.tmp-` and six characters.
+    static func isTemporaryFile(_ name: String, of target: String) -> Bool {
+        name.hasPrefix(target + ".tmp-") && name.utf8.count == target.utf8.count + 5 + 6
+    }
+
+    /// Creates and locks a new temporary file beside `url`, mode 0600, close-on-exec from the start.
+    private static func createTemporaryFile(for url: URL) throws -> (fd: Int32, path: String) {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        for _ in 0..<100 {
+            let suffix = String((0..<6).map { _ in alphabet.randomElement()! })
+            let path = url.path + ".tmp-" + suffix
+            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            if fd < 0 {
+                if errno == EEXIST || errno == EINTR { continue }
+                throw failure("create a temporary file beside \(url.path)")
+            }
+            // Held until the fd closes (after the rename) or the process dies: a live writer's file
+            // is never taken for an abandoned one.
+            guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+                let error = failure("lock \(path)")
+                close(fd)
+                unlink(path)
+                throw error
+            }
+            return (fd, path)
+        }
+        throw ApplicationError(.io, "no free temporary file name beside \(url.path) after 100 tries")
+    }
+
+    /// Removes the temporary files of `url` that no live writer holds (their writer died before its
+    /// rename). Best effort: a file that cannot be opened or locked is left alone.
+    static func removeAbandonedTemporaryFiles(of url: URL) {
+        let directory = url.deletingLastPathComponent().path
+        let target = url.lastPathComponent
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in names where isTemporaryFile(name, of: target) {
+            let path = directory + "/" + name
+            let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            // Locked: a writer is at work on it. Unlocked: its writer is gone.
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 { unlink(path) }
+        }
+    }
+
+    private static func failure(_ step: String) -> ApplicationError {
+        ApplicationError(.io, "\(step): \(String(cString: strerror(errno)))")
+    }
+}
