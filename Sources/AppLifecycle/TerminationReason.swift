@@ -10,4 +10,7 @@ public enum TerminationReason: String, Sendable, Hashable, Codable, CaseIterable
     case hostRequest = "host-request"
     /// The host reclaims memory and terminates this app to do so.
     case memoryPressure = "memory-pressure"
+    /// The session the app was hosted in ended: its session bus closed for good (GLib apps exit
+    /// then too), or the process group was orphaned (`SIGHUP`).
+    case sessionEnded = "session-ended"
 }

@@ -48,8 +48,9 @@ public final class LifecycledHost: ApplicationHost {
         public var environment: [String: String]
         /// How long `RegisterApp` and each report may take before it is given up.
         public var callTimeout: Duration
-        /// Whether SIGTERM and SIGINT terminate the app through `applicationWillTerminate`
-        /// (lifecycled sends SIGTERM after the `terminate` Command when an app lingers).
+        /// Whether SIGTERM, SIGINT and SIGHUP terminate the app through `applicationWillTerminate`
+        /// (lifecycled sends SIGTERM after the `terminate` Command when an app lingers; the kernel
+        /// sends SIGHUP to a stopped app whose daemon died).
         public var handlesTerminationSignals: Bool
 
         /// Creates a configuration.
@@ -61,7 +62,7 @@ public final class LifecycledHost: ApplicationHost {
         ///   - busAddress: The bus the daemon is on.
         ///   - environment: The environment to read.
         ///   - callTimeout: The timeout of each call to the daemon.
-        ///   - handlesTerminationSignals: Whether SIGTERM and SIGINT terminate the app (turn it off in tests).
+        ///   - handlesTerminationSignals: Whether SIGTERM, SIGINT and SIGHUP terminate the app (turn it off in tests).
         public init(
             appID: String? = nil, busAddress: BusConnection.Address = .session,
             environment: [String: String] = ProcessInfo.processInfo.environment,
@@ -170,8 +171,11 @@ public final class LifecycledHost: ApplicationHost {
         prepared = true
         self.application = application
         // First: SIGTERM means applicationWillTerminate even if the app cannot register below.
+        // SIGHUP too: lifecycled stops a suspended app's process group; if lifecycled dies, the
+        // kernel sends an orphaned group with stopped members SIGHUP then SIGCONT, and by default
+        // SIGHUP would kill the app without its applicationWillTerminate.
         if configuration.handlesTerminationSignals {
-            let watcher = await TerminationSignalWatcher()
+            let watcher = await TerminationSignalWatcher(trapping: [.sigterm, .sigint, .sighup])
             signalWatcher = watcher
             signalTask = Task { @MainActor [weak application] in
                 for await event in watcher.events { application?.handle(event) }
@@ -326,7 +330,11 @@ public final class LifecycledHost: ApplicationHost {
                 $0.daemonOwner = nil
                 $0.isRegistered = false
             }
-            logDaemonAbsence("the bus connection closed; the app keeps running on the last host facts")
+            // A session bus does not come back (a new one is a new session): the app ends, as GLib
+            // apps do when theirs closes, instead of running on idle and busless. A lifecycled that
+            // restarts on a living bus is an owner change above, not this.
+            logger.notice("the session bus closed; terminating")
+            application?.handle(.terminate(.sessionEnded))
         }
     }
 

@@ -198,6 +198,25 @@ struct LifecycledHostTests {
         try await hosted.waitForDelegateCall("applicationDidReceiveMemoryWarning(_:)")
     }
 
+    @MainActor @Test("when its session bus goes away for good, the app ends through applicationWillTerminate")
+    func busGoneEndsTheApp() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let loop = try EventLoop(name: "fake-daemon")
+        defer { loop.shutdown() }
+        let fake = try await FakeLifecycled.start(address: bus.address, loop: loop)
+        defer { fake.connection.close() }
+        let hosted = Hosted(address: bus.address)
+        defer { hosted.host.stop() }
+        await hosted.host.prepare(hosted.app)
+        hosted.app.launch()
+        #expect(hosted.host.status.isHosted)
+
+        bus.kill()  // lifecycled and the bus daemon gone at once, as when the session ends
+        try await hosted.waitForDelegateCall("applicationWillTerminate(_:)")
+        #expect(hosted.app.applicationState == .notRunning)
+    }
+
     @MainActor @Test("without a daemon the app runs on its defaults and registers when lifecycled appears")
     func daemonAbsentAtStart() async throws {
         let bus = try PrivateBus()

@@ -183,6 +183,25 @@ struct DaemonHostFactsTests {
         }
     }
 
+    /// When lifecycled dies while an app is stopped, the kernel sends the orphaned process group
+    /// SIGHUP then SIGCONT. SIGHUP must end the app through applicationWillTerminate, not kill it.
+    @Test func sigHupEndsAHostedAppThroughApplicationWillTerminate() async throws {
+        let products = try #require(builtProductsDirectory(containing: "counter-app"), "counter-app is not built; run `swift build` first")
+        let id = "org.example.Counter"
+        try await withDaemon(setUp: { dir in
+            try writeManifest(dir, id: id, executable: products + "/counter-app",
+                              arguments: ["--host", "lifecycled", "--state-directory", dir.path + "/state"])
+        }) { (h: DaemonHarness) async throws in
+            try await launch(h, id)
+            try await h.client.log.waitForState(id, .active)
+            let pid = try #require(h.pid(id))
+            kill(pid, SIGHUP)
+            #expect(try await h.waitForExit(id) == .exited(code: 0))
+            // It said goodbye itself: willTerminate ran and reported the end before the exit.
+            #expect(h.client.log.stateChanges(id).contains { $0.hasSuffix("->not-running") })
+        }
+    }
+
     @Test func aSuspendedAppThatIsTerminatedRightAfterAPostIsNotStoppedAgainAndExitsOnItsOwn() async throws {
         let id = "org.example.Polite"
         try await withDaemon(setUp: { dir in
