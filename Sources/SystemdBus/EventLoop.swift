@@ -23,8 +23,13 @@ import Synchronization
 /// source, runs the shutdown hooks of attached connections, and joins the thread.
 public final class EventLoop: @unchecked Sendable {
     // Why @unchecked Sendable is safe here:
-    // - `event`, `wakeFD`, `wakeSource`, `thread` are written once in `init` before the loop
-    //   thread starts (pthread_create is a happens-before edge) and never written again.
+    // - `event` and `wakeFD` are written once in `init` before the loop thread starts
+    //   (pthread_create is a happens-before edge) and never written again.
+    // - `wakeSource` is written in `init` before the thread starts, and cleared by the loop thread
+    //   itself at the end of `run()`; no other thread reads it.
+    // - `thread` is written in `init` right after pthread_create returns, and read only by
+    //   `shutdown()` on another thread, which first takes the `joined` mutex; a shutdown cannot run
+    //   before `init` has returned the loop to its caller.
     // - `confined` is read and written only on the loop thread (every access is inside a
     //   closure run by the loop, or in `run()` itself, which is the loop thread).
     // - `pending` and `threadID` are synchronization primitives (Mutex, Atomic).

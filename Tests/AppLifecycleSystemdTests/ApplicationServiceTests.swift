@@ -26,4 +26,28 @@ struct ApplicationServiceTests {
         }
         #expect(delegate.calls == ["active", "terminate"])
     }
+
+    /// The delegate the documentation sample names.
+    @MainActor final class AppDelegate: ApplicationDelegate {}
+
+    /// `ApplicationService`'s documentation sample, verbatim between the markers, so the compiler
+    /// checks that every name in it exists. It is not run: running it would trap SIGTERM in the
+    /// test process, which other suites signal.
+    static func documentationSample(logger: Logger) async throws {
+        // Sample start.
+        let sources = Set(HostBridge.Source.allCases).subtracting([.signals])
+        let service = ApplicationService(host: SystemdHost(configuration: .init(sources: sources))) {
+            AppDelegate()
+        }
+        let group = ServiceGroup(services: [service], gracefulShutdownSignals: [.sigterm], logger: logger)
+        try await group.run()
+        // Sample end.
+    }
+
+    @Test("the documentation sample compiles, and its sources leave SIGTERM to the group")
+    func documentationSampleCompiles() {
+        let sample: (Logger) async throws -> Void = Self.documentationSample
+        _ = sample
+        #expect(!Set(HostBridge.Source.allCases).subtracting([.signals]).contains(.signals))
+    }
 }
