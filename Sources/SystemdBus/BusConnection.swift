@@ -19,8 +19,8 @@ import Synchronization
 /// handlers registered with ``addDisconnectHandler(_:)`` run; open a new connection to
 /// reconnect. Call ``close()`` when done (it is also done on ``EventLoop/shutdown()``).
 public final class BusConnection: @unchecked Sendable {
-    // Why @unchecked Sendable is safe: `bus`, `filter`, `trackers`, `disconnectHandlers`,
-    // `hookID` and `exported` are read and written only on the loop thread (each access is
+    // Why @unchecked Sendable is safe: the loop-only state is in `onLoop` (checked on every
+    // access). `bus` is read and written only on the loop thread (each access is
     // inside a closure run by `loop`, or in an sd-bus callback, which runs on the loop thread).
     // `loop`, `address`, `uniqueName` and `logger` are immutable; `open` is an Atomic.
 
@@ -56,15 +56,26 @@ public final class BusConnection: @unchecked Sendable {
     /// Credentials of unique names already asked about. A unique name is never reused while the
     /// bus runs, and a connection's uid and pid cannot change, so an answer stays true; bounded.
     private let credentialsCache = CredentialsCache()
-    private var filter: FilterBox?
-    private var hookID: UInt64 = 0
-    var trackers: [String: NameOwnerTracker] = [:]
-    private var disconnectHandlers: [@Sendable () -> Void] = []
-    /// `Properties` calls dispatched again after their sender's look-up (sender and cookie).
-    private var redispatched: Set<String> = []
+    /// State only the loop thread touches (checked on every access).
+    let onLoop: LoopBoundBox<LoopState>
     /// Awaited before each credentials look-up (tests hold a peer's look-up back with it).
     private let credentialsLookUpGate = Mutex<(@Sendable (String) async -> Void)?>(nil)
-    var exported: [ObjectIdentifier: ExportedObject] = [:]
+
+    /// What the connection keeps for the loop thread alone.
+    struct LoopState {
+        /// The message filter (disconnects, held-back `Properties` calls).
+        var filter: FilterBox?
+        /// The loop shutdown hook that closes the connection.
+        var hookID: UInt64 = 0
+        /// One name-owner tracker per followed name.
+        var trackers: [String: NameOwnerTracker] = [:]
+        /// Run once when the peer closes the connection.
+        var disconnectHandlers: [@Sendable () -> Void] = []
+        /// `Properties` calls dispatched again after their sender's look-up (sender and cookie).
+        var redispatched: Set<String> = []
+        /// The exported objects, kept alive while they are on the bus.
+        var exported: [ObjectIdentifier: ExportedObject] = [:]
+    }
 
     /// Opens a connection and attaches it to a loop.
     ///
@@ -80,6 +91,7 @@ public final class BusConnection: @unchecked Sendable {
     public init(_ address: Address, loop: EventLoop, description: String? = nil) throws {
         self.loop = loop
         self.address = address
+        self.onLoop = LoopBoundBox(LoopState(), loop: loop)
         var logger = Logger(label: "SystemdBus")
         logger[metadataKey: "bus"] = "\(address)"
         let opened = try loop.performAndWait { () throws -> OpenedBus in
@@ -113,6 +125,7 @@ public final class BusConnection: @unchecked Sendable {
     public init(_ address: Address, loop: EventLoop, description: String? = nil, timeout: Duration) async throws {
         self.loop = loop
         self.address = address
+        self.onLoop = LoopBoundBox(LoopState(), loop: loop)
         var logger = Logger(label: "SystemdBus")
         logger[metadataKey: "bus"] = "\(address)"
         let connecting = try await loop.run {
@@ -200,7 +213,7 @@ public final class BusConnection: @unchecked Sendable {
     ///   - handler: Called on the loop thread after the connection has been closed.
     public func addDisconnectHandler(_ handler: @escaping @Sendable () -> Void) {
         loop.perform { [self] in
-            if isOpen { disconnectHandlers.append(handler) } else { handler() }
+            if isOpen { onLoop.value.disconnectHandlers.append(handler) } else { handler() }
         }
     }
 
@@ -291,7 +304,8 @@ public final class BusConnection: @unchecked Sendable {
         arguments: [BusValue], timeout: Duration? = nil,
         completion: @escaping (Result<[BusValue], BusError>) -> Void
     ) -> PendingCallBox? {
-        BusConnection.startCall(on: isOpen ? bus : nil, destination: destination, path: path, interface: interface,
+        loop.preconditionOnLoopThread()
+        return BusConnection.startCall(on: isOpen ? bus : nil, destination: destination, path: path, interface: interface,
                                 member: member, arguments: arguments, timeout: timeout, completion: completion)
     }
 
@@ -432,6 +446,7 @@ public final class BusConnection: @unchecked Sendable {
         _ rule: String, handler: @escaping @Sendable (OpaquePointer) -> Void,
         installed: @escaping (Result<BusSubscription, BusError>) -> Void
     ) {
+        loop.preconditionOnLoopThread()
         guard let bus, isOpen else {
             installed(.failure(.notConnected))
             return
@@ -602,13 +617,13 @@ public final class BusConnection: @unchecked Sendable {
               let sender = sd_bus_message_get_sender(message).map({ String(cString: $0) }), sender.hasPrefix(":"),
               credentialsCache[sender] == nil,
               let path = sd_bus_message_get_path(message).map({ String(cString: $0) }),
-              exported.values.contains(where: { $0.path == path && $0.interface.propertyAccessCheck != nil })
+              onLoop.value.exported.values.contains(where: { $0.path == path && $0.interface.propertyAccessCheck != nil })
         else { return false }
         var cookie: UInt64 = 0
         _ = sd_bus_message_get_cookie(message, &cookie)
         let key = "\(sender) \(cookie)"
         // The second time round the look-up has been tried: answer with what is known.
-        if redispatched.remove(key) != nil { return false }
+        if onLoop.value.redispatched.remove(key) != nil { return false }
         sd_bus_message_ref(message)
         let held = SendablePointer(message)
         Task { [self] in
@@ -616,10 +631,10 @@ public final class BusConnection: @unchecked Sendable {
             let accepted = loop.perform { [self] in
                 defer { sd_bus_message_unref(held.pointer) }
                 guard let bus, isOpen else { return }
-                redispatched.insert(key)
+                onLoop.value.redispatched.insert(key)
                 let r = sd_bus_enqueue_for_read(bus, held.pointer)
                 if r < 0 {
-                    redispatched.remove(key)
+                    onLoop.value.redispatched.remove(key)
                     logger.warning("could not dispatch a held Properties call again: \(BusError(errno: r))")
                 }
             }
@@ -711,6 +726,7 @@ public final class BusConnection: @unchecked Sendable {
     }
 
     private func installFilterOnLoop() throws {
+        loop.preconditionOnLoopThread()
         guard let bus else { throw BusError.notConnected }
         let box = FilterBox(connection: self)
         let userdata = box.retainedUserdata()
@@ -730,24 +746,25 @@ public final class BusConnection: @unchecked Sendable {
             throw BusError(errno: r, context: "sd_bus_add_filter")
         }
         box.adopt(slot)
-        filter = box
+        onLoop.value.filter = box
         let weakSelf = WeakConnection(self)
-        hookID = loop.addShutdownHook { weakSelf.connection?.closeOnLoop(disconnected: false) }
+        onLoop.value.hookID = loop.addShutdownHook { weakSelf.connection?.closeOnLoop(disconnected: false) }
     }
 
     func closeOnLoop(disconnected: Bool) {
+        loop.preconditionOnLoopThread()
         guard let bus else { return }
         open.store(false, ordering: .releasing)
         if disconnected { logger.notice("bus disconnected") } else { logger.debug("closing") }
         self.bus = nil
-        loop.removeShutdownHook(hookID)
-        filter = nil
-        trackers.removeAll()
-        exported.removeAll()
+        loop.removeShutdownHook(onLoop.value.hookID)
+        onLoop.value.filter = nil
+        onLoop.value.trackers.removeAll()
+        onLoop.value.exported.removeAll()
         // Frees every floating slot: pending calls fail, matches and objects are removed.
         sd_bus_flush_close_unref(bus)
-        let handlers = disconnectHandlers
-        disconnectHandlers.removeAll()
+        let handlers = onLoop.value.disconnectHandlers
+        onLoop.value.disconnectHandlers.removeAll()
         if disconnected { for handler in handlers { handler() } }
     }
 }
@@ -820,12 +837,14 @@ private final class ConnectingBus: @unchecked Sendable {
 
     /// Closes the bus if it is still here. Loop thread only.
     func close() {
+        loop.preconditionOnLoopThread()
         guard let bus = handOver() else { return }
         sd_bus_close_unref(bus)
     }
 
     /// Gives up the bus (and the shutdown hook) to the caller; `nil` if it was closed. Loop thread only.
     func handOver() -> OpaquePointer? {
+        loop.preconditionOnLoopThread()
         if let hookID { loop.removeShutdownHook(hookID) }
         hookID = nil
         defer { pointer = nil }

@@ -303,6 +303,7 @@ public final class EventLoop: @unchecked Sendable {
     ///   - token: The token that cancels it.
     /// - Returns: The token.
     private func adopt(_ source: OpaquePointer, description: String, token: EventSourceToken) -> EventSourceToken {
+        preconditionOnLoopThread()
         _ = sd_event_source_set_destroy_callback(source) { userdata in
             Unmanaged<EventHandlerBox>.fromOpaque(userdata!).release()
         }
@@ -384,6 +385,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Forgets a cancelled token. Loop thread only.
     func forget(_ token: EventSourceToken) {
+        preconditionOnLoopThread()
         confined.sources[ObjectIdentifier(token)] = nil
     }
 

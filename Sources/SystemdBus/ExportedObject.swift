@@ -81,6 +81,7 @@ public final class ExportedObject: Sendable {
     /// reply has gone out (sd-bus does not emit `PropertiesChanged` for a remote `Set`).
     /// Loop thread only.
     func storeRemote(_ name: String, _ value: BusValue) {
+        connection.connection?.loop.preconditionOnLoopThread()
         values.withLock { $0[name] = value }
         guard let connection = connection.connection,
               let declared = interface.properties.first(where: { $0.name == name }),
@@ -136,7 +137,7 @@ public final class ExportedObject: Sendable {
         connection.loop.perform { [self] in
             box.destroySlot()
             box.finishIncoming()
-            connection.exported[ObjectIdentifier(self)] = nil
+            connection.onLoop.value.exported[ObjectIdentifier(self)] = nil
         }
     }
 }
@@ -148,10 +149,8 @@ public final class ExportedObject: Sendable {
 final class ObjectBox: SlotBox, @unchecked Sendable {
     // Why @unchecked Sendable is safe: `vtable` and `strings` are written once on the loop
     // thread before the slot exists and freed in deinit; `object` is a weak reference set
-    // once before registration; `queue`, `resolving` and `pending` are read and written on the
-    // loop thread only (sd-bus callbacks and closures run by the loop, each checked with
-    // `preconditionOnLoopThread`); the stream and its continuation are Sendable; everything
-    // else is immutable.
+    // once before registration; the call queue is in a LoopBoundBox (checked on every access);
+    // the stream and its continuation are Sendable; everything else is immutable.
     let interface: ExportedInterface
     let connection: WeakConnection
     let logger: Logger
@@ -163,6 +162,7 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
         self.interface = interface
         self.connection = WeakConnection(connection)
         self.logger = logger
+        calls = LoopBoundBox(CallQueue(), loop: connection.loop)
         (incoming, incomingContinuation) = AsyncStream.makeStream(of: IncomingMethodCall.self)
         if interface.callDelivery == .tasks { incomingContinuation.finish() }
     }
@@ -180,6 +180,7 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
 
     /// Builds the C vtable. Loop thread only.
     func buildVTable() -> UnsafeMutablePointer<sd_bus_vtable> {
+        connection.connection?.loop.preconditionOnLoopThread()
         let count = 2 + interface.methods.count + interface.signals.count + interface.properties.count
         let table = csd_vtable_new(count)!
         var index = 0
@@ -267,6 +268,7 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
     /// to put new values into `PropertiesChanged` when the object emits it. Those reads are
     /// the object's own and are not checked (refusing them would silence every change signal).
     private func accessRefusal(on bus: OpaquePointer?) -> BusError? {
+        connection.connection?.loop.preconditionOnLoopThread()
         guard let check = interface.propertyAccessCheck else { return nil }
         guard let bus, let message = sd_bus_get_current_message(bus),
               sd_bus_message_is_method_call(message, nil, nil) > 0 else { return nil }
@@ -293,12 +295,17 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
         var lookedUp = false
     }
 
-    /// Calls in arrival order, waiting for their sender's credentials. Loop thread only.
-    private var queue: [QueuedCall] = []
-    /// Whether the credentials of the queue's head are being looked up. Loop thread only.
-    private var resolving = false
-    /// Calls taken and not answered yet. Loop thread only.
-    private var pending = 0
+    /// The calls taken off the wire and not answered yet; the loop thread's alone.
+    private struct CallQueue {
+        /// Calls in arrival order, waiting for their sender's credentials.
+        var waiting: [QueuedCall] = []
+        /// Whether the credentials of the head are being looked up.
+        var resolving = false
+        /// Calls taken and not answered yet (waiting or being answered).
+        var pending = 0
+    }
+
+    private let calls: LoopBoundBox<CallQueue>
     /// Where ``ExportedInterface/CallDelivery/inOrder`` calls go (finished for `.tasks`).
     let incoming: AsyncStream<IncomingMethodCall>
     private let incomingContinuation: AsyncStream<IncomingMethodCall>.Continuation
@@ -311,10 +318,10 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
             return sd_bus_error_set(error, BusError.Name.unknownMethod, "no method \(member) on \(interface.name)")
         }
         connection.loop.preconditionOnLoopThread()
-        guard pending < interface.maximumPendingCalls else {
-            logger.notice("refused \(interface.name).\(member): \(pending) calls already pending")
+        guard calls.value.pending < interface.maximumPendingCalls else {
+            logger.notice("refused \(interface.name).\(member): \(calls.value.pending) calls already pending")
             return sd_bus_error_set(error, BusError.Name.limitsExceeded,
-                                    "\(interface.name) has \(pending) calls pending; try again later")
+                                    "\(interface.name) has \(calls.value.pending) calls pending; try again later")
         }
         let arguments: [BusValue]
         do {
@@ -324,8 +331,8 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
         }
         // Keep the call alive until the reply is sent (sd-bus allows replying later).
         sd_bus_message_ref(message)
-        pending += 1
-        queue.append(QueuedCall(
+        calls.value.pending += 1
+        calls.value.waiting.append(QueuedCall(
             message: SendablePointer(message), method: method,
             sender: sd_bus_message_get_sender(message).map { String(cString: $0) },
             path: sd_bus_message_get_path(message).map { String(cString: $0) } ?? "", arguments: arguments))
@@ -336,27 +343,29 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
     /// Hands the queue's calls on in order, each once its sender's credentials are known (from the
     /// cache, or after one asynchronous look-up that the calls behind it wait for). Loop thread only.
     private func drain(_ connection: BusConnection) {
-        while let head = queue.first {
+        while let head = calls.value.waiting.first {
             var credentials: BusCredentials?
             if let sender = head.sender {
                 credentials = connection.cachedCredentials(of: sender)
                 if credentials == nil && !head.lookedUp {
-                    guard !resolving else { return }
-                    resolving = true
+                    guard !calls.value.resolving else { return }
+                    calls.value.resolving = true
                     Task { [self] in
                         _ = try? await connection.credentials(of: sender)
                         connection.loop.perform { [self] in
-                            resolving = false
+                            calls.value.resolving = false
                             // By sender, not position: the head may have left already (its
                             // credentials were cached before this ran) and another taken its place.
-                            for index in queue.indices where queue[index].sender == sender { queue[index].lookedUp = true }
+                            for index in calls.value.waiting.indices where calls.value.waiting[index].sender == sender {
+                                calls.value.waiting[index].lookedUp = true
+                            }
                             drain(connection)
                         }
                     }
                     return
                 }
             }
-            queue.removeFirst()
+            calls.value.waiting.removeFirst()
             dispatch(head, credentials: credentials, on: connection)
         }
     }
@@ -388,7 +397,7 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
     /// One call was answered. Loop thread only.
     func callFinished() {
         connection.connection?.loop.preconditionOnLoopThread()
-        pending -= 1
+        calls.value.pending -= 1
     }
 
     /// Ends the in-order stream (the object left the bus).
@@ -450,7 +459,7 @@ extension BusConnection {
                 throw BusError(errno: r, context: "export \(interface.name) at \(path)")
             }
             box.adopt(slot)
-            exported[ObjectIdentifier(object)] = object
+            onLoop.value.exported[ObjectIdentifier(object)] = object
         }
         return object
     }

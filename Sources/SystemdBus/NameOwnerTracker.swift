@@ -150,9 +150,9 @@ extension BusConnection {
     public func trackNameOwner(_ name: String) async throws -> NameOwnerTracker {
         let tracker = try await loop.run { [self] () throws -> NameOwnerTracker in
             guard isOpen else { throw BusError.notConnected }
-            if let tracker = trackers[name] { return tracker }
+            if let tracker = onLoop.value.trackers[name] { return tracker }
             let tracker = NameOwnerTracker(name: name, connection: self)
-            trackers[name] = tracker
+            onLoop.value.trackers[name] = tracker
             startTrackingOnLoop(tracker)
             return tracker
         }
@@ -183,7 +183,7 @@ extension BusConnection {
         }, installed: { [self] result in
             switch result {
             case .failure(let error):
-                trackers[name] = nil
+                onLoop.value.trackers[name] = nil
                 tracker.fail(error)
             case .success(let subscription):
                 tracker.match = subscription
@@ -195,7 +195,7 @@ extension BusConnection {
                     case .failure(let error) where error.name == BusError.Name.nameHasNoOwner:
                         tracker.setInitialOwner(nil)
                     case .failure(let error):
-                        trackers[name] = nil
+                        onLoop.value.trackers[name] = nil
                         subscription.cancel()
                         tracker.fail(error)
                     }

@@ -5,6 +5,7 @@ import Foundation
 import Glibc
 import LifecycledClient
 import SystemdBus
+import SystemdBusTesting
 import Testing
 
 @testable import lifecycled
@@ -137,6 +138,10 @@ struct DaemonHostFactsTests {
             try await h.client.log.waitForState(small, .suspended)
             try await h.client.log.waitForState(large, .suspended)
             try await h.client.log.waitForState(running, .active)
+            // Reported suspended is not yet stopped: the purge takes only apps the kernel confirmed.
+            for id in [small, large] {
+                #expect(try await eventually { @MainActor in h.daemon.registry[id]?.process?.isSuspended == true })
+            }
             let smallRSS = try #require(h.daemon.registry[small]?.process?.residentBytes)
             let largeRSS = try #require(h.daemon.registry[large]?.process?.residentBytes)
             #expect(largeRSS > smallRSS)
