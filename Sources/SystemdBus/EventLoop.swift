@@ -130,6 +130,18 @@ public final class EventLoop: @unchecked Sendable {
         threadID.load(ordering: .acquiring) == UInt(bitPattern: Int(bitPattern: UInt(pthread_self())))
     }
 
+    /// Makes the next `sd_event_run` fail, as a broken epoll descriptor would (tests of the loop's
+    /// failure path): /dev/null takes the place of its epoll fd (same number, so nothing else's fd
+    /// is ever closed by mistake), and `epoll_wait` then fails with `EINVAL`.
+    package func breakForTesting() {
+        perform { [self] in
+            let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
+            guard null >= 0 else { return }
+            _ = dup2(null, sd_event_get_fd(event))
+            close(null)
+        }
+    }
+
     /// Stops the program when the caller is not on this loop's thread (in debug builds; release
     /// builds do not check).
     ///
@@ -413,11 +425,15 @@ public final class EventLoop: @unchecked Sendable {
         while !confined.stopping {
             let r = sd_event_run(event, UInt64.max)
             if r < 0 {
-                logger.error("sd_event_run failed: \(BusError(errno: r))")
-                if r == -ESTALE || r == -ECHILD { break }
+                // sd-event does not recover from a failed iteration (a broken epoll fd, a fork):
+                // trying again would spin. Stop as shutdown() does, so nothing waits for good.
+                logger.error("sd_event_run failed: \(BusError(errno: r)); stopping the \(name) loop")
+                pending.withLock { $0.isShutDown = true }
+                break
             }
         }
-        // Shutdown: hooks first (connections flush and close), then the remaining sources.
+        // Shutdown: hooks first (connections flush and close, failing their pending calls), then
+        // the remaining sources.
         let hooks = confined.shutdownHooks
         confined.shutdownHooks.removeAll()
         for entry in hooks.reversed() { entry.hook() }
@@ -425,8 +441,13 @@ public final class EventLoop: @unchecked Sendable {
         confined.sources.removeAll()
         sd_event_source_disable_unref(wakeSource)
         wakeSource = nil
-        // Late perform() calls were rejected; drop anything that slipped in before the flag.
-        pending.withLock { $0.queue.removeAll() }
+        // Work accepted before the loop stopped still runs (later perform() calls are refused): it
+        // finds its connections closed and fails its callers instead of leaving them waiting.
+        let accepted = pending.withLock { state -> [@Sendable () -> Void] in
+            defer { state.queue.removeAll() }
+            return state.queue
+        }
+        for item in accepted { item() }
         sd_event_unref(event)
         logger.debug("event loop stopped")
     }

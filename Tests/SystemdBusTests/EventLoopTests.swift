@@ -98,3 +98,38 @@ struct EventLoopTests {
         loop.shutdown()
     }
 }
+
+@Suite("EventLoop: a failed iteration stops the loop; nothing waits for good", .timeLimit(.minutes(1)))
+struct EventLoopFailureTests {
+    @Test func afterSdEventRunFailsPendingAndLaterWorkFailsWithAClearError() async throws {
+        try await BusTestEnvironment.with { env in
+            // A call that the peer never answers is pending when the loop breaks.
+            let peer = try env.secondConnection("silent-peer")
+            defer { peer.close() }
+            var silent = ExportedInterface(name: "org.example.Silent", methods: [.init("Wait")])
+            silent.callDelivery = .inOrder
+            let object = try peer.export(silent, at: "/org/example/Silent")
+            defer { object.unexport() }
+            let pending = Task {
+                try await env.connection.call(destination: peer.uniqueName, path: "/org/example/Silent",
+                                              interface: "org.example.Silent", member: "Wait")
+            }
+            // Takes the call and never answers it.
+            let taken = ValueRecorder<IncomingMethodCall>()
+            let consumer = Task { for await call in object.incomingCalls { taken.add(call) } }
+            defer { consumer.cancel() }
+            _ = try await taken.next("the call to reach the peer")
+
+            env.loop.breakForTesting()
+            let pendingError = await #expect(throws: BusError.self) { try await pending.value }
+            #expect(pendingError?.name == BusError.Name.disconnected)
+            // Later work is refused at once instead of queued for a loop that will never run it.
+            #expect(try await eventually { !env.loop.perform {} })
+            await #expect(throws: BusError.self) { try await env.loop.run { 1 } }
+            await #expect(throws: BusError.self) {
+                try await env.connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                              interface: "org.freedesktop.DBus", member: "GetId")
+            }
+        }
+    }
+}
