@@ -110,10 +110,18 @@ let package = Package(
         .testTarget(
             name: "LifecycledTests",
             dependencies: [
-                "lifecycled", "lifecyclectl", "AppLifecycle", "AppLifecycleTesting", "AppLifecycleSystemd", "LifecycledClient",
+                "lifecycled", "AppLifecycle", "AppLifecycleTesting", "AppLifecycleSystemd", "LifecycledClient",
                 "SystemdBus", "SystemdBusTesting", "LifecycledTestSupport",
             ]
         ),
+        .testTarget(
+            name: "LifecyclectlTests",
+            dependencies: [
+                "lifecyclectl", "AppLifecycle", "AppLifecycleTesting", "LifecycledClient", "SystemdBus", "SystemdBusTesting",
+                "LifecycledTestSupport", argumentParser,
+            ]
+        ),
+        .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport", argumentParser]),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["AppLifecycle", "AppLifecycleTesting", "AppLifecycleSystemd", "SystemdBus", "SystemdBusTesting"]

@@ -9,16 +9,14 @@ public protocol UsageErrorExit: ParsableCommand {}
 
 extension UsageErrorExit {
     /// The exit status for a usage error.
-    public static var usageExitStatus: Int32 { 2 }
+    public static var usageExitStatus: Int32 { ExitStatus.usage }
 
-    /// The exit status a failed parse or run ends the process with: 2 for usage errors,
-    /// ArgumentParser's status otherwise.
+    /// The exit status a failed parse or run ends the process with (``ExitStatus/of(_:command:)``).
     ///
     /// - Parameters:
     ///   - error: What parsing or running threw.
     public static func exitStatus(for error: any Error) -> Int32 {
-        let code = exitCode(for: error)
-        return code == .validationFailure ? usageExitStatus : code.rawValue
+        ExitStatus.of(error, command: Self.self)
     }
 
     /// Parses the command line, runs the (possibly async) command, and on error prints

@@ -1,5 +1,6 @@
 import AppLifecycle
 import ArgumentParser
+import CommandLineSupport
 import Foundation
 import LifecycledClient
 import Synchronization
@@ -68,26 +69,9 @@ final class CtlOutput: Sendable {
     func err(_ line: String) { writeErr(line) }
 }
 
-/// A usage error found while validating arguments (exit status 2).
-struct CtlUsageError: Error, CustomStringConvertible {
-    /// What is wrong, for standard error.
-    var description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// The exit statuses of lifecyclectl.
-enum CtlExit {
-    /// Success.
-    static let ok: Int32 = 0
-    /// A runtime failure: lifecycled absent, a D-Bus error.
-    static let failure: Int32 = 1
-    /// A usage error.
-    static let usage: Int32 = 2
-}
-
 /// A lifecyclectl subcommand with a body that writes to a ``CtlOutput``.
 protocol CtlCommand: AsyncParsableCommand {
-    /// Runs the command; throws ``CtlUsageError`` for bad arguments, ``BusError`` for D-Bus failures.
+    /// Runs the command; throws ``ValidationError`` for bad arguments, ``BusError`` for D-Bus failures.
     ///
     /// - Parameters:
     ///   - output: Where to write.
@@ -100,7 +84,7 @@ extension CtlCommand {
     /// Each command's `run()` calls it (an explicit `run()` keeps ArgumentParser from picking its default).
     func runOnStandardStreams() async throws {
         let status = await Self.finish(output: .standard) { try await execute(output: $0) }
-        if status != CtlExit.ok { throw ExitCode(status) }
+        if status != ExitStatus.success { throw ExitCode(status) }
     }
 
     /// Runs a body and turns its errors into a message on standard error and an exit status.
@@ -113,21 +97,21 @@ extension CtlCommand {
         let name = configuration.commandName ?? "lifecyclectl"
         do {
             try await body(output)
-            return CtlExit.ok
-        } catch let error as CtlUsageError {
-            output.err("lifecyclectl \(name): \(error.description)")
-            return CtlExit.usage
+            return ExitStatus.success
+        } catch let error as ValidationError {
+            output.err("lifecyclectl \(name): \(error.message)")
+            return ExitStatus.usage
         } catch let error as BusError {
             output.err("lifecyclectl \(name): \(error.name): \(error.message)")
             if error.name == BusError.Name.serviceUnknown || error.name == BusError.Name.nameHasNoOwner {
                 output.err("lifecyclectl \(name): is lifecycled running on this bus?")
             }
-            return CtlExit.failure
+            return ExitStatus.failure
         } catch is CancellationError {
-            return CtlExit.ok
+            return ExitStatus.success
         } catch {
             output.err("lifecyclectl \(name): \(error)")
-            return CtlExit.failure
+            return ExitStatus.failure
         }
     }
 
@@ -143,7 +127,7 @@ extension CtlCommand {
             command = try parse(arguments)
         } catch {
             output.err(message(for: error))
-            return exitCode(for: error) == .success ? CtlExit.ok : CtlExit.usage
+            return ExitStatus.of(error, command: Self.self)
         }
         return await finish(output: output) { try await command.execute(output: $0) }
     }
@@ -223,10 +207,10 @@ final class DaemonClient: Sendable {
 ///
 /// - Parameters:
 ///   - id: The argument.
-/// - Throws: ``CtlUsageError`` when it is not a valid app id.
+/// - Throws: ``ValidationError`` when it is not a valid app id.
 func validatedAppID(_ id: String) throws -> String {
     guard LifecycledProtocol.isValidAppID(id) else {
-        throw CtlUsageError("'\(id)' is not a valid app id (reverse-DNS, like org.example.App)")
+        throw ValidationError("'\(id)' is not a valid app id (reverse-DNS, like org.example.App)")
     }
     return id
 }

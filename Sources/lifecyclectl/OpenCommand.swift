@@ -18,14 +18,14 @@ struct OpenCommand: CtlCommand {
 
     /// The URL, checked: at most 8192 bytes, parseable, with a scheme.
     ///
-    /// - Throws: ``CtlUsageError`` naming what is wrong.
+    /// - Throws: ``ValidationError`` naming what is wrong.
     func validatedURL() throws -> URL {
         guard url.utf8.count <= LifecycledProtocol.Limits.urlLength else {
-            throw CtlUsageError("the URL is longer than \(LifecycledProtocol.Limits.urlLength) bytes")
+            throw ValidationError("the URL is longer than \(LifecycledProtocol.Limits.urlLength) bytes")
         }
         guard let parsed = URL(string: url), let scheme = parsed.scheme, !scheme.isEmpty,
               url.hasPrefix(scheme + ":") else {
-            throw CtlUsageError("'\(url)' is not a URL with a scheme (like counter://increment)")
+            throw ValidationError("'\(url)' is not a URL with a scheme (like counter://increment)")
         }
         return parsed
     }

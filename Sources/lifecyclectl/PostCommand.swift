@@ -25,19 +25,19 @@ struct PostCommand: CtlCommand {
 
     /// The userInfo, parsed and checked against the protocol's limits.
     ///
-    /// - Throws: ``CtlUsageError`` for JSON that is not an object of userInfo values, or too large.
+    /// - Throws: ``ValidationError`` for JSON that is not an object of userInfo values, or too large.
     func validatedUserInfo() throws -> UserInfo {
         guard let userInfo else { return UserInfo() }
         let parsed: UserInfo
         do {
             parsed = try UserInfo(json: userInfo)
         } catch {
-            throw CtlUsageError("--user-info is not a JSON object of userInfo values: \(userInfo)")
+            throw ValidationError("--user-info is not a JSON object of userInfo values: \(userInfo)")
         }
         do {
             try LifecycledProtocol.validate(parsed)
         } catch {
-            throw CtlUsageError("--user-info: \(error)")
+            throw ValidationError("--user-info: \(error)")
         }
         return parsed
     }
@@ -45,7 +45,7 @@ struct PostCommand: CtlCommand {
     func execute(output: CtlOutput) async throws {
         let app = try validatedAppID(self.app)
         guard !name.isEmpty, name.utf8.count <= LifecycledProtocol.Limits.notificationNameLength else {
-            throw CtlUsageError("the notification name must have 1 to \(LifecycledProtocol.Limits.notificationNameLength) bytes")
+            throw ValidationError("the notification name must have 1 to \(LifecycledProtocol.Limits.notificationNameLength) bytes")
         }
         let userInfo = try validatedUserInfo()
         _ = try await DaemonClient.with(daemon.busAddress) { client in

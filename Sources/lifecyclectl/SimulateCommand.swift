@@ -15,16 +15,27 @@ struct SimulateCommand: CtlCommand {
         commandName: "simulate",
         abstract: "Inject a host event: sleep, wake, lock, unlock, memory-warning LEVEL, time-change, terminate.")
 
-    /// The events lifecycled's `Simulate` accepts.
-    static let events = ["sleep", "wake", "lock", "unlock", "memory-warning", "time-change", "terminate"]
+    /// The events lifecycled's `Simulate` accepts; ArgumentParser checks the argument against
+    /// them and lists them in `--help`.
+    enum Event: String, CaseIterable, ExpressibleByArgument {
+        case sleep, wake, lock, unlock
+        case memoryWarning = "memory-warning"
+        case timeChange = "time-change"
+        case terminate
+    }
+
+    /// The levels of `memory-warning`.
+    enum Level: String, CaseIterable, ExpressibleByArgument {
+        case low, medium, critical
+    }
 
     @OptionGroup var daemon: DaemonOptions
 
-    @Argument(help: ArgumentHelp("The event: \(SimulateCommand.events.joined(separator: ", ")).", valueName: "event"))
-    var event: String
+    @Argument(help: ArgumentHelp("The event.", valueName: "event"))
+    var event: Event
 
-    @Argument(help: ArgumentHelp("For memory-warning: low, medium or critical.", valueName: "level"))
-    var level: String?
+    @Argument(help: ArgumentHelp("For memory-warning: the level.", valueName: "level"))
+    var level: Level?
 
     @Option(help: ArgumentHelp("With terminate only: end this app (default: every app).", valueName: "id"))
     var app: String?
@@ -33,27 +44,23 @@ struct SimulateCommand: CtlCommand {
 
     /// The `Simulate` arguments, checked.
     ///
-    /// - Throws: ``CtlUsageError`` for an unknown event, a missing or bad level, or a bad app id.
+    /// - Throws: `ValidationError` for a level the event does not take or lacks, or a bad app id.
     func simulateArguments() throws -> (event: String, arguments: UserInfo) {
-        guard Self.events.contains(event) else {
-            throw CtlUsageError("unknown event '\(event)'; expected one of: \(Self.events.joined(separator: ", "))")
-        }
         var arguments = UserInfo()
         if let app {
             // Host facts concern the whole session; only termination targets one app.
-            guard event == "terminate" else { throw CtlUsageError("--app only applies to terminate, not '\(event)'") }
+            guard event == .terminate else {
+                throw ValidationError("--app only applies to terminate, not '\(event.rawValue)'")
+            }
             arguments["app"] = .string(try validatedAppID(app))
         }
-        if event == "memory-warning" {
-            guard let level else { throw CtlUsageError("memory-warning needs a level: low, medium or critical") }
-            guard MemoryWarning.Level(rawValue: level) != nil else {
-                throw CtlUsageError("unknown memory-warning level '\(level)'; expected low, medium or critical")
-            }
-            arguments["level"] = .string(level)
+        if event == .memoryWarning {
+            guard let level else { throw ValidationError("memory-warning needs a level: low, medium or critical") }
+            arguments["level"] = .string(level.rawValue)
         } else if let level {
-            throw CtlUsageError("'\(event)' takes no level (got '\(level)')")
+            throw ValidationError("'\(event.rawValue)' takes no level (got '\(level.rawValue)')")
         }
-        return (event, arguments)
+        return (event.rawValue, arguments)
     }
 
     func execute(output: CtlOutput) async throws {
@@ -61,6 +68,6 @@ struct SimulateCommand: CtlCommand {
         _ = try await DaemonClient.with(daemon.busAddress) { client in
             try await client.call(LifecycledProtocol.Method.simulate, [.string(event), UserInfoBusCodec.encode(arguments)])
         }
-        output.out("simulated \(event)\(level.map { " \($0)" } ?? "")\(app.map { " for \($0)" } ?? "")")
+        output.out("simulated \(event)\(level.map { " \($0.rawValue)" } ?? "")\(app.map { " for \($0)" } ?? "")")
     }
 }

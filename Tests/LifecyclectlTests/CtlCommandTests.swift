@@ -1,7 +1,6 @@
 import LifecycledClient
 import LifecycledTestSupport
 import AppLifecycle
-import AppLifecycleSystemd
 import AppLifecycleTesting
 import Foundation
 import Synchronization
@@ -153,9 +152,10 @@ struct CtlCommandTests {
                 (PostCommand.self, [FakeLifecycled.counterID, "N", "--user-info", "{not json"], "--user-info"),
                 (PostCommand.self, [FakeLifecycled.counterID, "N", "--user-info", "[1, 2]"], "--user-info"),
                 (PostCommand.self, ["not-an-id", "N"], "not a valid app id"),
-                (SimulateCommand.self, ["explode"], "unknown event 'explode'"),
+                (SimulateCommand.self, ["explode"], "The value 'explode' is invalid for '<event>'"),
                 (SimulateCommand.self, ["memory-warning"], "needs a level"),
-                (SimulateCommand.self, ["memory-warning", "huge"], "unknown memory-warning level"),
+                (SimulateCommand.self, ["memory-warning", "huge"], "The value 'huge' is invalid for '<level>'"),
+                (SimulateCommand.self, ["sleep", "low"], "'sleep' takes no level"),
                 (SimulateCommand.self, ["terminate", "--app", "x"], "not a valid app id"),
                 (SimulateCommand.self, ["sleep", "--app", FakeLifecycled.counterID], "--app only applies to terminate"),
                 (MonitorCommand.self, ["--app", "x"], "not a valid app id"),
