@@ -3,6 +3,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import LifecycledClient
+import Synchronization
 import SystemdBus
 
 #if canImport(Glibc)
@@ -41,7 +42,13 @@ struct MonitorCommand: CtlCommand {
         var state: String?
         var owner: String?
         var apps: [LifecycledApp]?
+        /// For `kind` `dropped`: how many events were dropped since the last such line.
+        var count: Int?
     }
+
+    /// How many events wait for the output at most; when the output stalls beyond that, the oldest
+    /// are dropped and counted (events arrive on the bus loop's thread, which must not wait).
+    @Option(help: .hidden) var buffer = 4096
 
     private enum Input: Sendable {
         case event(LifecycleSubscriber.Event)
@@ -54,8 +61,12 @@ struct MonitorCommand: CtlCommand {
             _ = try await client.requireDaemon()
             let subscriber = try await LifecycleSubscriber(connection: client.connection, appID: filter)
             defer { subscriber.close() }
-            let (inputs, continuation) = AsyncStream<Input>.makeStream(bufferingPolicy: .bufferingNewest(4096))
-            let registration = subscriber.addHandler { continuation.yield(.event($0)) }
+            let (inputs, continuation) = AsyncStream<Input>.makeStream(bufferingPolicy: .bufferingNewest(max(1, buffer)))
+            // The stream drops the oldest event when full; each drop is counted and reported.
+            let dropped = Atomic<Int>(0)
+            let registration = subscriber.addHandler { event in
+                if case .dropped = continuation.yield(.event(event)) { dropped.add(1, ordering: .relaxed) }
+            }
             defer { registration.cancel() }
             var signalSources: [any DispatchSourceSignal] = []
             if output === CtlOutput.standard {
@@ -69,10 +80,27 @@ struct MonitorCommand: CtlCommand {
             }
             defer { signalSources.forEach { $0.cancel() } }
             output.ready()
+            var reported = 0
+            /// Says how many events were dropped since the last report, on standard error (and as a
+            /// JSON line with --json), before the next line printed.
+            func reportDrops() {
+                let total = dropped.load(ordering: .relaxed)
+                guard total > reported else { return }
+                let count = total - reported
+                reported = total
+                output.err("lifecyclectl monitor: \(count) event(s) dropped: the output did not keep up")
+                if json {
+                    var line = Line(time: Date().formatted(.iso8601), kind: "dropped")
+                    line.count = count
+                    output.out(jsonLine(line))
+                }
+            }
             for await input in inputs {
+                reportDrops()
                 guard case .event(let event) = input else { break }
                 output.out(format(event, colour: output.isTerminal && !json))
             }
+            reportDrops()
         }
     }
 

@@ -2,6 +2,7 @@ import LifecycledClient
 import LifecycledTestSupport
 import AppLifecycle
 import AppLifecycleTesting
+import Dispatch
 import Foundation
 import Synchronization
 import SystemdBus
@@ -168,6 +169,54 @@ struct CtlCommandTests {
                 #expect(capture.err.contains { $0.contains(message) }, "\(command) \(arguments): \(capture.err)")
             }
             #expect(env.fake.log.all.isEmpty)
+        }
+    }
+
+    @Test("monitor whose output stalls drops the oldest events and says how many, on stderr and in --json")
+    func monitorCountsWhatItDrops() async throws {
+        try await CtlFixture.with { env in
+            let capture = Capture()
+            let inner = capture.output
+            // The first line written blocks until the test opens the gate: a reader that stopped reading.
+            let gate = AsyncStream<Void>.makeStream()
+            let gateOpen = Mutex(false)
+            let stalled = ValueRecorder<Void>()
+            let output = CtlOutput(
+                isTerminal: false,
+                out: { line in
+                    if !gateOpen.withLock({ $0 }) {
+                        stalled.add(())
+                        let semaphore = DispatchSemaphore(value: 0)
+                        Task { for await _ in gate.stream { break }; semaphore.signal() }
+                        semaphore.wait()
+                        gateOpen.withLock { $0 = true }
+                    }
+                    inner.out(line)
+                },
+                err: { inner.err($0) }, ready: { inner.ready() })
+            let task = Task { await MonitorCommand.invoke(["--json", "--buffer", "4", "--address", env.bus.address], output: output) }
+            defer { task.cancel() }
+            try await capture.changes.wait(for: "monitor ready") { capture.ready }
+            let sent = 40
+            for sequence in 0..<sent {
+                try env.fake.notification(FakeLifecycled.counterID, "Tick", ["seq": .int(Int64(sequence))])
+                if sequence == 0 { _ = try await stalled.next("the output to stall") }
+            }
+            // The monitor takes the rest while its output is stalled; wait until the last has been seen.
+            try await Task.sleep(for: .milliseconds(300))  // lets the bus deliver the burst; not an assertion
+            gate.continuation.yield()
+            try await capture.changes.wait(for: "the last notification") {
+                capture.out.contains { $0.contains(#""seq":\#(sent - 1)"#) }
+            }
+            task.cancel()
+            #expect(await task.value == 0)
+            let objects = try capture.out.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
+            let shown = objects.filter { $0["kind"] as? String == "notification" }.count
+            let dropped = objects.filter { $0["kind"] as? String == "dropped" }.compactMap { $0["count"] as? Int }.reduce(0, +)
+            // Nothing vanishes unannounced: what was shown and what was counted as dropped add up.
+            #expect(dropped > 0)
+            #expect(shown + dropped == sent, "shown \(shown), dropped \(dropped)")
+            #expect(capture.err.contains { $0.contains("event(s) dropped") })
         }
     }
 
