@@ -149,7 +149,6 @@ public final class Application {
     /// Creates an app.
     ///
     /// - Parameters:
-    ///   - delegate: The delegate.
     ///   - host: The host that drives the app.
     ///   - notificationCenter: Where the app posts (default: ``LifecycleNotificationCenter/default``).
     ///   - configuration: The app's limits.
@@ -172,7 +171,6 @@ public final class Application {
     /// The counterpart of `UIApplicationMain`: call it from your `@main` type's `static func main() async`.
     ///
     /// - Parameters:
-    ///   - delegate: The delegate.
     ///   - host: The host that drives the app.
     ///   - launchOptions: Why the app was launched (default: read from the service manager's environment).
     ///   - configuration: The app's limits.

@@ -36,7 +36,6 @@ public protocol ApplicationDelegate: AnyObject {
     /// URL in `launchOptions`; the value is ignored when the app was launched for a remote notification.
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - launchOptions: Why the app was launched, or `nil` when the user launched it directly.
     /// - Returns: `false` to refuse the launch URL. Default: `true` (and not counted, since not implemented).
     func application(_ application: Application, willFinishLaunchingWithOptions launchOptions: LaunchOptions?) -> Bool
@@ -47,16 +46,12 @@ public protocol ApplicationDelegate: AnyObject {
     /// shortly after it returns, with the launch options as userInfo.
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - launchOptions: Why the app was launched, or `nil`.
     /// - Returns: `false` to refuse the launch URL. Default: `true` (and not counted).
     func application(_ application: Application, didFinishLaunchingWithOptions launchOptions: LaunchOptions?) -> Bool
 
     /// Tells the delegate that the app has finished launching (deprecated in favour of
     /// `application(_:didFinishLaunchingWithOptions:)`, which takes precedence).
-    ///
-    /// - Parameters:
-    ///   - application: The app.
     func applicationDidFinishLaunching(_ application: Application)
 
     // MARK: Transitions
@@ -64,35 +59,23 @@ public protocol ApplicationDelegate: AnyObject {
     /// Tells the delegate that the app has become active (inactive → active).
     ///
     /// `UIApplicationDidBecomeActiveNotification` is posted after this method returns.
-    ///
-    /// - Parameters:
-    ///   - application: The app.
     func applicationDidBecomeActive(_ application: Application)
 
     /// Tells the delegate that the app is about to become inactive (active → inactive).
     ///
     /// `UIApplicationWillResignActiveNotification` is posted after this method returns.
-    ///
-    /// - Parameters:
-    ///   - application: The app.
     func applicationWillResignActive(_ application: Application)
 
     /// Tells the delegate that the app is now in the background (inactive → background).
     ///
     /// You have about five seconds; begin a background task for longer work.
     /// `UIApplicationDidEnterBackgroundNotification` is posted after this method returns.
-    ///
-    /// - Parameters:
-    ///   - application: The app.
     func applicationDidEnterBackground(_ application: Application)
 
     /// Tells the delegate that the app is about to enter the foreground (background → inactive).
     ///
     /// `UIApplicationWillEnterForegroundNotification` is posted shortly *before* this method is
     /// called. It is always followed by `applicationDidBecomeActive(_:)` unless the session is locked.
-    ///
-    /// - Parameters:
-    ///   - application: The app.
     func applicationWillEnterForeground(_ application: Application)
 
     /// Tells the delegate that the app is about to terminate.
@@ -100,9 +83,6 @@ public protocol ApplicationDelegate: AnyObject {
     /// You have about five seconds (``Application/Configuration/terminationDeadline``); past
     /// that the process is ended. `UIApplicationWillTerminateNotification` is posted after this
     /// method returns.
-    ///
-    /// - Parameters:
-    ///   - application: The app.
     func applicationWillTerminate(_ application: Application)
 
     // MARK: System events
@@ -111,9 +91,6 @@ public protocol ApplicationDelegate: AnyObject {
     ///
     /// `UIApplicationDidReceiveMemoryWarningNotification` is posted after this method returns,
     /// with the level in its userInfo (``Application/memoryWarningLevelUserInfoKey``).
-    ///
-    /// - Parameters:
-    ///   - application: The app.
     func applicationDidReceiveMemoryWarning(_ application: Application)
 
     /// Tells the delegate that the time changed significantly (midnight, a clock set, a time
@@ -122,21 +99,12 @@ public protocol ApplicationDelegate: AnyObject {
     /// `UIApplicationSignificantTimeChangeNotification` is posted *before* this method is called.
     /// While the app is suspended the change is queued, and only the latest is delivered when the
     /// app returns to the foreground.
-    ///
-    /// - Parameters:
-    ///   - application: The app.
     func applicationSignificantTimeChange(_ application: Application)
 
     /// Tells the delegate that protected files are about to become unavailable (the session is locking).
-    ///
-    /// - Parameters:
-    ///   - application: The app.
     func applicationProtectedDataWillBecomeUnavailable(_ application: Application)
 
     /// Tells the delegate that protected files are available again (the session was unlocked).
-    ///
-    /// - Parameters:
-    ///   - application: The app.
     func applicationProtectedDataDidBecomeAvailable(_ application: Application)
 
     // MARK: Interface geometry
@@ -144,7 +112,6 @@ public protocol ApplicationDelegate: AnyObject {
     /// Tells the delegate that the status bar's orientation is about to change.
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - newStatusBarOrientation: The new orientation.
     ///   - duration: The length of the rotation, in seconds.
     func application(_ application: Application, willChangeStatusBarOrientation newStatusBarOrientation: InterfaceOrientation, duration: TimeInterval)
@@ -152,28 +119,24 @@ public protocol ApplicationDelegate: AnyObject {
     /// Tells the delegate that the status bar's orientation changed.
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - oldStatusBarOrientation: The previous orientation.
     func application(_ application: Application, didChangeStatusBarOrientation oldStatusBarOrientation: InterfaceOrientation)
 
     /// Tells the delegate that the status bar's frame is about to change.
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - newStatusBarFrame: The new frame, in screen coordinates.
     func application(_ application: Application, willChangeStatusBarFrame newStatusBarFrame: Rect)
 
     /// Tells the delegate that the status bar's frame changed.
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - oldStatusBarFrame: The previous frame.
     func application(_ application: Application, didChangeStatusBarFrame oldStatusBarFrame: Rect)
 
     /// Asks the delegate for the interface orientations to use in a window.
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - window: The window, or `nil`.
     /// - Returns: The orientations. Default: ``Application/Configuration/supportedInterfaceOrientations``.
     func application(_ application: Application, supportedInterfaceOrientationsFor window: Window?) -> InterfaceOrientationMask
@@ -183,7 +146,6 @@ public protocol ApplicationDelegate: AnyObject {
     /// Asks the delegate whether the app's state should be preserved.
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - coder: The archive to write version information into.
     /// - Returns: `true` to preserve. Default: `false`.
     func application(_ application: Application, shouldSaveApplicationState coder: StateRestorationCoder) -> Bool
@@ -191,7 +153,6 @@ public protocol ApplicationDelegate: AnyObject {
     /// Asks the delegate whether the app's saved state should be restored.
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - coder: The saved archive.
     /// - Returns: `true` to restore. Default: `false`.
     func application(_ application: Application, shouldRestoreApplicationState coder: StateRestorationCoder) -> Bool
@@ -199,14 +160,12 @@ public protocol ApplicationDelegate: AnyObject {
     /// Tells the delegate to save high-level state at the beginning of preservation.
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - coder: The archive to write into.
     func application(_ application: Application, willEncodeRestorableStateWith coder: StateRestorationCoder)
 
     /// Tells the delegate to restore high-level state as the final step of restoration.
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - coder: The saved archive.
     func application(_ application: Application, didDecodeRestorableStateWith coder: StateRestorationCoder)
 
@@ -214,7 +173,6 @@ public protocol ApplicationDelegate: AnyObject {
     /// `viewControllerWithRestorationIdentifierPath`).
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - identifierComponents: The restoration identifiers from the root to the object.
     ///   - coder: The saved archive.
     /// - Returns: The object, or `nil` not to restore it. Default: `nil`.
@@ -229,8 +187,6 @@ public protocol ApplicationDelegate: AnyObject {
     /// that arrives while the app is in the background first brings it to the foreground.
     ///
     /// - Parameters:
-    ///   - application: The app.
-    ///   - url: The URL.
     ///   - options: Who asked, and what they sent along.
     /// - Returns: Whether the URL was handled. Default: `false`.
     func application(_ application: Application, open url: URL, options: OpenURLOptions) -> Bool
@@ -239,8 +195,6 @@ public protocol ApplicationDelegate: AnyObject {
     /// is not implemented).
     ///
     /// - Parameters:
-    ///   - application: The app.
-    ///   - url: The URL.
     ///   - sourceApplication: The identifier of the app that asked.
     ///   - annotation: The property-list value it sent along.
     /// - Returns: Whether the URL was handled. Default: `false`.
@@ -248,9 +202,6 @@ public protocol ApplicationDelegate: AnyObject {
 
     /// Asks the delegate to open a URL (deprecated: used only when neither other open method is implemented).
     ///
-    /// - Parameters:
-    ///   - application: The app.
-    ///   - url: The URL.
     /// - Returns: Whether the URL was handled. Default: `false`.
     func application(_ application: Application, handleOpen url: URL) -> Bool
 
@@ -259,14 +210,12 @@ public protocol ApplicationDelegate: AnyObject {
     /// Tells the delegate that the app registered for remote notifications.
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - deviceToken: The token that identifies this installation to the push provider.
     func application(_ application: Application, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data)
 
     /// Tells the delegate that registration for remote notifications failed.
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - error: Why it failed.
     func application(_ application: Application, didFailToRegisterForRemoteNotificationsWithError error: any Error)
 
@@ -276,7 +225,6 @@ public protocol ApplicationDelegate: AnyObject {
     /// notification that launched the app (that one is in the launch options).
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - userInfo: The payload.
     func application(_ application: Application, didReceiveRemoteNotification userInfo: UserInfo)
 
@@ -286,7 +234,6 @@ public protocol ApplicationDelegate: AnyObject {
     /// the handler within 30 seconds; the app does not suspend before it is called.
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - userInfo: The payload.
     ///   - completionHandler: Call with the fetch's result.
     func application(_ application: Application, didReceiveRemoteNotification userInfo: UserInfo, fetchCompletionHandler completionHandler: @escaping @Sendable (BackgroundFetchResult) -> Void)
@@ -294,7 +241,6 @@ public protocol ApplicationDelegate: AnyObject {
     /// Tells the delegate to perform a custom action the user chose on a remote notification.
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - identifier: The action's identifier.
     ///   - userInfo: The notification's payload.
     ///   - completionHandler: Call when done.
@@ -306,18 +252,12 @@ public protocol ApplicationDelegate: AnyObject {
     ///
     /// Called when the notification fires while the app is in the foreground, and after
     /// `didFinishLaunchingWithOptions` when the app was launched for it.
-    ///
-    /// - Parameters:
-    ///   - application: The app.
-    ///   - notification: The notification.
     func application(_ application: Application, didReceive notification: LocalNotification)
 
     /// Tells the delegate that the user chose a custom action on a local notification.
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - identifier: The action's identifier.
-    ///   - notification: The notification.
     ///   - completionHandler: Call when done.
     func application(_ application: Application, handleActionWithIdentifier identifier: String?, for notification: LocalNotification, completionHandler: @escaping @Sendable () -> Void)
 
@@ -326,14 +266,12 @@ public protocol ApplicationDelegate: AnyObject {
     /// Tells the app that it can begin a fetch operation if it has data to download.
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - completionHandler: Call with the result within 30 seconds.
     func application(_ application: Application, performFetchWithCompletionHandler completionHandler: @escaping @Sendable (BackgroundFetchResult) -> Void)
 
     /// Tells the delegate that events for a background URL session are waiting.
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - identifier: The session's identifier.
     ///   - completionHandler: Call when the events are processed.
     func application(_ application: Application, handleEventsForBackgroundURLSession identifier: String, completionHandler: @escaping @Sendable () -> Void)
@@ -343,7 +281,6 @@ public protocol ApplicationDelegate: AnyObject {
     /// Asks the delegate whether it informs the user about an activity being continued.
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - userActivityType: The activity's type.
     /// - Returns: `true` if the app notifies the user itself. Default: `false`.
     func application(_ application: Application, willContinueUserActivityWithType userActivityType: String) -> Bool
@@ -351,23 +288,16 @@ public protocol ApplicationDelegate: AnyObject {
     /// Tells the delegate that the data for continuing an activity is available.
     ///
     /// - Parameters:
-    ///   - application: The app.
-    ///   - userActivity: The activity.
     ///   - restorationHandler: Call with the objects that continue it.
     /// - Returns: Whether the app continued the activity. Default: `false`.
     func application(_ application: Application, continue userActivity: UserActivity, restorationHandler: @escaping @Sendable ([String]?) -> Void) -> Bool
 
     /// Tells the delegate that an activity was updated.
-    ///
-    /// - Parameters:
-    ///   - application: The app.
-    ///   - userActivity: The activity.
     func application(_ application: Application, didUpdate userActivity: UserActivity)
 
     /// Tells the delegate that an activity could not be continued.
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - userActivityType: The activity's type.
     ///   - error: Why.
     func application(_ application: Application, didFailToContinueUserActivityWithType userActivityType: String, error: any Error)
@@ -377,7 +307,6 @@ public protocol ApplicationDelegate: AnyObject {
     /// Not called for the quick action that launched the app when a launch method returned `false`.
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - shortcutItem: The action.
     ///   - completionHandler: Call with whether the action was handled.
     func application(_ application: Application, performActionFor shortcutItem: ShortcutItem, completionHandler: @escaping @Sendable (Bool) -> Void)
@@ -385,7 +314,6 @@ public protocol ApplicationDelegate: AnyObject {
     /// Asks the delegate whether to allow extensions of a kind.
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - extensionPointIdentifier: The kind of extension.
     /// - Returns: Whether to allow it. Default: `true`.
     func application(_ application: Application, shouldAllowExtensionPointIdentifier extensionPointIdentifier: ExtensionPointIdentifier) -> Bool

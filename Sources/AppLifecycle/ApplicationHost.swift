@@ -21,9 +21,6 @@ public protocol ApplicationHost: AnyObject {
     /// Start sources here and report the facts that hold at launch (the session is locked, the
     /// session is not the active one) through ``Application/handle(_:)``, so the app launches
     /// straight into the right state instead of becoming active and resigning at once.
-    ///
-    /// - Parameters:
-    ///   - application: The app.
     func prepare(_ application: Application) async
 
     /// Launch options the host learned while preparing (from a daemon that launched the app, say);
@@ -33,29 +30,17 @@ public protocol ApplicationHost: AnyObject {
     /// Called when the app began a background task, before `beginBackgroundTask` returns.
     ///
     /// - Parameters:
-    ///   - application: The app.
-    ///   - identifier: The task.
     ///   - name: The name the app gave it.
     func application(_ application: Application, didBeginBackgroundTask identifier: BackgroundTaskIdentifier, name: String?)
 
     /// Called when a background task ended: by `endBackgroundTask`, or forcibly when background
     /// time ran out and its expiration handler did not end it.
-    ///
-    /// - Parameters:
-    ///   - application: The app.
-    ///   - identifier: The task.
     func application(_ application: Application, didEndBackgroundTask identifier: BackgroundTaskIdentifier)
 
     /// Called once before the launch sequence; start sources and call ``Application/handle(_:)`` from here on.
-    ///
-    /// - Parameters:
-    ///   - application: The app.
     func applicationWillLaunch(_ application: Application)
 
     /// Called after launching finished (after the DidFinishLaunching notification); systemd hosts send `READY=1`.
-    ///
-    /// - Parameters:
-    ///   - application: The app.
     func applicationDidFinishLaunching(_ application: Application)
 
     /// Called after every state change.
@@ -64,7 +49,6 @@ public protocol ApplicationHost: AnyObject {
     /// ``ApplicationState/suspended``: the callbacks have returned and every background task ended or expired.
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - previousState: The state before.
     ///   - state: The state after.
     func application(_ application: Application, didChangeStateFrom previousState: ApplicationState, to state: ApplicationState)
@@ -73,14 +57,10 @@ public protocol ApplicationHost: AnyObject {
     /// `STOPPING=1` and extend their stop timeout by the deadline.
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - deadline: How long the termination callbacks have.
     func applicationWillTerminate(_ application: Application, deadline: Duration)
 
     /// Called after the app reached ``ApplicationState/notRunning``; stop every source.
-    ///
-    /// - Parameters:
-    ///   - application: The app.
     func applicationDidTerminate(_ application: Application)
 
     /// What to do when a synchronous callback overruns its deadline (called on any thread, while
@@ -93,16 +73,10 @@ public protocol ApplicationHost: AnyObject {
     /// Called after the app handled (or refused) a URL.
     ///
     /// - Parameters:
-    ///   - application: The app.
-    ///   - url: The URL.
     ///   - handled: Whether the delegate handled it.
     func application(_ application: Application, didOpen url: URL, handled: Bool)
 
     /// Asks the host to present a local notification that fired while the app was not in the foreground.
-    ///
-    /// - Parameters:
-    ///   - application: The app.
-    ///   - notification: The notification.
     func application(_ application: Application, present notification: LocalNotification)
 }
 

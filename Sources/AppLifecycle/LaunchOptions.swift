@@ -77,9 +77,6 @@ public struct LaunchOptions: Sendable, Hashable, Codable, ExpressibleByDictionar
     }
 
     /// The value for a key; assigning `nil` removes it.
-    ///
-    /// - Parameters:
-    ///   - key: The key.
     public subscript(key: Key) -> UserInfoValue? {
         get { userInfo[key] }
         set { userInfo[key] = newValue }

@@ -16,7 +16,6 @@ public struct LifecycleNotification: Sendable, CustomStringConvertible {
     /// Creates a named notification.
     ///
     /// - Parameters:
-    ///   - name: The name.
     ///   - object: The posting object.
     ///   - userInfo: The payload.
     public init(name: Notification.Name, object: (any AnyObject & Sendable)? = nil, userInfo: UserInfo = UserInfo()) {

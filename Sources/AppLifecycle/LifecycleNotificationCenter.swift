@@ -55,7 +55,6 @@ public final class LifecycleNotificationCenter {
     /// Adds a typed observer called with every message of a type, optionally only from one object.
     ///
     /// - Parameters:
-    ///   - type: The message type.
     ///   - object: Only messages posted with this object are delivered; `nil` for all.
     ///   - handler: Called on the main actor with each message.
     /// - Returns: A token; the observer is removed when it is cancelled or deinitialised.
@@ -100,7 +99,6 @@ public final class LifecycleNotificationCenter {
     /// name observers of its name and all-name observers in the userInfo form.
     ///
     /// - Parameters:
-    ///   - message: The message.
     ///   - object: The posting object, matched against observers' object filters.
     @inlinable
     public func post<Message: LifecycleMessage>(_ message: Message, object: (any AnyObject & Sendable)? = nil) {
@@ -151,7 +149,6 @@ public final class LifecycleNotificationCenter {
     /// of every message type with this name whose userInfo decodes, in registration order.
     ///
     /// - Parameters:
-    ///   - name: The name.
     ///   - object: The posting object, matched against observers' object filters.
     ///   - userInfo: The payload.
     public func post(name: Notification.Name, object: (any AnyObject & Sendable)? = nil, userInfo: UserInfo = UserInfo()) {
@@ -159,9 +156,6 @@ public final class LifecycleNotificationCenter {
     }
 
     /// Posts a named notification (see ``post(name:object:userInfo:)``).
-    ///
-    /// - Parameters:
-    ///   - notification: The notification.
     public func post(_ notification: LifecycleNotification) {
         let objectID = notification.object.map(ObjectIdentifier.init)
         let named = namedLists[notification.name.rawValue]?.observers ?? []
@@ -206,7 +200,6 @@ public final class LifecycleNotificationCenter {
     /// The observer is removed when iteration ends or the sequence is dropped.
     ///
     /// - Parameters:
-    ///   - type: The message type.
     ///   - object: Only messages posted with this object; `nil` for all.
     ///   - buffering: The buffer's capacity and overflow policy.
     public func messages<Message: LifecycleMessage>(
@@ -248,9 +241,6 @@ public final class LifecycleNotificationCenter {
     // MARK: Introspection
 
     /// The number of active observers of a message type (typed observers only).
-    ///
-    /// - Parameters:
-    ///   - type: The message type.
     public func observerCount<Message: LifecycleMessage>(for type: Message.Type) -> Int {
         typedLists[ObjectIdentifier(type)]?.activeCount ?? 0
     }

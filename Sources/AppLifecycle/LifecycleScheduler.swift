@@ -17,7 +17,6 @@ public protocol LifecycleScheduler: AnyObject {
     ///
     /// - Parameters:
     ///   - delay: How long to wait.
-    ///   - action: The action.
     /// - Returns: A handle that cancels the action.
     func schedule(after delay: Duration, _ action: @escaping @MainActor () -> Void) -> any ScheduledAction
 

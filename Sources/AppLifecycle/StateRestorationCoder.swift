@@ -25,19 +25,12 @@ public final class StateRestorationCoder {
     }
 
     /// Stores a property-list value under a key.
-    ///
-    /// - Parameters:
-    ///   - value: The value.
-    ///   - key: The key.
     public func encode(_ value: UserInfoValue, forKey key: String) {
         values[key] = value
     }
 
     /// Stores a `Codable` value under a key, in its JSON form.
     ///
-    /// - Parameters:
-    ///   - value: The value.
-    ///   - key: The key.
     /// - Throws: `EncodingError` when the value cannot be encoded.
     public func encodeCodable<Value: Encodable>(_ value: Value, forKey key: String) throws {
         let data = try JSONEncoder().encode(value)
@@ -45,9 +38,6 @@ public final class StateRestorationCoder {
     }
 
     /// The property-list value under a key, or `nil`.
-    ///
-    /// - Parameters:
-    ///   - key: The key.
     public func decodeValue(forKey key: String) -> UserInfoValue? {
         values[key]
     }
@@ -56,7 +46,6 @@ public final class StateRestorationCoder {
     ///
     /// - Parameters:
     ///   - type: The type to decode.
-    ///   - key: The key.
     /// - Throws: `DecodingError` when the stored value does not decode as `type`.
     public func decodeCodable<Value: Decodable>(_ type: Value.Type, forKey key: String) throws -> Value? {
         guard let value = values[key] else { return nil }
@@ -64,9 +53,6 @@ public final class StateRestorationCoder {
     }
 
     /// Whether a value is stored under a key.
-    ///
-    /// - Parameters:
-    ///   - key: The key.
     public func containsValue(forKey key: String) -> Bool { values[key] != nil }
 
     /// Records a restorable object by its identifier path, so that restoration asks for it again.

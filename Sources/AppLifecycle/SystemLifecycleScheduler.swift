@@ -19,7 +19,6 @@ public final class SystemLifecycleScheduler: LifecycleScheduler {
     ///
     /// - Parameters:
     ///   - delay: How long to wait.
-    ///   - action: The action.
     public func schedule(after delay: Duration, _ action: @escaping @MainActor () -> Void) -> any ScheduledAction {
         let timer = DispatchSource.makeTimerSource(queue: .main)
         timer.schedule(deadline: .now() + delay.timeInterval, leeway: .milliseconds(1))

@@ -49,7 +49,6 @@ extension HostSelection {
     /// before the process exits.
     ///
     /// - Parameters:
-    ///   - delegate: The delegate.
     ///   - selection: Which host to use.
     ///   - appID: The app id for ``LifecycledHost``.
     ///   - configuration: The bridge's configuration.
@@ -79,7 +78,6 @@ extension Application {
     /// runs on the in-process bridge (``SystemdHost``). The same delegate works both ways.
     ///
     /// - Parameters:
-    ///   - delegate: The delegate.
     ///   - hostSelection: Which host to use.
     ///   - appID: The app id for lifecycled (default: `$LIFECYCLE_APP_ID`, else the configuration's identifier).
     ///   - configuration: The app's limits.

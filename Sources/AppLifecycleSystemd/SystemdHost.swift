@@ -47,18 +47,12 @@ public final class SystemdHost: ApplicationHost {
     // MARK: ApplicationHost
 
     /// Starts the bridge and feeds its facts to the app; the facts read at start come first.
-    ///
-    /// - Parameters:
-    ///   - application: The app.
     public func prepare(_ application: Application) async {
         self.application = application
         await bridge.start { [weak self] event in await self?.deliver(event) }
     }
 
     /// Sends `READY=1`.
-    ///
-    /// - Parameters:
-    ///   - application: The app.
     public func applicationDidFinishLaunching(_ application: Application) {
         bridge.notify("READY=1\nSTATUS=\(application.applicationState)")
     }
@@ -66,7 +60,6 @@ public final class SystemdHost: ApplicationHost {
     /// Sends `STATUS=` and releases the sleep lock when the app has quiesced.
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - previousState: The state before.
     ///   - state: The state after.
     public func application(_ application: Application, didChangeStateFrom previousState: ApplicationState, to state: ApplicationState) {
@@ -79,7 +72,6 @@ public final class SystemdHost: ApplicationHost {
     /// Sends `STOPPING=1` and extends the stop timeout by the deadline.
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - deadline: The callback deadline.
     public func applicationWillTerminate(_ application: Application, deadline: Duration) {
         let microseconds = (deadline + .seconds(1)).saturatingMicroseconds
@@ -87,9 +79,6 @@ public final class SystemdHost: ApplicationHost {
     }
 
     /// Stops the bridge, which releases the delay locks.
-    ///
-    /// - Parameters:
-    ///   - application: The app.
     public func applicationDidTerminate(_ application: Application) {
         stop()
     }

@@ -134,8 +134,6 @@ public final class LifecycleRecorder {
 
     /// Checks that a name was never recorded.
     ///
-    /// - Parameters:
-    ///   - name: The name.
     /// - Throws: ``OrderError`` with the timeline when it was.
     public func verifyAbsent(_ name: String) throws(OrderError) {
         guard count(of: name) == 0 else { throw OrderError(description: "\(name) was recorded:\n" + timeline) }

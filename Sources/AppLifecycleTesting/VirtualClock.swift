@@ -34,7 +34,6 @@ public final class VirtualClock: LifecycleScheduler {
     ///
     /// - Parameters:
     ///   - delay: How long to wait (negative values mean now).
-    ///   - action: The action.
     public func schedule(after delay: Duration, _ action: @escaping @MainActor () -> Void) -> any ScheduledAction {
         add(delay, .mainActor(action))
     }

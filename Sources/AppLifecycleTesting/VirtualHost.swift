@@ -64,19 +64,12 @@ public final class VirtualHost: ApplicationHost {
     }
 
     /// Remembers the app.
-    ///
-    /// - Parameters:
-    ///   - application: The app.
     public func applicationWillLaunch(_ application: Application) { self.application = application }
     /// Records that launching finished.
-    ///
-    /// - Parameters:
-    ///   - application: The app.
     public func applicationDidFinishLaunching(_ application: Application) { didFinishLaunching = true }
     /// Records the state change.
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - previousState: The state before.
     ///   - state: The state after.
     public func application(_ application: Application, didChangeStateFrom previousState: ApplicationState, to state: ApplicationState) {
@@ -85,34 +78,21 @@ public final class VirtualHost: ApplicationHost {
     /// Records the termination deadline.
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - deadline: The deadline.
     public func applicationWillTerminate(_ application: Application, deadline: Duration) { terminationDeadline = deadline }
     /// Records that the app terminated.
-    ///
-    /// - Parameters:
-    ///   - application: The app.
     public func applicationDidTerminate(_ application: Application) { didTerminate = true }
     /// Records the URL.
     ///
     /// - Parameters:
-    ///   - application: The app.
-    ///   - url: The URL.
     ///   - handled: Whether it was handled.
     public func application(_ application: Application, didOpen url: URL, handled: Bool) { openedURLs.append((url, handled)) }
     /// Records the notification.
-    ///
-    /// - Parameters:
-    ///   - application: The app.
-    ///   - notification: The notification.
     public func application(_ application: Application, present notification: LocalNotification) {
         presentedNotifications.append(notification)
     }
 
     /// Hands the app an event (it must have been launched with this host).
-    ///
-    /// - Parameters:
-    ///   - event: The event.
     public func send(_ event: HostEvent) {
         guard let application else { preconditionFailure("VirtualHost.send before the app launched") }
         application.handle(event)

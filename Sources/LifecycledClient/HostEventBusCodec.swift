@@ -22,9 +22,6 @@ import SystemdBus
 /// Decoding validates every argument and returns `nil` for an unknown command or a bad argument.
 public enum HostEventBusCodec {
     /// The command and arguments for an event, or `nil` when it is not forwarded.
-    ///
-    /// - Parameters:
-    ///   - event: The event.
     public static func encode(_ event: HostEvent) -> (command: String, arguments: UserInfo)? {
         switch event {
         case .sleeping(let value): return ("sleeping", ["value": .bool(value)])
@@ -52,10 +49,6 @@ public enum HostEventBusCodec {
     }
 
     /// The event for a command, or `nil` when the command is unknown or an argument is invalid.
-    ///
-    /// - Parameters:
-    ///   - command: The command name.
-    ///   - arguments: Its arguments.
     public static func decode(command: String, arguments: UserInfo) -> HostEvent? {
         let value = arguments["value"]?.boolValue
         switch command {

@@ -63,9 +63,6 @@ public final class LifecycleSubscriber: Sendable {
         ///
         /// Normally obtained from ``LifecycleSubscriber/remoteApplication(_:)``, which returns
         /// the same object for the same id, so observers can filter by it.
-        ///
-        /// - Parameters:
-        ///   - appID: The app's id.
         public init(appID: String) { self.appID = appID }
 
         /// The app id.
@@ -257,9 +254,6 @@ public final class LifecycleSubscriber: Sendable {
     }
 
     /// The stand-in object of a remote app: the same object for the same id.
-    ///
-    /// - Parameters:
-    ///   - appID: The app's id.
     public func remoteApplication(_ appID: String) -> RemoteApplication {
         state.withLock { state in
             if let existing = state.remoteApplications[appID] { return existing }

@@ -14,8 +14,6 @@ public struct LifecycledApp: Sendable, Hashable, Codable {
     /// Creates an entry.
     ///
     /// - Parameters:
-    ///   - id: The app id.
-    ///   - state: The state.
     ///   - name: The display name.
     ///   - pid: The process id, or 0.
     public init(id: String, state: String, name: String, pid: UInt32) {

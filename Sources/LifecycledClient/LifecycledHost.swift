@@ -163,9 +163,6 @@ public final class LifecycledHost: ApplicationHost {
     /// Returns when the registration was answered (or failed: the app then runs on its
     /// defaults and registers when the daemon appears). Calling it again does nothing, so a
     /// caller may prepare before ``Application/run(launchOptions:)`` to get the launch options.
-    ///
-    /// - Parameters:
-    ///   - application: The app.
     public func prepare(_ application: Application) async {
         guard !prepared else { return }
         prepared = true
@@ -250,7 +247,6 @@ public final class LifecycledHost: ApplicationHost {
     /// Reports the new state (after the background tasks that changed with it).
     ///
     /// - Parameters:
-    ///   - application: The app.
     ///   - previousState: The state before.
     ///   - state: The state after.
     public func application(_ application: Application, didChangeStateFrom previousState: ApplicationState, to state: ApplicationState) {
@@ -259,9 +255,6 @@ public final class LifecycledHost: ApplicationHost {
     }
 
     /// Sends the last reports, then disconnects.
-    ///
-    /// - Parameters:
-    ///   - application: The app.
     public func applicationDidTerminate(_ application: Application) {
         stop()
     }
@@ -441,8 +434,6 @@ public final class LifecycledHost: ApplicationHost {
     /// Reports a background task the app began, with its name.
     ///
     /// - Parameters:
-    ///   - application: The app.
-    ///   - identifier: The task.
     ///   - name: Its name.
     public func application(_ application: Application, didBeginBackgroundTask identifier: BackgroundTaskIdentifier, name: String?) {
         reportedTasks.append((identifier, name ?? ""))
@@ -452,10 +443,6 @@ public final class LifecycledHost: ApplicationHost {
     }
 
     /// Reports a background task that ended.
-    ///
-    /// - Parameters:
-    ///   - application: The app.
-    ///   - identifier: The task.
     public func application(_ application: Application, didEndBackgroundTask identifier: BackgroundTaskIdentifier) {
         reportedTasks.removeAll { $0.id == identifier }
         guard let appID else { return }

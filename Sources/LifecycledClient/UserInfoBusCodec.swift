@@ -52,17 +52,11 @@ public enum UserInfoBusCodec {
     }
 
     /// The `a{sv}` form of a userInfo.
-    ///
-    /// - Parameters:
-    ///   - userInfo: The userInfo.
     public static func encode(_ userInfo: UserInfo) -> BusValue {
         .vardict(userInfo.values.mapValues(encode))
     }
 
     /// The D-Bus form of one value (see the type's table).
-    ///
-    /// - Parameters:
-    ///   - value: The value.
     public static func encode(_ value: UserInfoValue) -> BusValue {
         switch value {
         case .string(let string): return .string(string)

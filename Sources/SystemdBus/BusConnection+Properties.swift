@@ -24,7 +24,6 @@ extension BusConnection {
     /// - Parameters:
     ///   - destination: The service's bus name.
     ///   - path: The object path.
-    ///   - interface: The interface.
     /// - Returns: Property names to values, unwrapped from their variants.
     /// - Throws: ``BusError`` on failure.
     public func getAllProperties(destination: String, path: String, interface: String) async throws -> [String: BusValue] {
@@ -41,7 +40,6 @@ extension BusConnection {
     /// - Parameters:
     ///   - destination: The service's bus name.
     ///   - path: The object path.
-    ///   - interface: The interface.
     ///   - name: The property name.
     ///   - value: The new value (wrapped in a variant for you).
     /// - Throws: ``BusError``, for example `PropertyReadOnly`.

@@ -11,7 +11,6 @@ public struct BusDictionaryEntry: Sendable, Equatable {
     ///
     /// - Parameters:
     ///   - key: The key, of a basic type.
-    ///   - value: The value.
     public init(key: BusValue, value: BusValue) {
         self.key = key
         self.value = value

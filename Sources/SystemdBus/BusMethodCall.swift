@@ -35,9 +35,7 @@ public struct BusMethodCall: Sendable {
     ///   - sender: The caller's unique name.
     ///   - credentials: The caller's credentials.
     ///   - path: The object path.
-    ///   - interface: The interface.
     ///   - member: The method name.
-    ///   - arguments: The arguments.
     public init(sender: String?, credentials: BusCredentials?, path: String, interface: String, member: String, arguments: [BusValue]) {
         self.sender = sender
         self.credentials = credentials

@@ -16,7 +16,6 @@ public enum MatchRule {
     /// - Parameters:
     ///   - sender: The sender (unique or well-known name).
     ///   - path: The object path.
-    ///   - interface: The interface.
     ///   - member: The signal name.
     ///   - arg0: The required value of the first string argument.
     public static func build(

@@ -176,7 +176,6 @@ final class DaemonClient: Sendable {
     ///
     /// - Parameters:
     ///   - member: The method.
-    ///   - arguments: Its arguments.
     func call(_ member: String, _ arguments: [BusValue] = []) async throws -> [BusValue] {
         try await connection.call(
             destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,

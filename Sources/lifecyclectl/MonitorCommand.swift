@@ -107,7 +107,6 @@ struct MonitorCommand: CtlCommand {
     /// The line for one event.
     ///
     /// - Parameters:
-    ///   - event: The event.
     ///   - colour: Whether to use ANSI colours.
     func format(_ event: LifecycleSubscriber.Event, colour: Bool) -> String {
         let now = Date()

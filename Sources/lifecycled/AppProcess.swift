@@ -89,7 +89,6 @@ final class AppProcess: Sendable {
     ///
     /// - Parameters:
     ///   - base: The daemon's environment.
-    ///   - appID: The app's id.
     ///   - launchOptions: Why the app is launched.
     ///   - extra: Variables the caller adds (they override `base`).
     /// - Returns: The environment.

@@ -18,9 +18,6 @@ struct AppRegistry: Sendable {
     }
 
     /// The app with this id, if known.
-    ///
-    /// - Parameters:
-    ///   - id: The app id.
     subscript(id: String) -> HostedApp? {
         get { apps[id] }
         set {
@@ -31,9 +28,6 @@ struct AppRegistry: Sendable {
 
     /// The entry of an id, or a new one (without a manifest) that is not stored until it is
     /// assigned with the subscript: a refused registration must leave no entry behind.
-    ///
-    /// - Parameters:
-    ///   - id: The app id.
     func candidate(for id: String) -> HostedApp {
         apps[id] ?? HostedApp(id: id, manifest: nil, order: nextOrder)
     }
@@ -44,7 +38,6 @@ struct AppRegistry: Sendable {
     /// Adds an entry at the end of the order.
     ///
     /// - Parameters:
-    ///   - id: The app id.
     ///   - manifest: Its manifest, if any.
     @discardableResult
     private mutating func insert(id: String, manifest: AppManifest?) -> HostedApp {

@@ -44,7 +44,6 @@ struct CgroupFreezer: Sendable, Hashable {
     /// Parses a `0`/`1` key of `cgroup.events` (`populated`, `frozen`); `nil` if it is missing.
     ///
     /// - Parameters:
-    ///   - key: The key.
     ///   - events: The file's text.
     static func flag(_ key: String, inEvents events: String) -> Bool? {
         for line in events.split(separator: "\n") {
@@ -60,7 +59,6 @@ struct CgroupFreezer: Sendable, Hashable {
     /// process the app forks before the move stays behind, so call it right after spawning.
     ///
     /// - Parameters:
-    ///   - pid: The process.
     ///   - directory: The cgroup directory.
     /// - Throws: ``AppProcessError`` with ``AppProcessError/Code/freezerFailed``.
     static func move(_ pid: pid_t, into directory: String) throws(AppProcessError) {

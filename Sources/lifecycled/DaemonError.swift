@@ -57,7 +57,6 @@ enum DaemonError {
     /// `…Error.LaunchFailed`: the app's process could not be started.
     ///
     /// - Parameters:
-    ///   - id: The app id.
     ///   - reason: Why.
     static func launchFailed(_ id: String, _ reason: String) -> BusError {
         BusError(name: LifecycledProtocol.ErrorName.launchFailed, message: "cannot launch \(id): \(reason)")

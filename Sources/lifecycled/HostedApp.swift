@@ -43,7 +43,6 @@ struct HostedApp: Sendable {
     /// Creates the record of an app.
     ///
     /// - Parameters:
-    ///   - id: The app id.
     ///   - manifest: Its manifest, if any.
     ///   - order: Its position in the registry's order.
     init(id: String, manifest: AppManifest?, order: Int) {

@@ -121,9 +121,6 @@ extension LifecycleDaemon {
     /// Carries out a ``MemoryPressurePlan``: suspended launched apps are ended with `SIGKILL`
     /// (without being woken), largest resident set first, each waited for; then the running
     /// apps get `memory-warning`, largest first.
-    ///
-    /// - Parameters:
-    ///   - warning: The warning.
     func handleMemoryWarning(_ warning: MemoryWarning) async {
         let candidates = registry.all.filter { $0.isRegistered || $0.isRunning }
         let plan = MemoryPressurePlan(apps: candidates.map { app in

@@ -92,8 +92,6 @@ extension LifecycleDaemon {
 
     /// Answers one method call: the uid check first, then the method.
     ///
-    /// - Parameters:
-    ///   - call: The call.
     /// - Returns: The reply's values.
     /// - Throws: ``BusError`` with the protocol's error names (see each method).
     func handle(_ call: BusMethodCall) async throws(BusError) -> [BusValue] {
@@ -260,10 +258,6 @@ extension LifecycleDaemon {
     ///
     /// Every report (state, notification, background task) must come from the connection the
     /// app registered from.
-    ///
-    /// - Parameters:
-    ///   - id: The app id.
-    ///   - call: The call.
     private func registeredApp(_ id: String, _ call: BusMethodCall) throws(BusError) -> HostedApp {
         guard let app = registry[id], let busName = app.busName else {
             throw DaemonError.notRegistered("\(id) is not registered; call RegisterApp first")
@@ -334,7 +328,6 @@ extension LifecycleDaemon {
     /// registered by itself); a running app gets `foreground(true)` unless the options say background.
     ///
     /// - Parameters:
-    ///   - id: The app id.
     ///   - options: The launch options.
     private func launchApp(_ id: String, options: LaunchOptions) async throws(BusError) {
         guard let manifest = store.manifest(id: id) else {

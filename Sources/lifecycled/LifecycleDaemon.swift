@@ -275,8 +275,6 @@ final class LifecycleDaemon {
     /// Emits one of the interface's signals, logging a failure.
     ///
     /// - Parameters:
-    ///   - member: The signal.
-    ///   - arguments: Its arguments.
     ///   - destination: The unique name of the one app it is for (a `Command`), or `nil` to broadcast.
     func emit(_ member: String, _ arguments: [BusValue], to destination: String? = nil) {
         noteEmitted(member, arguments, to: destination)
@@ -290,8 +288,6 @@ final class LifecycleDaemon {
     /// Hands a signal to ``onSignalEmitted``.
     ///
     /// - Parameters:
-    ///   - member: The signal.
-    ///   - arguments: Its arguments.
     ///   - destination: The unique name it goes to, or `nil` for a broadcast.
     func noteEmitted(_ member: String, _ arguments: [BusValue], to destination: String?) {
         guard let onSignalEmitted, let connection else { return }
@@ -303,7 +299,6 @@ final class LifecycleDaemon {
     /// Records an app's new state: `StateChanged` when it differs, then `Apps`, then the sleep check.
     ///
     /// - Parameters:
-    ///   - id: The app.
     ///   - state: Its new state.
     func setState(_ id: String, _ state: ApplicationState) {
         guard var app = registry[id] else { return }
@@ -325,10 +320,6 @@ final class LifecycleDaemon {
     /// machine sleeps, the session locks or goes inactive, the clock changes) stays queued in
     /// its bus socket and is read, in order, when the app is next resumed; everything else
     /// (wake, unlock to foreground, open-url, post, terminate…) resumes it first.
-    ///
-    /// - Parameters:
-    ///   - command: The command name.
-    ///   - arguments: Its arguments.
     static func wakesSuspendedApp(_ command: String, _ arguments: UserInfo) -> Bool {
         switch command {
         case "sleeping", "foreground", "session-active":
@@ -347,8 +338,6 @@ final class LifecycleDaemon {
     ///
     /// - Parameters:
     ///   - command: The command.
-    ///   - arguments: Its arguments.
-    ///   - id: The app.
     func send(_ command: String, _ arguments: UserInfo, to id: String) async {
         guard let app = registry[id] else { return }
         guard app.isRegistered else {
@@ -383,7 +372,6 @@ final class LifecycleDaemon {
     /// Resumes a stopped (or stopping) app and waits for the kernel's confirmation.
     ///
     /// - Parameters:
-    ///   - id: The app.
     ///   - process: Its process.
     func resume(_ id: String, _ process: AppProcess) async {
         guard process.exitStatus == nil, process.isSuspended || registry[id]?.stopRequested == true else { return }
@@ -396,9 +384,6 @@ final class LifecycleDaemon {
     }
 
     /// Really stops an app that reported `suspended` (cgroup freezer or `SIGSTOP`, confirmed).
-    ///
-    /// - Parameters:
-    ///   - id: The app.
     func suspendProcess(_ id: String) {
         guard let app = registry[id], let process = app.process, process.exitStatus == nil,
               !process.isSuspended, !app.stopRequested, !app.terminating else { return }
@@ -460,7 +445,6 @@ final class LifecycleDaemon {
     /// A launched process ended: the app is not running any more.
     ///
     /// - Parameters:
-    ///   - id: The app.
     ///   - launchID: Which launch ended.
     ///   - status: How it ended.
     func processExited(_ id: String, launchID: Int, status: AppExitStatus) {
@@ -501,9 +485,6 @@ final class LifecycleDaemon {
     }
 
     /// Waits until the given launch of an app has exited (at once if it has).
-    ///
-    /// - Parameters:
-    ///   - id: The app.
     func waitForExit(_ id: String) async {
         // The record keeps the process until its exit has been handled here, on the main actor.
         guard let app = registry[id], app.process != nil else { return }
@@ -515,7 +496,6 @@ final class LifecycleDaemon {
     /// returning once the process has exited.
     ///
     /// - Parameters:
-    ///   - id: The app.
     ///   - reason: Why.
     func terminateApp(_ id: String, reason: TerminationReason) async {
         guard let app = registry[id] else { return }

@@ -73,9 +73,6 @@ struct ManifestStore: Sendable {
     }
 
     /// The manifest of the app that opens a URL, by its scheme.
-    ///
-    /// - Parameters:
-    ///   - url: The URL.
     func manifest(for url: URL) -> AppManifest? {
         url.scheme.flatMap { manifest(forURLScheme: $0) }
     }

@@ -8,8 +8,6 @@ import Glibc
 enum ProcFS {
     /// The scheduler state letter of a process (`R`, `S`, `D`, `T`, `t`, `Z`, …), from `/proc/PID/stat`.
     ///
-    /// - Parameters:
-    ///   - pid: The process.
     /// - Returns: `nil` when the process is gone or the file cannot be parsed.
     static func state(of pid: pid_t) -> Character? {
         read("/proc/\(pid)/stat").flatMap(state(fromStat:))
@@ -29,8 +27,6 @@ enum ProcFS {
 
     /// The resident set size of a process in bytes, from `/proc/PID/statm` (pages × page size).
     ///
-    /// - Parameters:
-    ///   - pid: The process.
     /// - Returns: `nil` when the process is gone or the file cannot be parsed.
     static func residentBytes(of pid: pid_t) -> UInt64? {
         guard let text = read("/proc/\(pid)/statm"), let pages = residentPages(fromStatm: text) else { return nil }

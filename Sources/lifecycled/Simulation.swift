@@ -22,7 +22,6 @@ enum Simulation: Sendable, Equatable {
     ///
     /// - Parameters:
     ///   - kind: The kind (see the type's table).
-    ///   - arguments: The arguments.
     /// - Throws: `InvalidArgs` for an unknown kind or a bad argument.
     static func parse(kind: String, arguments: UserInfo) throws(BusError) -> Simulation {
         switch kind {
@@ -55,7 +54,6 @@ enum Simulation: Sendable, Equatable {
     /// A string argument, `nil` when absent, `InvalidArgs` when not a string.
     ///
     /// - Parameters:
-    ///   - arguments: The arguments.
     ///   - key: The argument's name.
     private static func string(_ arguments: UserInfo, _ key: String) throws(BusError) -> String? {
         guard let value = arguments[key] else { return nil }

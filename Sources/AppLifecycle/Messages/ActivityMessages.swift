@@ -36,9 +36,6 @@ extension Application {
         /// ``ApplicationUserInfoKey/fetchResult``.
         public var userInfo: UserInfo { [ApplicationUserInfoKey.fetchResult: .string(result.rawValue)] }
         /// Reads the result.
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) {
             guard let result = userInfo[ApplicationUserInfoKey.fetchResult]?.stringValue.flatMap(BackgroundFetchResult.init(rawValue:)) else { return nil }
             self.result = result
@@ -59,9 +56,6 @@ extension Application {
         /// ``ApplicationUserInfoKey/urlSessionIdentifier``.
         public var userInfo: UserInfo { [ApplicationUserInfoKey.urlSessionIdentifier: .string(identifier)] }
         /// Reads the identifier.
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) {
             guard let identifier = userInfo[ApplicationUserInfoKey.urlSessionIdentifier]?.stringValue else { return nil }
             self.identifier = identifier
@@ -90,9 +84,6 @@ extension Application {
             [ApplicationUserInfoKey.userActivityType: .string(activityType), ApplicationUserInfoKey.result: .bool(result)]
         }
         /// Reads the type and answer.
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) {
             guard let type = userInfo[ApplicationUserInfoKey.userActivityType]?.stringValue else { return nil }
             self.init(activityType: type, result: userInfo[ApplicationUserInfoKey.result]?.boolValue ?? false)
@@ -110,7 +101,6 @@ extension Application {
         /// Creates the message.
         ///
         /// - Parameters:
-        ///   - activity: The activity.
         ///   - result: The delegate's answer.
         public init(activity: UserActivity, result: Bool) {
             self.activity = activity
@@ -119,9 +109,6 @@ extension Application {
         /// The activity's entries and ``ApplicationUserInfoKey/result``.
         public var userInfo: UserInfo { activity.messageUserInfo.merging([ApplicationUserInfoKey.result: .bool(result)]) }
         /// Reads the activity and answer.
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) {
             guard let activity = UserActivity(messageUserInfo: userInfo) else { return nil }
             self.init(activity: activity, result: userInfo[ApplicationUserInfoKey.result]?.boolValue ?? false)
@@ -135,16 +122,10 @@ extension Application {
         /// The activity.
         public var activity: UserActivity
         /// Creates the message.
-        ///
-        /// - Parameters:
-        ///   - activity: The activity.
         public init(activity: UserActivity) { self.activity = activity }
         /// The activity's entries.
         public var userInfo: UserInfo { activity.messageUserInfo }
         /// Reads the activity.
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) {
             guard let activity = UserActivity(messageUserInfo: userInfo) else { return nil }
             self.activity = activity
@@ -171,9 +152,6 @@ extension Application {
         /// ``ApplicationUserInfoKey/userActivityType`` and the error's entries.
         public var userInfo: UserInfo { error.userInfo.merging([ApplicationUserInfoKey.userActivityType: .string(activityType)]) }
         /// Reads the type and error.
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) {
             guard let type = userInfo[ApplicationUserInfoKey.userActivityType]?.stringValue,
                   let error = ApplicationError(userInfo: userInfo) else { return nil }
@@ -199,9 +177,6 @@ extension Application {
             return [ApplicationUserInfoKey.shortcutItem: options[.shortcutItem] ?? .null]
         }
         /// Reads the quick action.
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) {
             var options = LaunchOptions()
             options[.shortcutItem] = userInfo[ApplicationUserInfoKey.shortcutItem]

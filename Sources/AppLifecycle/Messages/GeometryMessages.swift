@@ -31,9 +31,6 @@ extension Application {
         /// ``ApplicationUserInfoKey/statusBarOrientation``.
         public var userInfo: UserInfo { [ApplicationUserInfoKey.statusBarOrientation: .int(Int64(orientation.rawValue))] }
         /// Reads the orientation.
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) {
             guard let orientation = Self.orientation(in: userInfo) else { return nil }
             self.orientation = orientation
@@ -57,9 +54,6 @@ extension Application {
         /// ``ApplicationUserInfoKey/statusBarOrientation``.
         public var userInfo: UserInfo { [ApplicationUserInfoKey.statusBarOrientation: .int(Int64(previousOrientation.rawValue))] }
         /// Reads the orientation.
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) {
             guard let orientation = WillChangeStatusBarOrientationMessage.orientation(in: userInfo) else { return nil }
             self.previousOrientation = orientation
@@ -80,9 +74,6 @@ extension Application {
         /// ``ApplicationUserInfoKey/statusBarFrame``.
         public var userInfo: UserInfo { [ApplicationUserInfoKey.statusBarFrame: frame.propertyList] }
         /// Reads the frame.
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) {
             guard let frame = userInfo[ApplicationUserInfoKey.statusBarFrame].flatMap(Rect.init(propertyList:)) else { return nil }
             self.frame = frame
@@ -103,9 +94,6 @@ extension Application {
         /// ``ApplicationUserInfoKey/statusBarFrame``.
         public var userInfo: UserInfo { [ApplicationUserInfoKey.statusBarFrame: previousFrame.propertyList] }
         /// Reads the frame.
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) {
             guard let frame = userInfo[ApplicationUserInfoKey.statusBarFrame].flatMap(Rect.init(propertyList:)) else { return nil }
             self.previousFrame = frame
@@ -136,9 +124,6 @@ extension Application {
             return info
         }
         /// Reads the answer and window.
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) {
             guard let raw = userInfo[ApplicationUserInfoKey.interfaceOrientations]?.intValue, raw >= 0 else { return nil }
             self.orientations = InterfaceOrientationMask(rawValue: UInt(raw))

@@ -33,9 +33,6 @@ extension Application {
         /// ``ApplicationUserInfoKey/deviceToken``.
         public var userInfo: UserInfo { [ApplicationUserInfoKey.deviceToken: .data(deviceToken)] }
         /// Reads the token.
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) {
             guard let token = userInfo[ApplicationUserInfoKey.deviceToken]?.dataValue else { return nil }
             self.deviceToken = token
@@ -49,16 +46,10 @@ extension Application {
         /// The error.
         public var error: ApplicationError
         /// Creates the message.
-        ///
-        /// - Parameters:
-        ///   - error: The error.
         public init(error: ApplicationError) { self.error = error }
         /// ``ApplicationUserInfoKey/errorCode`` and ``ApplicationUserInfoKey/errorMessage``.
         public var userInfo: UserInfo { error.userInfo }
         /// Reads the error.
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) {
             guard let error = ApplicationError(userInfo: userInfo) else { return nil }
             self.error = error
@@ -72,16 +63,10 @@ extension Application {
         /// The payload.
         public var payload: UserInfo
         /// Creates the message.
-        ///
-        /// - Parameters:
-        ///   - payload: The payload.
         public init(payload: UserInfo) { self.payload = payload }
         /// ``ApplicationUserInfoKey/remoteNotification``.
         public var userInfo: UserInfo { [ApplicationUserInfoKey.remoteNotification: .dictionary(payload.values)] }
         /// Reads the payload.
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) {
             guard let payload = userInfo[ApplicationUserInfoKey.remoteNotification]?.dictionaryValue else { return nil }
             self.payload = UserInfo(payload)
@@ -100,7 +85,6 @@ extension Application {
         ///
         /// - Parameters:
         ///   - identifier: The action's identifier.
-        ///   - payload: The payload.
         public init(identifier: String?, payload: UserInfo) {
             self.identifier = identifier
             self.payload = payload
@@ -112,9 +96,6 @@ extension Application {
             return info
         }
         /// Reads the identifier and payload.
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) {
             guard let payload = userInfo[ApplicationUserInfoKey.remoteNotification]?.dictionaryValue else { return nil }
             self.init(identifier: userInfo[ApplicationUserInfoKey.actionIdentifier]?.stringValue, payload: UserInfo(payload))
@@ -128,16 +109,10 @@ extension Application {
         /// The notification.
         public var notification: LocalNotification
         /// Creates the message.
-        ///
-        /// - Parameters:
-        ///   - notification: The notification.
         public init(notification: LocalNotification) { self.notification = notification }
         /// ``ApplicationUserInfoKey/localNotification``.
         public var userInfo: UserInfo { [ApplicationUserInfoKey.localNotification: notification.propertyList] }
         /// Reads the notification.
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) {
             guard let notification = userInfo[ApplicationUserInfoKey.localNotification].flatMap(LocalNotification.init(propertyList:)) else { return nil }
             self.notification = notification
@@ -156,7 +131,6 @@ extension Application {
         ///
         /// - Parameters:
         ///   - identifier: The action's identifier.
-        ///   - notification: The notification.
         public init(identifier: String?, notification: LocalNotification) {
             self.identifier = identifier
             self.notification = notification
@@ -168,9 +142,6 @@ extension Application {
             return info
         }
         /// Reads the identifier and notification.
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) {
             guard let notification = userInfo[ApplicationUserInfoKey.localNotification].flatMap(LocalNotification.init(propertyList:)) else { return nil }
             self.init(identifier: userInfo[ApplicationUserInfoKey.actionIdentifier]?.stringValue, notification: notification)
@@ -185,9 +156,6 @@ extension ApplicationError {
     }
 
     /// Reads an error from its userInfo form, or `nil` when the code is missing.
-    ///
-    /// - Parameters:
-    ///   - userInfo: The userInfo.
     public init?(userInfo: UserInfo) {
         guard let code = userInfo[ApplicationUserInfoKey.errorCode]?.stringValue else { return nil }
         self.init(Code(rawValue: code), userInfo[ApplicationUserInfoKey.errorMessage]?.stringValue ?? "")
@@ -196,7 +164,6 @@ extension ApplicationError {
     /// Wraps any error: an ``ApplicationError`` as itself, anything else with its description.
     ///
     /// - Parameters:
-    ///   - error: The error.
     ///   - code: The code for errors that are not ``ApplicationError``s.
     public init(wrapping error: any Error, code: Code) {
         if let error = error as? ApplicationError {

@@ -31,9 +31,6 @@ extension Application {
         /// ``ApplicationUserInfoKey/result``.
         public var userInfo: UserInfo { [ApplicationUserInfoKey.result: .bool(result)] }
         /// Reads the answer.
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) {
             guard let result = userInfo[ApplicationUserInfoKey.result]?.boolValue else { return nil }
             self.result = result
@@ -54,9 +51,6 @@ extension Application {
         /// ``ApplicationUserInfoKey/result``.
         public var userInfo: UserInfo { [ApplicationUserInfoKey.result: .bool(result)] }
         /// Reads the answer.
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) {
             guard let result = userInfo[ApplicationUserInfoKey.result]?.boolValue else { return nil }
             self.result = result
@@ -77,9 +71,6 @@ extension Application {
         /// ``ApplicationUserInfoKey/restorableObjectPaths``.
         public var userInfo: UserInfo { [ApplicationUserInfoKey.restorableObjectPaths: Self.encode(restorableObjectPaths)] }
         /// Reads the paths (missing: none).
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) {
             guard let paths = Self.decode(userInfo[ApplicationUserInfoKey.restorableObjectPaths]) else { return nil }
             self.restorableObjectPaths = paths
@@ -115,9 +106,6 @@ extension Application {
             [ApplicationUserInfoKey.restorableObjectPaths: WillEncodeRestorableStateMessage.encode(restorableObjectPaths)]
         }
         /// Reads the paths (missing: none).
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) {
             guard let paths = WillEncodeRestorableStateMessage.decode(userInfo[ApplicationUserInfoKey.restorableObjectPaths]) else { return nil }
             self.restorableObjectPaths = paths
@@ -147,9 +135,6 @@ extension Application {
              ApplicationUserInfoKey.result: .bool(restored)]
         }
         /// Reads the path and result.
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) {
             guard let components = userInfo[ApplicationUserInfoKey.identifierPath]?.arrayValue?.compactMap(\.stringValue),
                   let restored = userInfo[ApplicationUserInfoKey.result]?.boolValue else { return nil }

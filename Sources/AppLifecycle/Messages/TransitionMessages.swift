@@ -37,16 +37,10 @@ extension Application {
         /// The launch options.
         public var launchOptions: LaunchOptions
         /// Creates the message.
-        ///
-        /// - Parameters:
-        ///   - launchOptions: The launch options.
         public init(launchOptions: LaunchOptions) { self.launchOptions = launchOptions }
         /// The launch options under their raw keys.
         public var userInfo: UserInfo { launchOptions.userInfo }
         /// Reads the launch options from a userInfo (any userInfo is valid launch options).
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) { self.launchOptions = LaunchOptions(userInfo: userInfo) }
     }
 
@@ -57,16 +51,10 @@ extension Application {
         /// The launch options.
         public var launchOptions: LaunchOptions
         /// Creates the message.
-        ///
-        /// - Parameters:
-        ///   - launchOptions: The launch options.
         public init(launchOptions: LaunchOptions) { self.launchOptions = launchOptions }
         /// The launch options under their raw keys.
         public var userInfo: UserInfo { launchOptions.userInfo }
         /// Reads the launch options from a userInfo.
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) { self.launchOptions = LaunchOptions(userInfo: userInfo) }
     }
 
@@ -133,9 +121,6 @@ extension Application {
         /// The warning.
         public var warning: MemoryWarning
         /// Creates the message.
-        ///
-        /// - Parameters:
-        ///   - warning: The warning.
         public init(warning: MemoryWarning) { self.warning = warning }
         /// ``ApplicationUserInfoKey/memoryWarningLevel`` and ``ApplicationUserInfoKey/memoryWarningSource``.
         public var userInfo: UserInfo {
@@ -143,9 +128,6 @@ extension Application {
              ApplicationUserInfoKey.memoryWarningSource: .string(warning.source)]
         }
         /// Reads the level and source; a missing level reads as `.low` (UIKit posts no level).
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) {
             let level: MemoryWarning.Level
             if let raw = userInfo[ApplicationUserInfoKey.memoryWarningLevel] {
@@ -176,9 +158,6 @@ extension Application {
             return info
         }
         /// Reads the reason (missing: `.clockSet`, as UIKit posts none) and the time zone.
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) {
             let reason: SignificantTimeChange.Reason
             if let raw = userInfo[ApplicationUserInfoKey.significantTimeChangeReason] {
@@ -213,9 +192,6 @@ extension Application {
             [ApplicationUserInfoKey.previousState: .string(previousState.rawValue), ApplicationUserInfoKey.state: .string(state.rawValue)]
         }
         /// Reads both states; `nil` when either is missing or unknown.
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) {
             guard let previous = userInfo[ApplicationUserInfoKey.previousState]?.stringValue.flatMap(ApplicationState.init(rawValue:)),
                   let state = userInfo[ApplicationUserInfoKey.state]?.stringValue.flatMap(ApplicationState.init(rawValue:))

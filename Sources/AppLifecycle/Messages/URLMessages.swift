@@ -22,8 +22,6 @@ extension Application {
         /// Creates the message.
         ///
         /// - Parameters:
-        ///   - url: The URL.
-        ///   - options: The options.
         ///   - handled: Whether the delegate handled it.
         public init(url: URL, options: OpenURLOptions, handled: Bool) {
             self.url = url
@@ -35,9 +33,6 @@ extension Application {
             options.userInfo.merging([ApplicationUserInfoKey.url: .string(url.absoluteString), ApplicationUserInfoKey.result: .bool(handled)])
         }
         /// Reads the URL, the result and the options.
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) {
             guard let url = userInfo[ApplicationUserInfoKey.url]?.stringValue.flatMap(URL.init(string:)) else { return nil }
             self.init(url: url, options: OpenURLOptions(userInfo: userInfo), handled: userInfo[ApplicationUserInfoKey.result]?.boolValue ?? false)
@@ -66,9 +61,6 @@ extension Application {
             [ApplicationUserInfoKey.extensionPointIdentifier: .string(extensionPoint.rawValue), ApplicationUserInfoKey.result: .bool(result)]
         }
         /// Reads the identifier and answer.
-        ///
-        /// - Parameters:
-        ///   - userInfo: The userInfo.
         public init?(userInfo: UserInfo) {
             guard let identifier = userInfo[ApplicationUserInfoKey.extensionPointIdentifier]?.stringValue,
                   let result = userInfo[ApplicationUserInfoKey.result]?.boolValue else { return nil }
