@@ -47,7 +47,9 @@ let package = Package(
         .target(name: "LifecycledClient", dependencies: ["AppLifecycle", "SystemdBus", logging, unixSignals]),
         .target(
             name: "AppLifecycleSystemd",
-            dependencies: ["AppLifecycle", "SystemdBus", "LifecycledClient", "CLinuxSupport", logging, serviceLifecycle]
+            dependencies: [
+                "AppLifecycle", "SystemdBus", "LifecycledClient", "CLinuxSupport", logging, serviceLifecycle,
+            ]
         ),
         .executableTarget(
             name: "LifecycleExample",
@@ -59,7 +61,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "CounterApp",
-            dependencies: ["AppLifecycle", "AppLifecycleSystemd", "LifecycledClient", "SystemdBus", argumentParser, logging],
+            dependencies: [
+                "AppLifecycle", "AppLifecycleSystemd", "LifecycledClient", "SystemdBus", argumentParser, logging,
+            ],
             path: "Examples/CounterApp"
         ),
         // The two executables' shared command-line behaviour (usage errors exit 2).
@@ -67,7 +71,8 @@ let package = Package(
         .executableTarget(
             name: "lifecycled",
             dependencies: [
-                "AppLifecycle", "LifecycledClient", "AppLifecycleSystemd", "SystemdBus", "CLinuxSupport", "CommandLineSupport",
+                "AppLifecycle", "LifecycledClient", "AppLifecycleSystemd", "SystemdBus", "CLinuxSupport",
+                "CommandLineSupport",
                 argumentParser, logging,
             ]
         ),
@@ -93,12 +98,16 @@ let package = Package(
         // The fake lifecycled that both the app-side and the lifecyclectl tests talk to.
         .target(
             name: "LifecycledTestSupport",
-            dependencies: ["AppLifecycle", "LifecycledClient", "AppLifecycleTesting", "SystemdBus", "SystemdBusTesting"],
+            dependencies: [
+                "AppLifecycle", "LifecycledClient", "AppLifecycleTesting", "SystemdBus", "SystemdBusTesting",
+            ],
             path: "Tests/LifecycledTestSupport"
         ),
         .testTarget(
             name: "LifecycledClientTests",
-            dependencies: ["LifecycledClient", "AppLifecycle", "AppLifecycleTesting", "SystemdBusTesting", "LifecycledTestSupport"]
+            dependencies: [
+                "LifecycledClient", "AppLifecycle", "AppLifecycleTesting", "SystemdBusTesting", "LifecycledTestSupport",
+            ]
         ),
         .testTarget(
             name: "AppLifecycleSystemdTests",
@@ -117,14 +126,17 @@ let package = Package(
         .testTarget(
             name: "LifecyclectlTests",
             dependencies: [
-                "lifecyclectl", "AppLifecycle", "AppLifecycleTesting", "LifecycledClient", "SystemdBus", "SystemdBusTesting",
+                "lifecyclectl", "AppLifecycle", "AppLifecycleTesting", "LifecycledClient", "SystemdBus",
+                "SystemdBusTesting",
                 "LifecycledTestSupport", argumentParser,
             ]
         ),
         .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport", argumentParser]),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["AppLifecycle", "AppLifecycleTesting", "AppLifecycleSystemd", "SystemdBus", "SystemdBusTesting"]
+            dependencies: [
+                "AppLifecycle", "AppLifecycleTesting", "AppLifecycleSystemd", "SystemdBus", "SystemdBusTesting",
+            ]
         ),
     ]
 )

@@ -60,20 +60,26 @@ struct BridgeRig {
         let fake = try await FakeLogind(address: bus.address, loop: loop)
         let raw = try BusConnection(.address(bus.address), loop: loop, description: "raw-subscriber")
         let receipts = RawReceipts()
-        _ = try await raw.addMatch("type='signal',interface='org.freedesktop.login1.Session'") { signal in receipts.add(signal.member) }
-        _ = try await raw.addMatch("type='signal',interface='org.freedesktop.login1.Manager',member='PrepareForSleep'") { signal in
+        _ = try await raw.addMatch("type='signal',interface='org.freedesktop.login1.Session'") { signal in
+            receipts.add(signal.member)
+        }
+        _ = try await raw.addMatch("type='signal',interface='org.freedesktop.login1.Manager',member='PrepareForSleep'")
+        { signal in
             receipts.add("PrepareForSleep:\(signal.arguments.first?.boolValue == true)")
         }
-        let host = SystemdHost(configuration: .init(
-            sources: [.logind], systemBus: .address(bus.address), environment: ["XDG_SESSION_ID": "bench"],
-            inhibitorWho: "lifecycle-bench"))
+        let host = SystemdHost(
+            configuration: .init(
+                sources: [.logind], systemBus: .address(bus.address), environment: ["XDG_SESSION_ID": "bench"],
+                inhibitorWho: "lifecycle-bench"))
         let delegate = StampingDelegate()
         let app = Application(
             delegate: delegate, host: host, notificationCenter: LifecycleNotificationCenter(),
             configuration: .init(applicationIdentifier: "org.example.Bench", isStateRestorationEnabled: false))
         let running = Task { @MainActor in await app.run() }
         _ = await delegate.next("active")
-        return BridgeRig(bus: bus, loop: loop, fake: fake, raw: raw, rawReceipts: receipts, host: host, app: app, delegate: delegate, running: running)
+        return BridgeRig(
+            bus: bus, loop: loop, fake: fake, raw: raw, rawReceipts: receipts, host: host, app: app, delegate: delegate,
+            running: running)
     }
 
     func stop() async {
@@ -90,7 +96,8 @@ struct BridgeRig {
 struct LatencyBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "latency",
-        abstract: "Signal-to-delegate latency over Lock/Unlock and PrepareForSleep toggles, against raw sd-bus receipt.")
+        abstract: "Signal-to-delegate latency over Lock/Unlock and PrepareForSleep toggles, against raw sd-bus receipt."
+    )
 
     @Option(help: "Toggles of each kind (Lock/Unlock and PrepareForSleep).")
     var toggles = 1000
@@ -103,7 +110,8 @@ struct LatencyBenchmark: AsyncParsableCommand {
         let rig = try await BridgeRig.start()
         var delegateLatencies: [Double] = []
         var rawLatencies: [Double] = []
-        var lockIndex = 0, sleepIndex = 0
+        var lockIndex = 0
+        var sleepIndex = 0
         for toggle in 0..<toggles {
             let locking = toggle % 2 == 0
             let start = try rig.fake.lock(locking)
@@ -111,7 +119,9 @@ struct LatencyBenchmark: AsyncParsableCommand {
             delegateLatencies.append((end - start).nanoseconds / 1000)
             let member = locking ? "Lock" : "Unlock"
             let receipts = rig.rawReceipts.instants(member)
-            if receipts.count > lockIndex / 2 { rawLatencies.append((receipts[lockIndex / 2] - start).nanoseconds / 1000) }
+            if receipts.count > lockIndex / 2 {
+                rawLatencies.append((receipts[lockIndex / 2] - start).nanoseconds / 1000)
+            }
             lockIndex += 1
         }
         for toggle in 0..<toggles {
@@ -120,7 +130,9 @@ struct LatencyBenchmark: AsyncParsableCommand {
             let end = await rig.delegate.next(sleeping ? "background" : "active")
             delegateLatencies.append((end - start).nanoseconds / 1000)
             let receipts = rig.rawReceipts.instants("PrepareForSleep:\(sleeping)")
-            if receipts.count > sleepIndex / 2 { rawLatencies.append((receipts[sleepIndex / 2] - start).nanoseconds / 1000) }
+            if receipts.count > sleepIndex / 2 {
+                rawLatencies.append((receipts[sleepIndex / 2] - start).nanoseconds / 1000)
+            }
             sleepIndex += 1
         }
         await rig.stop()
@@ -128,14 +140,16 @@ struct LatencyBenchmark: AsyncParsableCommand {
         let reference = (Measurement.percentile(rawLatencies, 50), Measurement.percentile(rawLatencies, 99))
         let ratio = ours.0 / reference.0
         if json {
-            print(Measurement.jsonLine([
-                "benchmark": "latency", "toggles": toggles * 2, "ours_p50_us": ours.0, "ours_p99_us": ours.1,
-                "reference_p50_us": reference.0, "reference_p99_us": reference.1, "ratio_p50": ratio,
-            ]))
+            print(
+                Measurement.jsonLine([
+                    "benchmark": "latency", "toggles": toggles * 2, "ours_p50_us": ours.0, "ours_p99_us": ours.1,
+                    "reference_p50_us": reference.0, "reference_p99_us": reference.1, "ratio_p50": ratio,
+                ]))
         } else {
             print("signal → delegate over \(toggles * 2) toggles (Lock/Unlock, PrepareForSleep):")
             print("  delegate:    p50 \(Measurement.format(ours.0)) µs   p99 \(Measurement.format(ours.1)) µs")
-            print("  raw sd-bus:  p50 \(Measurement.format(reference.0)) µs   p99 \(Measurement.format(reference.1)) µs")
+            print(
+                "  raw sd-bus:  p50 \(Measurement.format(reference.0)) µs   p99 \(Measurement.format(reference.1)) µs")
             print("  ratio p50:   \(Measurement.format(ratio, 2))  (target ≤ 1.5)")
         }
     }
@@ -145,7 +159,8 @@ struct LatencyBenchmark: AsyncParsableCommand {
 struct SleepDelayBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sleep-delay",
-        abstract: "Time from PrepareForSleep(true) to the sleep inhibitor's release, with a delegate that does nothing.")
+        abstract: "Time from PrepareForSleep(true) to the sleep inhibitor's release, with a delegate that does nothing."
+    )
 
     @Option(help: "Sleep/wake cycles.")
     var cycles = 300
@@ -168,9 +183,14 @@ struct SleepDelayBenchmark: AsyncParsableCommand {
             _ = await rig.delegate.next("active")
         }
         await rig.stop()
-        let p50 = Measurement.percentile(delays, 50), p99 = Measurement.percentile(delays, 99)
+        let p50 = Measurement.percentile(delays, 50)
+        let p99 = Measurement.percentile(delays, 99)
         if json {
-            print(Measurement.jsonLine(["benchmark": "sleep-delay", "cycles": delays.count, "p50_ms": p50, "p99_ms": p99, "target_p99_ms": 5]))
+            print(
+                Measurement.jsonLine([
+                    "benchmark": "sleep-delay", "cycles": delays.count, "p50_ms": p50, "p99_ms": p99,
+                    "target_p99_ms": 5,
+                ]))
         } else {
             print("PrepareForSleep(true) → sleep lock released, over \(delays.count) cycles:")
             print("  p50 \(Measurement.format(p50, 3)) ms   p99 \(Measurement.format(p99, 3)) ms  (target p99 < 5 ms)")

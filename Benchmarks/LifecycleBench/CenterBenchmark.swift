@@ -48,13 +48,16 @@ struct CenterBenchmark: AsyncParsableCommand {
     func report(_ name: String, _ count: Int, _ result: Result) {
         let ratio = result.reference / result.ours
         if json {
-            print(Measurement.jsonLine([
-                "benchmark": name, "observers": count, "ours_ns": result.ours, "reference_ns": result.reference,
-                "ratio": ratio, "allocations_per_post": result.allocationsPerPost,
-            ]))
+            print(
+                Measurement.jsonLine([
+                    "benchmark": name, "observers": count, "ours_ns": result.ours, "reference_ns": result.reference,
+                    "ratio": ratio, "allocations_per_post": result.allocationsPerPost,
+                ]))
         } else {
             let padded = name.padding(toLength: 12, withPad: " ", startingAt: 0)
-            print("\(padded)  \(String(format: "%9d", count))  \(String(format: "%10.1f", result.ours))  \(String(format: "%14.1f", result.reference))  \(String(format: "%6.1fx", ratio))   \(Measurement.format(result.allocationsPerPost, 3))")
+            print(
+                "\(padded)  \(String(format: "%9d", count))  \(String(format: "%10.1f", result.ours))  \(String(format: "%14.1f", result.reference))  \(String(format: "%6.1fx", ratio))   \(Measurement.format(result.allocationsPerPost, 3))"
+            )
         }
     }
 

@@ -53,17 +53,25 @@ struct DaemonRig {
         // Wait until the daemon owns its name.
         let owner = try await app.trackNameOwner(LifecycledProtocol.busName)
         let appeared = AsyncStream.makeStream(of: Void.self)
-        let watch = try await owner.addOwnerChangeHandler { change in if change.newOwner != nil { appeared.continuation.yield() } }
+        let watch = try await owner.addOwnerChangeHandler { change in
+            if change.newOwner != nil { appeared.continuation.yield() }
+        }
         defer { watch.cancel() }
         if owner.currentOwner == nil {
             // Wait for the name to appear, with a hang guard; no measurement depends on this.
-            let guardTask = Task { try? await Task.sleep(for: .seconds(10)); appeared.continuation.finish() }
+            let guardTask = Task {
+                try? await Task.sleep(for: .seconds(10))
+                appeared.continuation.finish()
+            }
             defer { guardTask.cancel() }
             for await _ in appeared.stream { break }
-            guard owner.currentOwner != nil else { throw ValidationError("lifecycled did not take its name within 10 s") }
+            guard owner.currentOwner != nil else {
+                throw ValidationError("lifecycled did not take its name within 10 s")
+            }
         }
         _ = try await app.call(
-            destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath, interface: LifecycledProtocol.interface,
+            destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
+            interface: LifecycledProtocol.interface,
             member: LifecycledProtocol.Method.registerApp, arguments: [.string(appID)])
         return DaemonRig(bus: bus, daemon: daemon, loop: loop, app: app)
     }
@@ -71,17 +79,25 @@ struct DaemonRig {
     /// Reports a notification as the app, so lifecycled rebroadcasts it as `Notification`.
     func report(sequence: Int) async throws {
         _ = try await app.call(
-            destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath, interface: LifecycledProtocol.interface,
+            destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
+            interface: LifecycledProtocol.interface,
             member: LifecycledProtocol.Method.reportNotification,
-            arguments: [.string(Self.appID), .string("BenchNotification"), UserInfoBusCodec.encode(UserInfo(["seq": .int(Int64(sequence))]))])
+            arguments: [
+                .string(Self.appID), .string("BenchNotification"),
+                UserInfoBusCodec.encode(UserInfo(["seq": .int(Int64(sequence))])),
+            ])
     }
 
     /// Reports a notification as the app without waiting for the reply (pipelined, as `LifecycledHost` sends).
     func sendReport(sequence: Int) -> BusPendingReply {
         app.send(
-            destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath, interface: LifecycledProtocol.interface,
+            destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
+            interface: LifecycledProtocol.interface,
             member: LifecycledProtocol.Method.reportNotification,
-            arguments: [.string(Self.appID), .string("BenchNotification"), UserInfoBusCodec.encode(UserInfo(["seq": .int(Int64(sequence))]))])
+            arguments: [
+                .string(Self.appID), .string("BenchNotification"),
+                UserInfoBusCodec.encode(UserInfo(["seq": .int(Int64(sequence))])),
+            ])
     }
 
     func stop() {
@@ -98,7 +114,8 @@ struct Workers {
 
     static func start(count: Int, mode: String, address: String) throws -> Workers {
         let processes = try (0..<count).map { _ in
-            try ChildProcess.spawn(ownExecutable(), ["fanout-worker", "--address", address, "--mode", mode], stdout: .pipe)
+            try ChildProcess.spawn(
+                ownExecutable(), ["fanout-worker", "--address", address, "--mode", mode], stdout: .pipe)
         }
         for process in processes {
             guard process.readLine() == "ready" else { throw ValidationError("a subscriber worker did not start") }
@@ -123,7 +140,8 @@ struct Workers {
 /// against a raw D-Bus broadcast to N raw subscribers, on the same private bus.
 struct FanoutBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "fanout", abstract: "Notification delivery latency to 1, 10 and 50 subscriber processes against a raw broadcast.")
+        commandName: "fanout",
+        abstract: "Notification delivery latency to 1, 10 and 50 subscriber processes against a raw broadcast.")
 
     @Option(help: "Subscriber counts.") var subscribers: [Int] = [1, 10, 50]
     @Option(help: "Notifications per measurement.") var notifications = 200
@@ -135,20 +153,27 @@ struct FanoutBenchmark: AsyncParsableCommand {
         var lostAny = false
         if !json { print("subscribers   ours p50/p99 µs        raw p50/p99 µs     ratio p50") }
         for count in subscribers {
-            let ours = try await measure(rig: rig, count: count, mode: "ours") { sequence in try await rig.report(sequence: sequence) }
+            let ours = try await measure(rig: rig, count: count, mode: "ours") { sequence in
+                try await rig.report(sequence: sequence)
+            }
             let raw = try await measure(rig: rig, count: count, mode: "raw") { sequence in
-                try rig.app.emitSignal(path: "/org/example/Bench", interface: "org.example.Bench", member: "Tick", arguments: [.int64(Int64(sequence))])
+                try rig.app.emitSignal(
+                    path: "/org/example/Bench", interface: "org.example.Bench", member: "Tick",
+                    arguments: [.int64(Int64(sequence))])
             }
             let ratio = ours.p50 / raw.p50
             if json {
-                print(Measurement.jsonLine([
-                    "benchmark": "fanout", "subscribers": count, "ours_p50_us": ours.p50, "ours_p99_us": ours.p99,
-                    "reference_p50_us": raw.p50, "reference_p99_us": raw.p99, "ratio_p50": ratio,
-                    "ours_lost": ours.lost, "reference_lost": raw.lost,
-                ]))
+                print(
+                    Measurement.jsonLine([
+                        "benchmark": "fanout", "subscribers": count, "ours_p50_us": ours.p50, "ours_p99_us": ours.p99,
+                        "reference_p50_us": raw.p50, "reference_p99_us": raw.p99, "ratio_p50": ratio,
+                        "ours_lost": ours.lost, "reference_lost": raw.lost,
+                    ]))
             } else {
                 let lost = ours.lost + raw.lost > 0 ? "   lost: ours \(ours.lost), raw \(raw.lost)" : ""
-                print("\(String(format: "%11d", count))   \(String(format: "%8.1f / %-8.1f", ours.p50, ours.p99))   \(String(format: "%8.1f / %-8.1f", raw.p50, raw.p99))   \(String(format: "%5.2f", ratio))\(lost)")
+                print(
+                    "\(String(format: "%11d", count))   \(String(format: "%8.1f / %-8.1f", ours.p50, ours.p99))   \(String(format: "%8.1f / %-8.1f", raw.p50, raw.p99))   \(String(format: "%5.2f", ratio))\(lost)"
+                )
             }
             lostAny = lostAny || ours.lost > 0
         }
@@ -157,7 +182,9 @@ struct FanoutBenchmark: AsyncParsableCommand {
 
     /// Per notification, the latency to each subscriber, over all notifications, and how many
     /// (notification, subscriber) receipts never came.
-    func measure(rig: DaemonRig, count: Int, mode: String, send: (Int) async throws -> Void) async throws -> (p50: Double, p99: Double, lost: Int) {
+    func measure(rig: DaemonRig, count: Int, mode: String, send: (Int) async throws -> Void) async throws -> (
+        p50: Double, p99: Double, lost: Int
+    ) {
         let workers = try Workers.start(count: count, mode: mode, address: rig.bus.address)
         defer { workers.stop() }
         var latencies: [Double] = []
@@ -168,7 +195,10 @@ struct FanoutBenchmark: AsyncParsableCommand {
                 latencies.append(Double(stamp.at &- start) / 1000)
             }
         }
-        return (Measurement.percentile(latencies, 50), Measurement.percentile(latencies, 99), notifications * count - latencies.count)
+        return (
+            Measurement.percentile(latencies, 50), Measurement.percentile(latencies, 99),
+            notifications * count - latencies.count
+        )
     }
 }
 
@@ -196,20 +226,26 @@ struct ThroughputBenchmark: AsyncParsableCommand {
             if pending.count >= inFlight { _ = try await pending.removeFirst().value() }
         }
         let raw = try await measure(rig: rig, mode: "raw") { sequence, _ in
-            try rig.app.emitSignal(path: "/org/example/Bench", interface: "org.example.Bench", member: "Tick",
-                                   arguments: [.int64(Int64(sequence))])
+            try rig.app.emitSignal(
+                path: "/org/example/Bench", interface: "org.example.Bench", member: "Tick",
+                arguments: [.int64(Int64(sequence))])
         }
         let ratio = raw.rate / ours.rate
         if json {
-            print(Measurement.jsonLine([
-                "benchmark": "throughput", "subscribers": subscribers, "notifications": notifications,
-                "per_second": ours.rate, "lost": ours.lost, "reference_per_second": raw.rate,
-                "reference_lost": raw.lost, "ratio": ratio,
-            ]))
+            print(
+                Measurement.jsonLine([
+                    "benchmark": "throughput", "subscribers": subscribers, "notifications": notifications,
+                    "per_second": ours.rate, "lost": ours.lost, "reference_per_second": raw.rate,
+                    "reference_lost": raw.lost, "ratio": ratio,
+                ]))
         } else {
             print("\(notifications) notifications to \(subscribers) subscribers:")
-            print("  through lifecycled: \(Measurement.format(ours.seconds, 3)) s, \(Measurement.format(ours.rate, 0))/s, lost \(ours.lost)")
-            print("  raw broadcast:      \(Measurement.format(raw.seconds, 3)) s, \(Measurement.format(raw.rate, 0))/s, lost \(raw.lost)")
+            print(
+                "  through lifecycled: \(Measurement.format(ours.seconds, 3)) s, \(Measurement.format(ours.rate, 0))/s, lost \(ours.lost)"
+            )
+            print(
+                "  raw broadcast:      \(Measurement.format(raw.seconds, 3)) s, \(Measurement.format(raw.rate, 0))/s, lost \(raw.lost)"
+            )
             print("  raw / ours:         \(Measurement.format(ratio, 2))  (target ≤ 2)")
         }
         if ours.lost > 0 { throw ExitCode(1) }
@@ -291,7 +327,8 @@ final class ThreadResult<T: Sendable>: Sendable {
 /// `lifecycle-bench idle`: lifecycled's CPU time, wake-ups and RSS while nothing happens.
 struct IdleBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "idle", abstract: "lifecycled's CPU time and context switches over an idle period, and its RSS (target < 16 MiB).")
+        commandName: "idle",
+        abstract: "lifecycled's CPU time and context switches over an idle period, and its RSS (target < 16 MiB).")
 
     @Option(help: "Idle seconds to measure.") var seconds = 60
     @Flag(help: "One JSON object per line.") var json = false
@@ -308,20 +345,28 @@ struct IdleBenchmark: AsyncParsableCommand {
         let rssMiB = Double(after.rssKiB) / 1024
         let (privateMiB, pssMiB) = Self.rollup(pid: rig.daemon.pid)
         if json {
-            print(Measurement.jsonLine(["benchmark": "idle", "seconds": seconds, "cpu_ms": cpu, "context_switches": wakeups,
-                                        "rss_mib": rssMiB, "private_mib": privateMiB, "pss_mib": pssMiB, "target_rss_mib": 16]))
+            print(
+                Measurement.jsonLine([
+                    "benchmark": "idle", "seconds": seconds, "cpu_ms": cpu, "context_switches": wakeups,
+                    "rss_mib": rssMiB, "private_mib": privateMiB, "pss_mib": pssMiB, "target_rss_mib": 16,
+                ]))
         } else {
             print("lifecycled idle for \(seconds) s: CPU \(Measurement.format(cpu, 1)) ms, \(wakeups) context switches")
-            print("  RSS \(Measurement.format(rssMiB, 1)) MiB (target < 16 MiB), of which private \(Measurement.format(privateMiB, 1)) MiB; PSS \(Measurement.format(pssMiB, 1)) MiB")
+            print(
+                "  RSS \(Measurement.format(rssMiB, 1)) MiB (target < 16 MiB), of which private \(Measurement.format(privateMiB, 1)) MiB; PSS \(Measurement.format(pssMiB, 1)) MiB"
+            )
         }
     }
 
     /// Private (unshared) memory and PSS in MiB, from /proc/PID/smaps_rollup.
     static func rollup(pid: pid_t) -> (privateMiB: Double, pssMiB: Double) {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8) else { return (.nan, .nan) }
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8) else {
+            return (.nan, .nan)
+        }
         func kib(_ field: String) -> Double {
             text.split(separator: "\n").first { $0.hasPrefix(field) }
-                .flatMap { Double($0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") } ?? 0
+                .flatMap { Double($0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") }
+                ?? 0
         }
         return ((kib("Private_Clean:") + kib("Private_Dirty:")) / 1024, kib("Pss:") / 1024)
     }
@@ -341,7 +386,11 @@ struct IdleBenchmark: AsyncParsableCommand {
             let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
             func field(_ name: String) -> Int {
                 status.split(separator: "\n").first { $0.hasPrefix(name) }
-                    .flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first?.trimmingCharacters(in: .letters.union(.whitespaces)) ?? "") } ?? 0
+                    .flatMap {
+                        Int(
+                            $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first?
+                                .trimmingCharacters(in: .letters.union(.whitespaces)) ?? "")
+                    } ?? 0
             }
             contextSwitches = field("voluntary_ctxt_switches:") + field("nonvoluntary_ctxt_switches:")
             rssKiB = field("VmRSS:")

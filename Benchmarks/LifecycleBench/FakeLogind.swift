@@ -25,51 +25,63 @@ final class FakeLogind: Sendable {
         let sink = lockEventSink
         let ledger = self.ledger
         let uid = getuid()
-        manager = try connection.export(ExportedInterface(
-            name: "org.freedesktop.login1.Manager",
-            methods: [
-                .init("GetSession", inSignature: "s", outSignature: "o") { call in
-                    guard call.arguments.first?.stringValue == "bench" else {
-                        throw BusError(name: "org.freedesktop.login1.NoSuchSession", message: "no such session")
-                    }
-                    return [.objectPath(FakeLogind.sessionPath)]
-                },
-                .init("ListSessions", outSignature: "a(susso)") { _ in
-                    [.array(elementSignature: "(susso)", [.structure([
-                        .string("bench"), .uint32(uid), .string("bench"), .string("seat0"), .objectPath(FakeLogind.sessionPath),
-                    ])])]
-                },
-                .init("Inhibit", inSignature: "ssss", outSignature: "h") { [loop] call in
-                    let what = call.arguments.first?.stringValue ?? "?"
-                    var fds: [Int32] = [0, 0]
-                    guard pipe(&fds) == 0 else { throw BusError(errno: errno) }
-                    _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
-                    let readEnd = fds[0]
-                    ledger.taken(what)
-                    sink.yield("take:\(what)")
-                    let token = try loop.addIO(fd: readEnd, events: EventLoop.IOEvents.hangUp) { _ in
-                        ledger.released(what)
-                        sink.yield("release:\(what)")
-                        ledger.forget(readEnd)?.cancel()
-                        Glibc.close(readEnd)
-                    }
-                    ledger.hold(readEnd, token)
-                    return [.unixFD(BusFileDescriptor(owning: fds[1]))]
-                },
-            ],
-            signals: [.init("PrepareForSleep", signature: "b"), .init("PrepareForShutdown", signature: "b")],
-            properties: [.init("InhibitDelayMaxUSec", initialValue: .uint64(5_000_000), changeSignal: .constant)]
-        ), at: Self.managerPath)
-        session = try connection.export(ExportedInterface(
-            name: "org.freedesktop.login1.Session",
-            signals: [.init("Lock"), .init("Unlock")],
-            properties: [
-                .init("Id", initialValue: .string("bench"), changeSignal: .constant),
-                .init("User", initialValue: .structure([.uint32(uid), .objectPath("/org/freedesktop/login1/user/\(uid)")]), changeSignal: .constant),
-                .init("Active", initialValue: .bool(true)),
-                .init("LockedHint", initialValue: .bool(false)),
-            ]
-        ), at: Self.sessionPath)
+        manager = try connection.export(
+            ExportedInterface(
+                name: "org.freedesktop.login1.Manager",
+                methods: [
+                    .init("GetSession", inSignature: "s", outSignature: "o") { call in
+                        guard call.arguments.first?.stringValue == "bench" else {
+                            throw BusError(name: "org.freedesktop.login1.NoSuchSession", message: "no such session")
+                        }
+                        return [.objectPath(FakeLogind.sessionPath)]
+                    },
+                    .init("ListSessions", outSignature: "a(susso)") { _ in
+                        [
+                            .array(
+                                elementSignature: "(susso)",
+                                [
+                                    .structure([
+                                        .string("bench"), .uint32(uid), .string("bench"), .string("seat0"),
+                                        .objectPath(FakeLogind.sessionPath),
+                                    ])
+                                ])
+                        ]
+                    },
+                    .init("Inhibit", inSignature: "ssss", outSignature: "h") { [loop] call in
+                        let what = call.arguments.first?.stringValue ?? "?"
+                        var fds: [Int32] = [0, 0]
+                        guard pipe(&fds) == 0 else { throw BusError(errno: errno) }
+                        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+                        let readEnd = fds[0]
+                        ledger.taken(what)
+                        sink.yield("take:\(what)")
+                        let token = try loop.addIO(fd: readEnd, events: EventLoop.IOEvents.hangUp) { _ in
+                            ledger.released(what)
+                            sink.yield("release:\(what)")
+                            ledger.forget(readEnd)?.cancel()
+                            Glibc.close(readEnd)
+                        }
+                        ledger.hold(readEnd, token)
+                        return [.unixFD(BusFileDescriptor(owning: fds[1]))]
+                    },
+                ],
+                signals: [.init("PrepareForSleep", signature: "b"), .init("PrepareForShutdown", signature: "b")],
+                properties: [.init("InhibitDelayMaxUSec", initialValue: .uint64(5_000_000), changeSignal: .constant)]
+            ), at: Self.managerPath)
+        session = try connection.export(
+            ExportedInterface(
+                name: "org.freedesktop.login1.Session",
+                signals: [.init("Lock"), .init("Unlock")],
+                properties: [
+                    .init("Id", initialValue: .string("bench"), changeSignal: .constant),
+                    .init(
+                        "User",
+                        initialValue: .structure([.uint32(uid), .objectPath("/org/freedesktop/login1/user/\(uid)")]),
+                        changeSignal: .constant),
+                    .init("Active", initialValue: .bool(true)),
+                    .init("LockedHint", initialValue: .bool(false)),
+                ]
+            ), at: Self.sessionPath)
         _ = try await connection.requestName("org.freedesktop.login1")
     }
 

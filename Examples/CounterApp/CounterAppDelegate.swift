@@ -54,8 +54,12 @@ final class CounterAppDelegate: ApplicationDelegate {
 
     func applicationDidReceiveMemoryWarning(_ application: Application) { say("didReceiveMemoryWarning", application) }
     func applicationSignificantTimeChange(_ application: Application) { say("significantTimeChange", application) }
-    func applicationProtectedDataWillBecomeUnavailable(_ application: Application) { say("protectedDataWillBecomeUnavailable", application) }
-    func applicationProtectedDataDidBecomeAvailable(_ application: Application) { say("protectedDataDidBecomeAvailable", application) }
+    func applicationProtectedDataWillBecomeUnavailable(_ application: Application) {
+        say("protectedDataWillBecomeUnavailable", application)
+    }
+    func applicationProtectedDataDidBecomeAvailable(_ application: Application) {
+        say("protectedDataDidBecomeAvailable", application)
+    }
 
     func application(_ application: Application, open url: URL, options: OpenURLOptions) -> Bool {
         guard url.scheme == "counter" else { return false }

@@ -14,7 +14,9 @@ struct CounterStore: Sendable {
     /// `$XDG_STATE_HOME/counter-app`, else `~/.local/state/counter-app`.
     static func directory(option: String?, environment: [String: String]) -> String {
         if let option, !option.isEmpty { return option }
-        if let state = environment["STATE_DIRECTORY"]?.split(separator: ":").first, !state.isEmpty { return String(state) }
+        if let state = environment["STATE_DIRECTORY"]?.split(separator: ":").first, !state.isEmpty {
+            return String(state)
+        }
         if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") { return xdg + "/counter-app" }
         return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state/counter-app"
     }

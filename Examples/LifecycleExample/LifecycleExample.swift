@@ -19,9 +19,10 @@ struct LifecycleExample: AsyncParsableCommand {
         case systemd
     }
 
-    @Option(help: """
-        Where lifecycle events come from: 'virtual' plays a scripted day on a virtual clock;         'sandbox' plays it on real D-Bus signals from python-dbusmock on private buses;         'systemd' runs on the real host (the buses the environment names) until SIGTERM.
-        """)
+    @Option(
+        help: """
+            Where lifecycle events come from: 'virtual' plays a scripted day on a virtual clock;         'sandbox' plays it on real D-Bus signals from python-dbusmock on private buses;         'systemd' runs on the real host (the buses the environment names) until SIGTERM.
+            """)
     var host: HostKind = .virtual
 
     @Flag(help: "Print one JSON object per line: {\"kind\", \"name\", \"state\", \"userInfo\"}.")

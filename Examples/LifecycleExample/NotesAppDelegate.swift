@@ -13,7 +13,9 @@ final class NotesAppDelegate: ApplicationDelegate {
     private(set) var cacheSize = 64
     private var saveTask = BackgroundTaskIdentifier.invalid
 
-    func application(_ application: Application, willFinishLaunchingWithOptions launchOptions: LaunchOptions?) -> Bool { true }
+    func application(_ application: Application, willFinishLaunchingWithOptions launchOptions: LaunchOptions?) -> Bool {
+        true
+    }
 
     func application(_ application: Application, didFinishLaunchingWithOptions launchOptions: LaunchOptions?) -> Bool {
         // Only notes:// URLs are handled; refusing here keeps application(_:open:options:) from being called.

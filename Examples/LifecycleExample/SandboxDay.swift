@@ -32,7 +32,8 @@ struct SandboxDay {
         }
         let logind = try DBusMock(template: "logind", address: systemBus.address)
         defer { logind.stop() }
-        let timedated = try DBusMock(template: "timedated", address: systemBus.address, parameters: #"{"Timezone": "Europe/Berlin"}"#)
+        let timedated = try DBusMock(
+            template: "timedated", address: systemBus.address, parameters: #"{"Timezone": "Europe/Berlin"}"#)
         defer { timedated.stop() }
         let lowMemory = try DBusMock(template: "low_memory_monitor", address: systemBus.address)
         defer { lowMemory.stop() }
@@ -40,10 +41,11 @@ struct SandboxDay {
         defer { screensaver.stop() }
         let session = try logind.addSession(id: "c1", uid: getuid(), username: "demo", active: true)
 
-        let host = SystemdHost(configuration: HostBridge.Configuration(
-            sources: [.logind, .screensaver, .timedated, .lowMemoryMonitor],
-            systemBus: .address(systemBus.address), sessionBus: .address(sessionBus.address),
-            environment: ["XDG_SESSION_ID": "c1"], inhibitorWho: "lifecycle-example"))
+        let host = SystemdHost(
+            configuration: HostBridge.Configuration(
+                sources: [.logind, .screensaver, .timedated, .lowMemoryMonitor],
+                systemBus: .address(systemBus.address), sessionBus: .address(sessionBus.address),
+                environment: ["XDG_SESSION_ID": "c1"], inhibitorWho: "lifecycle-example"))
         host.sleepLockReleaseHandler = { reason in printer.note("logind's sleep delay lock released (\(reason))") }
         let app = Application(
             delegate: NotesAppDelegate(), host: host,
@@ -55,7 +57,9 @@ struct SandboxDay {
             waiter.saw(entry.name)
         }
 
-        printer.note("08:00 the user opens the app with notes://today (logind, timedated, low-memory-monitor and the screensaver are python-dbusmock on private buses)")
+        printer.note(
+            "08:00 the user opens the app with notes://today (logind, timedated, low-memory-monitor and the screensaver are python-dbusmock on private buses)"
+        )
         var options = LaunchOptions()
         options.url = URL(string: "notes://today")
         options.sourceApplication = "org.gnome.Nautilus"
@@ -64,33 +68,64 @@ struct SandboxDay {
 
         let manager = "org.freedesktop.login1.Manager"
         let steps: [Step] = [
-            Step(note: "09:00 the user locks the screen: logind emits Lock on the session",
-                 action: { try logind.call(path: session, interface: "org.freedesktop.login1.Session", method: "Lock") },
-                 expect: Application.willResignActiveNotification.rawValue),
-            Step(note: "09:01 the user unlocks: logind emits Unlock",
-                 action: { try logind.call(path: session, interface: "org.freedesktop.login1.Session", method: "Unlock") },
-                 expect: Application.didBecomeActiveNotification.rawValue),
-            Step(note: "10:00 the screensaver starts: org.gnome.ScreenSaver ActiveChanged(true)",
-                 action: { try screensaver.call(interface: "org.gnome.ScreenSaver", method: "SetActive", arguments: ["true"]) },
-                 expect: Application.willResignActiveNotification.rawValue),
-            Step(note: "10:05 the screensaver ends: ActiveChanged(false)",
-                 action: { try screensaver.call(interface: "org.gnome.ScreenSaver", method: "SetActive", arguments: ["false"]) },
-                 expect: Application.didBecomeActiveNotification.rawValue),
-            Step(note: "12:30 the lid closes: logind emits PrepareForSleep(true)",
-                 action: { try logind.emitSignal(interface: manager, name: "PrepareForSleep", signature: "b", arguments: ["true"]) },
-                 expect: Application.stateDidChangeNotification.rawValue),
-            Step(note: "12:31 while the app is suspended, the time zone changes through timedated (queued)",
-                 action: { try timedated.call(interface: "org.freedesktop.timedate1", method: "SetTimezone", arguments: ["'Asia/Tokyo'", "false"]) },
-                 expect: nil),
-            Step(note: "13:30 the lid opens: PrepareForSleep(false); the lock is taken again, then the app returns",
-                 action: { try logind.emitSignal(interface: manager, name: "PrepareForSleep", signature: "b", arguments: ["false"]) },
-                 expect: Application.significantTimeChangeNotification.rawValue),
-            Step(note: "15:00 memory runs short: low-memory-monitor emits LowMemoryWarning(100)",
-                 action: { try lowMemory.call(interface: "org.freedesktop.DBus.Mock", method: "EmitWarning", arguments: ["byte 100"]) },
-                 expect: Application.didReceiveMemoryWarningNotification.rawValue),
-            Step(note: "18:00 the system shuts down: logind emits PrepareForShutdown(true)",
-                 action: { try logind.emitSignal(interface: manager, name: "PrepareForShutdown", signature: "b", arguments: ["true"]) },
-                 expect: Application.willTerminateNotification.rawValue),
+            Step(
+                note: "09:00 the user locks the screen: logind emits Lock on the session",
+                action: { try logind.call(path: session, interface: "org.freedesktop.login1.Session", method: "Lock") },
+                expect: Application.willResignActiveNotification.rawValue),
+            Step(
+                note: "09:01 the user unlocks: logind emits Unlock",
+                action: {
+                    try logind.call(path: session, interface: "org.freedesktop.login1.Session", method: "Unlock")
+                },
+                expect: Application.didBecomeActiveNotification.rawValue),
+            Step(
+                note: "10:00 the screensaver starts: org.gnome.ScreenSaver ActiveChanged(true)",
+                action: {
+                    try screensaver.call(interface: "org.gnome.ScreenSaver", method: "SetActive", arguments: ["true"])
+                },
+                expect: Application.willResignActiveNotification.rawValue),
+            Step(
+                note: "10:05 the screensaver ends: ActiveChanged(false)",
+                action: {
+                    try screensaver.call(interface: "org.gnome.ScreenSaver", method: "SetActive", arguments: ["false"])
+                },
+                expect: Application.didBecomeActiveNotification.rawValue),
+            Step(
+                note: "12:30 the lid closes: logind emits PrepareForSleep(true)",
+                action: {
+                    try logind.emitSignal(
+                        interface: manager, name: "PrepareForSleep", signature: "b", arguments: ["true"])
+                },
+                expect: Application.stateDidChangeNotification.rawValue),
+            Step(
+                note: "12:31 while the app is suspended, the time zone changes through timedated (queued)",
+                action: {
+                    try timedated.call(
+                        interface: "org.freedesktop.timedate1", method: "SetTimezone",
+                        arguments: ["'Asia/Tokyo'", "false"])
+                },
+                expect: nil),
+            Step(
+                note: "13:30 the lid opens: PrepareForSleep(false); the lock is taken again, then the app returns",
+                action: {
+                    try logind.emitSignal(
+                        interface: manager, name: "PrepareForSleep", signature: "b", arguments: ["false"])
+                },
+                expect: Application.significantTimeChangeNotification.rawValue),
+            Step(
+                note: "15:00 memory runs short: low-memory-monitor emits LowMemoryWarning(100)",
+                action: {
+                    try lowMemory.call(
+                        interface: "org.freedesktop.DBus.Mock", method: "EmitWarning", arguments: ["byte 100"])
+                },
+                expect: Application.didReceiveMemoryWarningNotification.rawValue),
+            Step(
+                note: "18:00 the system shuts down: logind emits PrepareForShutdown(true)",
+                action: {
+                    try logind.emitSignal(
+                        interface: manager, name: "PrepareForShutdown", signature: "b", arguments: ["true"])
+                },
+                expect: Application.willTerminateNotification.rawValue),
         ]
         recorder.recordsStateChanges = false
         for step in steps {
@@ -145,7 +180,8 @@ final class NotificationWaiter {
 
     func expectState(_ state: ApplicationState, of app: Application) {
         stateReached = false
-        let token = app.notificationCenter.addObserver(for: Application.StateDidChangeMessage.self, object: app) { [weak self] message in
+        let token = app.notificationCenter.addObserver(for: Application.StateDidChangeMessage.self, object: app) {
+            [weak self] message in
             guard let self, message.state == state else { return }
             self.stateReached = true
             self.stateContinuation?.resume()
@@ -161,7 +197,8 @@ final class NotificationWaiter {
             try? await Task.sleep(for: timeout)
             guard let self, let continuation = self.stateContinuation else { return }
             self.stateContinuation = nil
-            continuation.resume(throwing: DemoError("state \(self.stateWait?.state.rawValue ?? "?") not reached within \(timeout)"))
+            continuation.resume(
+                throwing: DemoError("state \(self.stateWait?.state.rawValue ?? "?") not reached within \(timeout)"))
         }
         defer { guardTask.cancel() }
         try await withCheckedThrowingContinuation { stateContinuation = $0 }

@@ -34,12 +34,15 @@ final class TimelinePrinter {
     func print(_ entry: LifecycleRecorder.Entry) {
         switch format {
         case .json:
-            let line = TraceLine(kind: entry.kind.rawValue, name: entry.name, state: entry.state.rawValue, userInfo: entry.userInfo)
+            let line = TraceLine(
+                kind: entry.kind.rawValue, name: entry.name, state: entry.state.rawValue, userInfo: entry.userInfo)
             if let data = try? encoder.encode(line) { emit(String(decoding: data, as: UTF8.self)) }
         case .text:
             let info = entry.userInfo.isEmpty ? "" : "  " + entry.userInfo.description
             let kind = entry.kind == .delegate ? "delegate    " : "notification"
-            emit("\(timestamp())  \(entry.state.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)) \(kind)  \(entry.name)\(info)")
+            emit(
+                "\(timestamp())  \(entry.state.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)) \(kind)  \(entry.name)\(info)"
+            )
         }
     }
 

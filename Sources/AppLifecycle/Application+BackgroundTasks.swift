@@ -87,7 +87,8 @@ extension Application {
         let unended = backgroundTasks
         backgroundTasks.removeAll()
         for task in unended {
-            logger.warning("background \(task.id) (\(task.name ?? "unnamed")) was not ended by its expiration handler; ending it")
+            logger.warning(
+                "background \(task.id) (\(task.name ?? "unnamed")) was not ended by its expiration handler; ending it")
             host.application(self, didEndBackgroundTask: task.id)
         }
         for (_, completion) in pendingCompletions {
@@ -107,7 +108,8 @@ extension Application {
         let token = CompletionToken(id: id, name: name, application: self)
         let timer = host.scheduler.schedule(after: configuration.completionHandlerDeadline) { [weak self] in
             guard let self, self.pendingCompletions.removeValue(forKey: id) != nil else { return }
-            self.logger.warning("\(name) completion handler not called within \(self.configuration.completionHandlerDeadline)")
+            self.logger.warning(
+                "\(name) completion handler not called within \(self.configuration.completionHandlerDeadline)")
             token.markDone()
             self.enqueue(.settle)
         }

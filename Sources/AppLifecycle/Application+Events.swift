@@ -11,7 +11,9 @@ extension Application {
         guard launched else {
             switch event {
             case .sleeping(let value): sleeping = value
-            case .locked(let value): locked = value; isProtectedDataAvailable = !value
+            case .locked(let value):
+                locked = value
+                isProtectedDataAvailable = !value
             case .sessionActive(let value): sessionActive = value
             case .foreground(let value): pendingForeground = value
             default: eventsBeforeLaunch.append(event)
@@ -57,25 +59,32 @@ extension Application {
         case .remoteNotificationAction(let identifier, let payload):
             wakeIfSuspended()
             let completion = beginCompletion("remote notification action")
-            let (_, implemented) = invoke("application(_:handleActionWithIdentifier:forRemoteNotification:completionHandler:)") {
+            let (_, implemented) = invoke(
+                "application(_:handleActionWithIdentifier:forRemoteNotification:completionHandler:)"
+            ) {
                 delegate.application(self, handleActionWithIdentifier: identifier, forRemoteNotification: payload) {
                     completion.finish()
                 }
             }
             if !implemented { completion.finishNow() }
-            notificationCenter.post(HandleRemoteNotificationActionMessage(identifier: identifier, payload: payload), object: self)
+            notificationCenter.post(
+                HandleRemoteNotificationActionMessage(identifier: identifier, payload: payload), object: self)
             settle()
         case .registeredForRemoteNotifications(let token):
             runIfRunningCode("didRegisterForRemoteNotifications") {
-                deliver(DidRegisterForRemoteNotificationsMessage(deviceToken: token),
-                        "application(_:didRegisterForRemoteNotificationsWithDeviceToken:)") {
+                deliver(
+                    DidRegisterForRemoteNotificationsMessage(deviceToken: token),
+                    "application(_:didRegisterForRemoteNotificationsWithDeviceToken:)"
+                ) {
                     delegate.application(self, didRegisterForRemoteNotificationsWithDeviceToken: token)
                 }
             }
         case .failedToRegisterForRemoteNotifications(let error):
             runIfRunningCode("didFailToRegisterForRemoteNotifications") {
-                deliver(DidFailToRegisterForRemoteNotificationsMessage(error: error),
-                        "application(_:didFailToRegisterForRemoteNotificationsWithError:)") {
+                deliver(
+                    DidFailToRegisterForRemoteNotificationsMessage(error: error),
+                    "application(_:didFailToRegisterForRemoteNotificationsWithError:)"
+                ) {
                     delegate.application(self, didFailToRegisterForRemoteNotificationsWithError: error)
                 }
             }
@@ -83,23 +92,32 @@ extension Application {
             if applicationState.isForeground {
                 deliverLocalNotification(notification)
             } else {
-                logger.info("local notification \(notification.identifier) fired while the app is \(applicationState); asking the host to present it")
+                logger.info(
+                    "local notification \(notification.identifier) fired while the app is \(applicationState); asking the host to present it"
+                )
                 host.application(self, present: notification)
             }
         case .localNotificationAction(let identifier, let notification):
             wakeIfSuspended()
             let completion = beginCompletion("local notification action")
             let (_, implemented) = invoke("application(_:handleActionWithIdentifier:for:completionHandler:)") {
-                delegate.application(self, handleActionWithIdentifier: identifier, for: notification) { completion.finish() }
+                delegate.application(self, handleActionWithIdentifier: identifier, for: notification) {
+                    completion.finish()
+                }
             }
             if !implemented { completion.finishNow() }
-            notificationCenter.post(HandleLocalNotificationActionMessage(identifier: identifier, notification: notification), object: self)
+            notificationCenter.post(
+                HandleLocalNotificationActionMessage(identifier: identifier, notification: notification), object: self)
             settle()
         case .backgroundFetch:
             wakeIfSuspended()
             let completion = beginCompletion("background fetch")
             let (_, implemented) = invoke("application(_:performFetchWithCompletionHandler:)") {
-                delegate.application(self, performFetchWithCompletionHandler: { result in completion.finish(posting: PerformFetchMessage(result: result)) })
+                delegate.application(
+                    self,
+                    performFetchWithCompletionHandler: { result in
+                        completion.finish(posting: PerformFetchMessage(result: result))
+                    })
             }
             if !implemented { completion.finishNow() }
             settle()
@@ -117,7 +135,8 @@ extension Application {
                 let (result, _) = invoke("application(_:willContinueUserActivityWithType:)") {
                     delegate.application(self, willContinueUserActivityWithType: type)
                 }
-                notificationCenter.post(WillContinueUserActivityMessage(activityType: type, result: result), object: self)
+                notificationCenter.post(
+                    WillContinueUserActivityMessage(activityType: type, result: result), object: self)
             }
         case .continueUserActivity(let activity):
             // Continuing an activity brings the app to the foreground, as a URL does.
@@ -137,8 +156,10 @@ extension Application {
             }
         case .failedToContinueUserActivity(let type, let error):
             runIfRunningCode("didFailToContinueUserActivity") {
-                deliver(DidFailToContinueUserActivityMessage(activityType: type, error: error),
-                        "application(_:didFailToContinueUserActivityWithType:error:)") {
+                deliver(
+                    DidFailToContinueUserActivityMessage(activityType: type, error: error),
+                    "application(_:didFailToContinueUserActivityWithType:error:)"
+                ) {
                     delegate.application(self, didFailToContinueUserActivityWithType: type, error: error)
                 }
             }
@@ -173,7 +194,10 @@ extension Application {
     func deliverPendingTimeChange() {
         guard let change = pendingTimeChange else { return }
         pendingTimeChange = nil
-        deliver(SignificantTimeChangeMessage(change: change), notificationFirst: true, "applicationSignificantTimeChange(_:)") {
+        deliver(
+            SignificantTimeChangeMessage(change: change), notificationFirst: true,
+            "applicationSignificantTimeChange(_:)"
+        ) {
             delegate.applicationSignificantTimeChange(self)
         }
     }
@@ -187,11 +211,14 @@ extension Application {
         }
         if !implemented {
             (handled, implemented) = invoke("application(_:open:sourceApplication:annotation:)") {
-                delegate.application(self, open: url, sourceApplication: options.sourceApplication, annotation: options.annotation)
+                delegate.application(
+                    self, open: url, sourceApplication: options.sourceApplication, annotation: options.annotation)
             }
         }
         if !implemented {
-            (handled, implemented) = invoke("application(_:handleOpen:)") { delegate.application(self, handleOpen: url) }
+            (handled, implemented) = invoke("application(_:handleOpen:)") {
+                delegate.application(self, handleOpen: url)
+            }
         }
         if !implemented {
             logger.info("no open method implemented; \(url.absoluteString) not handled")
@@ -215,7 +242,8 @@ extension Application {
         wakeIfSuspended()
         let completion = beginCompletion("remote notification fetch")
         let (_, fetchImplemented) = invoke("application(_:didReceiveRemoteNotification:fetchCompletionHandler:)") {
-            delegate.application(self, didReceiveRemoteNotification: payload, fetchCompletionHandler: { _ in completion.finish() })
+            delegate.application(
+                self, didReceiveRemoteNotification: payload, fetchCompletionHandler: { _ in completion.finish() })
         }
         if fetchImplemented {
             notificationCenter.post(DidReceiveRemoteNotificationMessage(payload: payload), object: self)
@@ -243,12 +271,18 @@ extension Application {
     // MARK: Geometry
 
     func changeStatusBarOrientation(to orientation: InterfaceOrientation, duration: Double) {
-        deliver(WillChangeStatusBarOrientationMessage(orientation: orientation), "application(_:willChangeStatusBarOrientation:duration:)") {
+        deliver(
+            WillChangeStatusBarOrientationMessage(orientation: orientation),
+            "application(_:willChangeStatusBarOrientation:duration:)"
+        ) {
             delegate.application(self, willChangeStatusBarOrientation: orientation, duration: duration)
         }
         let previous = statusBarOrientation
         statusBarOrientation = orientation
-        deliver(DidChangeStatusBarOrientationMessage(previousOrientation: previous), "application(_:didChangeStatusBarOrientation:)") {
+        deliver(
+            DidChangeStatusBarOrientationMessage(previousOrientation: previous),
+            "application(_:didChangeStatusBarOrientation:)"
+        ) {
             delegate.application(self, didChangeStatusBarOrientation: previous)
         }
     }

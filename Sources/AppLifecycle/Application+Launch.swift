@@ -40,7 +40,10 @@ extension Application {
         guard applicationState != .notRunning else { return }
         if let url = options.url {
             if accepted {
-                openURL(url, options: OpenURLOptions(sourceApplication: options.sourceApplication, annotation: options.annotation))
+                openURL(
+                    url,
+                    options: OpenURLOptions(
+                        sourceApplication: options.sourceApplication, annotation: options.annotation))
             } else {
                 logger.info("launch URL \(url.absoluteString) refused by the launch methods")
                 host.application(self, didOpen: url, handled: false)
@@ -104,10 +107,13 @@ extension Application {
             let (object, _) = invoke("application(_:restorableObjectWithIdentifierPath:coder:)") {
                 delegate.application(self, restorableObjectWithIdentifierPath: path, coder: coder)
             }
-            notificationCenter.post(RestorableObjectMessage(identifierPath: path, restored: object != nil), object: self)
+            notificationCenter.post(
+                RestorableObjectMessage(identifierPath: path, restored: object != nil), object: self)
         }
-        deliver(DidDecodeRestorableStateMessage(restorableObjectPaths: coder.restorableObjectPaths),
-                "application(_:didDecodeRestorableStateWith:)") {
+        deliver(
+            DidDecodeRestorableStateMessage(restorableObjectPaths: coder.restorableObjectPaths),
+            "application(_:didDecodeRestorableStateWith:)"
+        ) {
             delegate.application(self, didDecodeRestorableStateWith: coder)
         }
     }
@@ -127,9 +133,11 @@ extension Application {
         _ = invoke("application(_:willEncodeRestorableStateWith:)") {
             delegate.application(self, willEncodeRestorableStateWith: coder)
         }
-        notificationCenter.post(WillEncodeRestorableStateMessage(restorableObjectPaths: coder.restorableObjectPaths), object: self)
+        notificationCenter.post(
+            WillEncodeRestorableStateMessage(restorableObjectPaths: coder.restorableObjectPaths), object: self)
         do {
-            try coder.archive(applicationIdentifier: configuration.applicationIdentifier, savedAt: Date()).write(to: restorationDirectory)
+            try coder.archive(applicationIdentifier: configuration.applicationIdentifier, savedAt: Date()).write(
+                to: restorationDirectory)
         } catch {
             logger.error("state preservation failed: \(error)")
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// The app object: the life-cycle state machine that calls the delegate and posts the
 /// notifications, in the order the UIKit documents give.
@@ -191,7 +192,9 @@ public final class Application {
     ///   - launchOptions: Why the app was launched.
     public func run(launchOptions: LaunchOptions = LaunchOptions()) async {
         await host.prepare(self)
-        let options = host.hostLaunchOptions.map { LaunchOptions(userInfo: launchOptions.userInfo.merging($0.userInfo)) } ?? launchOptions
+        let options =
+            host.hostLaunchOptions.map { LaunchOptions(userInfo: launchOptions.userInfo.merging($0.userInfo)) }
+            ?? launchOptions
         launch(options: options)
         await waitUntilTerminated()
     }
@@ -258,7 +261,8 @@ public final class Application {
         let (allowed, _) = invoke("application(_:shouldAllowExtensionPointIdentifier:)") {
             delegate.application(self, shouldAllowExtensionPointIdentifier: extensionPoint)
         }
-        notificationCenter.post(ShouldAllowExtensionPointMessage(extensionPoint: extensionPoint, result: allowed), object: self)
+        notificationCenter.post(
+            ShouldAllowExtensionPointMessage(extensionPoint: extensionPoint, result: allowed), object: self)
         return allowed
     }
 
@@ -319,7 +323,8 @@ public final class Application {
     ///   notification is not posted when the delegate overran), and the caller stops the app as
     ///   if it had been killed. The host's deadline handler decides what really happens to the
     ///   process (by default it ends it at once).
-    func deliverUnderDeadline<Message: LifecycleMessage>(_ message: Message, _ name: String, _ call: () -> Void) -> Bool {
+    func deliverUnderDeadline<Message: LifecycleMessage>(_ message: Message, _ name: String, _ call: () -> Void) -> Bool
+    {
         let overran = OverrunFlag()
         let handler = host.callbackDeadlineHandler
         let deadline = configuration.callbackDeadline
@@ -384,11 +389,15 @@ public final class Application {
     func step(toward target: ApplicationState) -> Bool {
         switch (applicationState, target) {
         case (.active, .inactive), (.active, .background), (.active, .suspended):
-            deliver(WillResignActiveMessage(), "applicationWillResignActive(_:)") { delegate.applicationWillResignActive(self) }
+            deliver(WillResignActiveMessage(), "applicationWillResignActive(_:)") {
+                delegate.applicationWillResignActive(self)
+            }
             setState(.inactive)
         case (.inactive, .active):
             setState(.active)
-            deliver(DidBecomeActiveMessage(), "applicationDidBecomeActive(_:)") { delegate.applicationDidBecomeActive(self) }
+            deliver(DidBecomeActiveMessage(), "applicationDidBecomeActive(_:)") {
+                delegate.applicationDidBecomeActive(self)
+            }
         case (.inactive, .background), (.inactive, .suspended):
             setState(.background)
             startBackgroundTime()
@@ -488,5 +497,3 @@ final class OverrunFlag: Sendable {
     func set() { flag.store(true, ordering: .releasing) }
     var isSet: Bool { flag.load(ordering: .acquiring) }
 }
-
-import Synchronization

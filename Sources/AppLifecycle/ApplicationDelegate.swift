@@ -114,13 +114,16 @@ public protocol ApplicationDelegate: AnyObject {
     /// - Parameters:
     ///   - newStatusBarOrientation: The new orientation.
     ///   - duration: The length of the rotation, in seconds.
-    func application(_ application: Application, willChangeStatusBarOrientation newStatusBarOrientation: InterfaceOrientation, duration: TimeInterval)
+    func application(
+        _ application: Application, willChangeStatusBarOrientation newStatusBarOrientation: InterfaceOrientation,
+        duration: TimeInterval)
 
     /// Tells the delegate that the status bar's orientation changed.
     ///
     /// - Parameters:
     ///   - oldStatusBarOrientation: The previous orientation.
-    func application(_ application: Application, didChangeStatusBarOrientation oldStatusBarOrientation: InterfaceOrientation)
+    func application(
+        _ application: Application, didChangeStatusBarOrientation oldStatusBarOrientation: InterfaceOrientation)
 
     /// Tells the delegate that the status bar's frame is about to change.
     ///
@@ -139,7 +142,8 @@ public protocol ApplicationDelegate: AnyObject {
     /// - Parameters:
     ///   - window: The window, or `nil`.
     /// - Returns: The orientations. Default: ``Application/Configuration/supportedInterfaceOrientations``.
-    func application(_ application: Application, supportedInterfaceOrientationsFor window: Window?) -> InterfaceOrientationMask
+    func application(_ application: Application, supportedInterfaceOrientationsFor window: Window?)
+        -> InterfaceOrientationMask
 
     // MARK: State restoration
 
@@ -176,7 +180,10 @@ public protocol ApplicationDelegate: AnyObject {
     ///   - identifierComponents: The restoration identifiers from the root to the object.
     ///   - coder: The saved archive.
     /// - Returns: The object, or `nil` not to restore it. Default: `nil`.
-    func application(_ application: Application, restorableObjectWithIdentifierPath identifierComponents: [String], coder: StateRestorationCoder) -> AnyObject?
+    func application(
+        _ application: Application, restorableObjectWithIdentifierPath identifierComponents: [String],
+        coder: StateRestorationCoder
+    ) -> AnyObject?
 
     // MARK: Opening URLs
 
@@ -198,7 +205,8 @@ public protocol ApplicationDelegate: AnyObject {
     ///   - sourceApplication: The identifier of the app that asked.
     ///   - annotation: The property-list value it sent along.
     /// - Returns: Whether the URL was handled. Default: `false`.
-    func application(_ application: Application, open url: URL, sourceApplication: String?, annotation: UserInfoValue?) -> Bool
+    func application(_ application: Application, open url: URL, sourceApplication: String?, annotation: UserInfoValue?)
+        -> Bool
 
     /// Asks the delegate to open a URL (deprecated: used only when neither other open method is implemented).
     ///
@@ -236,7 +244,9 @@ public protocol ApplicationDelegate: AnyObject {
     /// - Parameters:
     ///   - userInfo: The payload.
     ///   - completionHandler: Call with the fetch's result.
-    func application(_ application: Application, didReceiveRemoteNotification userInfo: UserInfo, fetchCompletionHandler completionHandler: @escaping @Sendable (BackgroundFetchResult) -> Void)
+    func application(
+        _ application: Application, didReceiveRemoteNotification userInfo: UserInfo,
+        fetchCompletionHandler completionHandler: @escaping @Sendable (BackgroundFetchResult) -> Void)
 
     /// Tells the delegate to perform a custom action the user chose on a remote notification.
     ///
@@ -244,7 +254,9 @@ public protocol ApplicationDelegate: AnyObject {
     ///   - identifier: The action's identifier.
     ///   - userInfo: The notification's payload.
     ///   - completionHandler: Call when done.
-    func application(_ application: Application, handleActionWithIdentifier identifier: String?, forRemoteNotification userInfo: UserInfo, completionHandler: @escaping @Sendable () -> Void)
+    func application(
+        _ application: Application, handleActionWithIdentifier identifier: String?,
+        forRemoteNotification userInfo: UserInfo, completionHandler: @escaping @Sendable () -> Void)
 
     // MARK: Local notifications
 
@@ -259,7 +271,9 @@ public protocol ApplicationDelegate: AnyObject {
     /// - Parameters:
     ///   - identifier: The action's identifier.
     ///   - completionHandler: Call when done.
-    func application(_ application: Application, handleActionWithIdentifier identifier: String?, for notification: LocalNotification, completionHandler: @escaping @Sendable () -> Void)
+    func application(
+        _ application: Application, handleActionWithIdentifier identifier: String?, for notification: LocalNotification,
+        completionHandler: @escaping @Sendable () -> Void)
 
     // MARK: Background execution
 
@@ -267,14 +281,18 @@ public protocol ApplicationDelegate: AnyObject {
     ///
     /// - Parameters:
     ///   - completionHandler: Call with the result within 30 seconds.
-    func application(_ application: Application, performFetchWithCompletionHandler completionHandler: @escaping @Sendable (BackgroundFetchResult) -> Void)
+    func application(
+        _ application: Application,
+        performFetchWithCompletionHandler completionHandler: @escaping @Sendable (BackgroundFetchResult) -> Void)
 
     /// Tells the delegate that events for a background URL session are waiting.
     ///
     /// - Parameters:
     ///   - identifier: The session's identifier.
     ///   - completionHandler: Call when the events are processed.
-    func application(_ application: Application, handleEventsForBackgroundURLSession identifier: String, completionHandler: @escaping @Sendable () -> Void)
+    func application(
+        _ application: Application, handleEventsForBackgroundURLSession identifier: String,
+        completionHandler: @escaping @Sendable () -> Void)
 
     // MARK: User activity and quick actions
 
@@ -290,7 +308,10 @@ public protocol ApplicationDelegate: AnyObject {
     /// - Parameters:
     ///   - restorationHandler: Call with the objects that continue it.
     /// - Returns: Whether the app continued the activity. Default: `false`.
-    func application(_ application: Application, continue userActivity: UserActivity, restorationHandler: @escaping @Sendable ([String]?) -> Void) -> Bool
+    func application(
+        _ application: Application, continue userActivity: UserActivity,
+        restorationHandler: @escaping @Sendable ([String]?) -> Void
+    ) -> Bool
 
     /// Tells the delegate that an activity was updated.
     func application(_ application: Application, didUpdate userActivity: UserActivity)
@@ -300,7 +321,8 @@ public protocol ApplicationDelegate: AnyObject {
     /// - Parameters:
     ///   - userActivityType: The activity's type.
     ///   - error: Why.
-    func application(_ application: Application, didFailToContinueUserActivityWithType userActivityType: String, error: any Error)
+    func application(
+        _ application: Application, didFailToContinueUserActivityWithType userActivityType: String, error: any Error)
 
     /// Tells the delegate that the user chose a quick action.
     ///
@@ -309,14 +331,19 @@ public protocol ApplicationDelegate: AnyObject {
     /// - Parameters:
     ///   - shortcutItem: The action.
     ///   - completionHandler: Call with whether the action was handled.
-    func application(_ application: Application, performActionFor shortcutItem: ShortcutItem, completionHandler: @escaping @Sendable (Bool) -> Void)
+    func application(
+        _ application: Application, performActionFor shortcutItem: ShortcutItem,
+        completionHandler: @escaping @Sendable (Bool) -> Void)
 
     /// Asks the delegate whether to allow extensions of a kind.
     ///
     /// - Parameters:
     ///   - extensionPointIdentifier: The kind of extension.
     /// - Returns: Whether to allow it. Default: `true`.
-    func application(_ application: Application, shouldAllowExtensionPointIdentifier extensionPointIdentifier: ExtensionPointIdentifier) -> Bool
+    func application(
+        _ application: Application,
+        shouldAllowExtensionPointIdentifier extensionPointIdentifier: ExtensionPointIdentifier
+    ) -> Bool
 }
 
 /// Counts how often a default (unimplemented) delegate method ran, so ``Application`` can tell
@@ -338,13 +365,17 @@ extension ApplicationDelegate {
     public var window: Window? { nil }
 
     /// Not implemented: returns `true`, and does not count for launch-URL gating.
-    public func application(_ application: Application, willFinishLaunchingWithOptions launchOptions: LaunchOptions?) -> Bool {
+    public func application(_ application: Application, willFinishLaunchingWithOptions launchOptions: LaunchOptions?)
+        -> Bool
+    {
         DelegateDefaults.hit()
         return true
     }
 
     /// Not implemented: returns `true`, and does not count for launch-URL gating.
-    public func application(_ application: Application, didFinishLaunchingWithOptions launchOptions: LaunchOptions?) -> Bool {
+    public func application(_ application: Application, didFinishLaunchingWithOptions launchOptions: LaunchOptions?)
+        -> Bool
+    {
         DelegateDefaults.hit()
         return true
     }
@@ -371,11 +402,16 @@ extension ApplicationDelegate {
     public func applicationProtectedDataDidBecomeAvailable(_ application: Application) { DelegateDefaults.hit() }
 
     /// Not implemented: does nothing.
-    public func application(_ application: Application, willChangeStatusBarOrientation newStatusBarOrientation: InterfaceOrientation, duration: TimeInterval) {
+    public func application(
+        _ application: Application, willChangeStatusBarOrientation newStatusBarOrientation: InterfaceOrientation,
+        duration: TimeInterval
+    ) {
         DelegateDefaults.hit()
     }
     /// Not implemented: does nothing.
-    public func application(_ application: Application, didChangeStatusBarOrientation oldStatusBarOrientation: InterfaceOrientation) {
+    public func application(
+        _ application: Application, didChangeStatusBarOrientation oldStatusBarOrientation: InterfaceOrientation
+    ) {
         DelegateDefaults.hit()
     }
     /// Not implemented: does nothing.
@@ -387,18 +423,23 @@ extension ApplicationDelegate {
         DelegateDefaults.hit()
     }
     /// Not implemented: the app's configured orientations.
-    public func application(_ application: Application, supportedInterfaceOrientationsFor window: Window?) -> InterfaceOrientationMask {
+    public func application(_ application: Application, supportedInterfaceOrientationsFor window: Window?)
+        -> InterfaceOrientationMask
+    {
         DelegateDefaults.hit()
         return application.configuration.supportedInterfaceOrientations
     }
 
     /// Not implemented: `false` (no preservation).
-    public func application(_ application: Application, shouldSaveApplicationState coder: StateRestorationCoder) -> Bool {
+    public func application(_ application: Application, shouldSaveApplicationState coder: StateRestorationCoder) -> Bool
+    {
         DelegateDefaults.hit()
         return false
     }
     /// Not implemented: `false` (no restoration).
-    public func application(_ application: Application, shouldRestoreApplicationState coder: StateRestorationCoder) -> Bool {
+    public func application(_ application: Application, shouldRestoreApplicationState coder: StateRestorationCoder)
+        -> Bool
+    {
         DelegateDefaults.hit()
         return false
     }
@@ -411,7 +452,10 @@ extension ApplicationDelegate {
         DelegateDefaults.hit()
     }
     /// Not implemented: `nil`.
-    public func application(_ application: Application, restorableObjectWithIdentifierPath identifierComponents: [String], coder: StateRestorationCoder) -> AnyObject? {
+    public func application(
+        _ application: Application, restorableObjectWithIdentifierPath identifierComponents: [String],
+        coder: StateRestorationCoder
+    ) -> AnyObject? {
         DelegateDefaults.hit()
         return nil
     }
@@ -422,7 +466,9 @@ extension ApplicationDelegate {
         return false
     }
     /// Not implemented: `false`.
-    public func application(_ application: Application, open url: URL, sourceApplication: String?, annotation: UserInfoValue?) -> Bool {
+    public func application(
+        _ application: Application, open url: URL, sourceApplication: String?, annotation: UserInfoValue?
+    ) -> Bool {
         DelegateDefaults.hit()
         return false
     }
@@ -433,11 +479,15 @@ extension ApplicationDelegate {
     }
 
     /// Not implemented: does nothing.
-    public func application(_ application: Application, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data) {
+    public func application(
+        _ application: Application, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data
+    ) {
         DelegateDefaults.hit()
     }
     /// Not implemented: does nothing.
-    public func application(_ application: Application, didFailToRegisterForRemoteNotificationsWithError error: any Error) {
+    public func application(
+        _ application: Application, didFailToRegisterForRemoteNotificationsWithError error: any Error
+    ) {
         DelegateDefaults.hit()
     }
     /// Not implemented: does nothing.
@@ -445,11 +495,17 @@ extension ApplicationDelegate {
         DelegateDefaults.hit()
     }
     /// Not implemented: does nothing (the plain variant is used instead).
-    public func application(_ application: Application, didReceiveRemoteNotification userInfo: UserInfo, fetchCompletionHandler completionHandler: @escaping @Sendable (BackgroundFetchResult) -> Void) {
+    public func application(
+        _ application: Application, didReceiveRemoteNotification userInfo: UserInfo,
+        fetchCompletionHandler completionHandler: @escaping @Sendable (BackgroundFetchResult) -> Void
+    ) {
         DelegateDefaults.hit()
     }
     /// Not implemented: completes at once.
-    public func application(_ application: Application, handleActionWithIdentifier identifier: String?, forRemoteNotification userInfo: UserInfo, completionHandler: @escaping @Sendable () -> Void) {
+    public func application(
+        _ application: Application, handleActionWithIdentifier identifier: String?,
+        forRemoteNotification userInfo: UserInfo, completionHandler: @escaping @Sendable () -> Void
+    ) {
         DelegateDefaults.hit()
     }
     /// Not implemented: does nothing.
@@ -457,24 +513,38 @@ extension ApplicationDelegate {
         DelegateDefaults.hit()
     }
     /// Not implemented: completes at once.
-    public func application(_ application: Application, handleActionWithIdentifier identifier: String?, for notification: LocalNotification, completionHandler: @escaping @Sendable () -> Void) {
+    public func application(
+        _ application: Application, handleActionWithIdentifier identifier: String?, for notification: LocalNotification,
+        completionHandler: @escaping @Sendable () -> Void
+    ) {
         DelegateDefaults.hit()
     }
     /// Not implemented: completes with ``BackgroundFetchResult/noData``.
-    public func application(_ application: Application, performFetchWithCompletionHandler completionHandler: @escaping @Sendable (BackgroundFetchResult) -> Void) {
+    public func application(
+        _ application: Application,
+        performFetchWithCompletionHandler completionHandler: @escaping @Sendable (BackgroundFetchResult) -> Void
+    ) {
         DelegateDefaults.hit()
     }
     /// Not implemented: completes at once.
-    public func application(_ application: Application, handleEventsForBackgroundURLSession identifier: String, completionHandler: @escaping @Sendable () -> Void) {
+    public func application(
+        _ application: Application, handleEventsForBackgroundURLSession identifier: String,
+        completionHandler: @escaping @Sendable () -> Void
+    ) {
         DelegateDefaults.hit()
     }
     /// Not implemented: `false`.
-    public func application(_ application: Application, willContinueUserActivityWithType userActivityType: String) -> Bool {
+    public func application(_ application: Application, willContinueUserActivityWithType userActivityType: String)
+        -> Bool
+    {
         DelegateDefaults.hit()
         return false
     }
     /// Not implemented: `false`.
-    public func application(_ application: Application, continue userActivity: UserActivity, restorationHandler: @escaping @Sendable ([String]?) -> Void) -> Bool {
+    public func application(
+        _ application: Application, continue userActivity: UserActivity,
+        restorationHandler: @escaping @Sendable ([String]?) -> Void
+    ) -> Bool {
         DelegateDefaults.hit()
         return false
     }
@@ -483,15 +553,23 @@ extension ApplicationDelegate {
         DelegateDefaults.hit()
     }
     /// Not implemented: does nothing.
-    public func application(_ application: Application, didFailToContinueUserActivityWithType userActivityType: String, error: any Error) {
+    public func application(
+        _ application: Application, didFailToContinueUserActivityWithType userActivityType: String, error: any Error
+    ) {
         DelegateDefaults.hit()
     }
     /// Not implemented: completes with `false`.
-    public func application(_ application: Application, performActionFor shortcutItem: ShortcutItem, completionHandler: @escaping @Sendable (Bool) -> Void) {
+    public func application(
+        _ application: Application, performActionFor shortcutItem: ShortcutItem,
+        completionHandler: @escaping @Sendable (Bool) -> Void
+    ) {
         DelegateDefaults.hit()
     }
     /// Not implemented: `true`.
-    public func application(_ application: Application, shouldAllowExtensionPointIdentifier extensionPointIdentifier: ExtensionPointIdentifier) -> Bool {
+    public func application(
+        _ application: Application,
+        shouldAllowExtensionPointIdentifier extensionPointIdentifier: ExtensionPointIdentifier
+    ) -> Bool {
         DelegateDefaults.hit()
         return true
     }

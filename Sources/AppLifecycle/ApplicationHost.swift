@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What drives an ``Application``: the source of host events and the receiver of the app's
@@ -31,7 +32,8 @@ public protocol ApplicationHost: AnyObject {
     ///
     /// - Parameters:
     ///   - name: The name the app gave it.
-    func application(_ application: Application, didBeginBackgroundTask identifier: BackgroundTaskIdentifier, name: String?)
+    func application(
+        _ application: Application, didBeginBackgroundTask identifier: BackgroundTaskIdentifier, name: String?)
 
     /// Called when a background task ended: by `endBackgroundTask`, or forcibly when background
     /// time ran out and its expiration handler did not end it.
@@ -51,7 +53,8 @@ public protocol ApplicationHost: AnyObject {
     /// - Parameters:
     ///   - previousState: The state before.
     ///   - state: The state after.
-    func application(_ application: Application, didChangeStateFrom previousState: ApplicationState, to state: ApplicationState)
+    func application(
+        _ application: Application, didChangeStateFrom previousState: ApplicationState, to state: ApplicationState)
 
     /// Called when termination begins, before `applicationWillTerminate(_:)`; systemd hosts send
     /// `STOPPING=1` and extend their stop timeout by the deadline.
@@ -86,7 +89,9 @@ extension ApplicationHost {
     /// None.
     public var hostLaunchOptions: LaunchOptions? { nil }
     /// Does nothing.
-    public func application(_ application: Application, didBeginBackgroundTask identifier: BackgroundTaskIdentifier, name: String?) {}
+    public func application(
+        _ application: Application, didBeginBackgroundTask identifier: BackgroundTaskIdentifier, name: String?
+    ) {}
     /// Does nothing.
     public func application(_ application: Application, didEndBackgroundTask identifier: BackgroundTaskIdentifier) {}
     /// Does nothing.
@@ -94,7 +99,9 @@ extension ApplicationHost {
     /// Does nothing.
     public func applicationDidFinishLaunching(_ application: Application) {}
     /// Does nothing.
-    public func application(_ application: Application, didChangeStateFrom previousState: ApplicationState, to state: ApplicationState) {}
+    public func application(
+        _ application: Application, didChangeStateFrom previousState: ApplicationState, to state: ApplicationState
+    ) {}
     /// Does nothing.
     public func applicationWillTerminate(_ application: Application, deadline: Duration) {}
     /// Does nothing.

@@ -143,7 +143,8 @@ public struct LaunchOptions: Sendable, Hashable, Codable, ExpressibleByDictionar
     public var shortcutItem: ShortcutItem? {
         get {
             guard let entries = userInfo[Key.shortcutItem]?.dictionaryValue,
-                  let type = entries["type"]?.stringValue else { return nil }
+                let type = entries["type"]?.stringValue
+            else { return nil }
             return ShortcutItem(
                 type: type, localizedTitle: entries["localizedTitle"]?.stringValue ?? type,
                 localizedSubtitle: entries["localizedSubtitle"]?.stringValue,
@@ -203,9 +204,12 @@ public struct LaunchOptions: Sendable, Hashable, Codable, ExpressibleByDictionar
         if let unit = environment["TRIGGER_UNIT"], !unit.isEmpty { options.triggerUnit = unit }
         if let path = environment["TRIGGER_PATH"], path.hasPrefix("/") { options.triggerPath = path }
         if let pid = environment["LISTEN_PID"].flatMap(Int32.init), pid == processID,
-           let count = environment["LISTEN_FDS"].flatMap(Int.init), count > 0, count < 4096 {
-            let names = environment["LISTEN_FDNAMES"]?.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-            options.listenFileDescriptorNames = (names?.count == count) ? names : Array(repeating: "unknown", count: count)
+            let count = environment["LISTEN_FDS"].flatMap(Int.init), count > 0, count < 4096
+        {
+            let names = environment["LISTEN_FDNAMES"]?.split(separator: ":", omittingEmptySubsequences: false).map(
+                String.init)
+            options.listenFileDescriptorNames =
+                (names?.count == count) ? names : Array(repeating: "unknown", count: count)
         }
         return options
     }

@@ -208,7 +208,9 @@ class TypedObserverListBase {
     var isEmpty: Bool { true }
     var activeCount: Int { 0 }
     func remove(_ entry: ObserverEntry) {}
-    func deliveries(decoding userInfo: UserInfo, objectID: ObjectIdentifier?) -> [(sequence: UInt64, deliver: () -> Void)] { [] }
+    func deliveries(decoding userInfo: UserInfo, objectID: ObjectIdentifier?) -> [(
+        sequence: UInt64, deliver: () -> Void
+    )] { [] }
 }
 
 @usableFromInline
@@ -240,13 +242,18 @@ final class TypedObserverList<Message: LifecycleMessage>: TypedObserverListBase 
         replace(with: observers.filter { $0 !== entry })
     }
 
-    override func deliveries(decoding userInfo: UserInfo, objectID: ObjectIdentifier?) -> [(sequence: UInt64, deliver: () -> Void)] {
+    override func deliveries(decoding userInfo: UserInfo, objectID: ObjectIdentifier?) -> [(
+        sequence: UInt64, deliver: () -> Void
+    )] {
         let current = observers
         guard !current.isEmpty, let message = Message(userInfo: userInfo) else { return [] }
         return current.map { observer in
-            (observer.sequence, {
-                if observer.accepts(objectID) { observer.handler(message) }
-            })
+            (
+                observer.sequence,
+                {
+                    if observer.accepts(objectID) { observer.handler(message) }
+                }
+            )
         }
     }
 }

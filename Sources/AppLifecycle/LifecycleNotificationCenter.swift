@@ -63,7 +63,9 @@ public final class LifecycleNotificationCenter {
         using handler: @escaping @MainActor (Message) -> Void
     ) -> NotificationObservation {
         let list = typedList(for: Message.self)
-        let observer = TypedObserver(sequence: nextSequenceNumber(), key: .typed(ObjectIdentifier(Message.self)), object: object, handler: handler)
+        let observer = TypedObserver(
+            sequence: nextSequenceNumber(), key: .typed(ObjectIdentifier(Message.self)), object: object,
+            handler: handler)
         list.append(observer)
         return NotificationObservation(entry: observer, center: self)
     }
@@ -104,7 +106,9 @@ public final class LifecycleNotificationCenter {
     public func post<Message: LifecycleMessage>(_ message: Message, object: (any AnyObject & Sendable)? = nil) {
         let objectID = object.map(ObjectIdentifier.init)
         if let list = typeCache.lookup(ObjectIdentifier(Message.self)),
-           Self.postToTypedObservers(message, list: list, objectID: objectID, allNamesEmpty: allNames.observers.isEmpty) {
+            Self.postToTypedObservers(
+                message, list: list, objectID: objectID, allNamesEmpty: allNames.observers.isEmpty)
+        {
             return
         }
         let list = typedList(for: Message.self)
@@ -117,13 +121,17 @@ public final class LifecycleNotificationCenter {
 
     /// The general typed post: typed, named and all-name observers merged by registration order.
     @usableFromInline
-    func postMixed<Message: LifecycleMessage>(_ message: Message, list: TypedObserverList<Message>, object: (any AnyObject & Sendable)?) {
+    func postMixed<Message: LifecycleMessage>(
+        _ message: Message, list: TypedObserverList<Message>, object: (any AnyObject & Sendable)?
+    ) {
         let typed = list.observers
         let named = list.named.observers
         let all = allNames.observers
         let objectID = object.map(ObjectIdentifier.init)
         let notification = LifecycleNotification(name: Message.name, object: object, userInfo: message.userInfo)
-        var t = 0, n = 0, a = 0
+        var t = 0
+        var n = 0
+        var a = 0
         while true {
             let ts = t < typed.count ? typed[t].sequence : .max
             let ns = n < named.count ? named[n].sequence : .max
@@ -151,7 +159,9 @@ public final class LifecycleNotificationCenter {
     /// - Parameters:
     ///   - object: The posting object, matched against observers' object filters.
     ///   - userInfo: The payload.
-    public func post(name: Notification.Name, object: (any AnyObject & Sendable)? = nil, userInfo: UserInfo = UserInfo()) {
+    public func post(
+        name: Notification.Name, object: (any AnyObject & Sendable)? = nil, userInfo: UserInfo = UserInfo()
+    ) {
         post(LifecycleNotification(name: name, object: object, userInfo: userInfo))
     }
 
@@ -163,7 +173,8 @@ public final class LifecycleNotificationCenter {
         let typedLists = typedListsByName[notification.name.rawValue] ?? []
         if typedLists.allSatisfy({ $0.isEmpty }) {
             // Names only: merge the two sorted lists without building a delivery plan.
-            var n = 0, a = 0
+            var n = 0
+            var a = 0
             while n < named.count || a < all.count {
                 let observer: NamedObserver
                 if a >= all.count || (n < named.count && named[n].sequence < all[a].sequence) {
@@ -182,9 +193,13 @@ public final class LifecycleNotificationCenter {
             deliveries += list.deliveries(decoding: notification.userInfo, objectID: objectID)
         }
         for observer in named + all {
-            deliveries.append((observer.sequence, {
-                if observer.accepts(objectID) { observer.handler(notification) }
-            }))
+            deliveries.append(
+                (
+                    observer.sequence,
+                    {
+                        if observer.accepts(objectID) { observer.handler(notification) }
+                    }
+                ))
         }
         deliveries.sort { $0.sequence < $1.sequence }
         for delivery in deliveries { delivery.deliver() }
@@ -214,7 +229,9 @@ public final class LifecycleNotificationCenter {
         // A consumer that stops (cancelled, or broke out of the loop) ends the stream: unregister
         // then, even if the sequence value itself lives on somewhere.
         continuation.onTermination = { [weak token] _ in token?.cancel() }
-        return NotificationSequence(stream: stream, subscription: NotificationSubscription(token: token, drops: drops, finish: continuation.finish))
+        return NotificationSequence(
+            stream: stream,
+            subscription: NotificationSubscription(token: token, drops: drops, finish: continuation.finish))
     }
 
     /// Returns the named notifications of a name (or of all names) as an `AsyncSequence`.
@@ -229,13 +246,16 @@ public final class LifecycleNotificationCenter {
         named name: Notification.Name?, object: (any AnyObject)? = nil,
         buffering: NotificationBufferingPolicy = .default
     ) -> NotificationSequence<LifecycleNotification> {
-        let (stream, continuation) = AsyncStream<LifecycleNotification>.makeStream(bufferingPolicy: buffering.streamPolicy)
+        let (stream, continuation) = AsyncStream<LifecycleNotification>.makeStream(
+            bufferingPolicy: buffering.streamPolicy)
         let drops = DropCounter()
         let token = addObserver(forName: name, object: object) { notification in
             if case .dropped = continuation.yield(notification) { drops.increment() }
         }
         continuation.onTermination = { [weak token] _ in token?.cancel() }
-        return NotificationSequence(stream: stream, subscription: NotificationSubscription(token: token, drops: drops, finish: continuation.finish))
+        return NotificationSequence(
+            stream: stream,
+            subscription: NotificationSubscription(token: token, drops: drops, finish: continuation.finish))
     }
 
     // MARK: Introspection

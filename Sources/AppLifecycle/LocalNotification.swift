@@ -51,12 +51,16 @@ public struct LocalNotification: Sendable, Hashable, Codable {
 
     /// The notification as a property-list dictionary (the form launch options and the bus carry).
     public var propertyList: UserInfoValue {
-        var entries: [String: UserInfoValue] = ["identifier": .string(identifier), "userInfo": .dictionary(userInfo.values)]
+        var entries: [String: UserInfoValue] = [
+            "identifier": .string(identifier), "userInfo": .dictionary(userInfo.values),
+        ]
         if let fireDate { entries["fireDate"] = .date(fireDate) }
         if let alertTitle { entries["alertTitle"] = .string(alertTitle) }
         if let alertBody { entries["alertBody"] = .string(alertBody) }
         if let alertAction { entries["alertAction"] = .string(alertAction) }
-        if applicationIconBadgeNumber != 0 { entries["applicationIconBadgeNumber"] = .int(Int64(applicationIconBadgeNumber)) }
+        if applicationIconBadgeNumber != 0 {
+            entries["applicationIconBadgeNumber"] = .int(Int64(applicationIconBadgeNumber))
+        }
         if let soundName { entries["soundName"] = .string(soundName) }
         return .dictionary(entries)
     }

@@ -51,4 +51,3 @@ public final class NotificationObservation: Sendable, Hashable {
     ///   - hasher: The hasher.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
-

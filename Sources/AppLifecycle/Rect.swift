@@ -36,8 +36,8 @@ public struct Rect: Sendable, Hashable, Codable, CustomStringConvertible {
     ///   - propertyList: A dictionary with numeric `x`, `y`, `width` and `height`.
     public init?(propertyList: UserInfoValue) {
         guard let entries = propertyList.dictionaryValue,
-              let x = entries["x"]?.doubleValue, let y = entries["y"]?.doubleValue,
-              let width = entries["width"]?.doubleValue, let height = entries["height"]?.doubleValue
+            let x = entries["x"]?.doubleValue, let y = entries["y"]?.doubleValue,
+            let width = entries["width"]?.doubleValue, let height = entries["height"]?.doubleValue
         else { return nil }
         self.init(x: x, y: y, width: width, height: height)
     }

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The file format of preserved app state: one JSON document per app.
@@ -59,7 +60,8 @@ public struct RestorationArchive: Sendable, Hashable, Codable {
         } else {
             base = (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state"
         }
-        return URL(fileURLWithPath: base, isDirectory: true).appendingPathComponent(applicationIdentifier, isDirectory: true)
+        return URL(fileURLWithPath: base, isDirectory: true).appendingPathComponent(
+            applicationIdentifier, isDirectory: true)
     }
 
     /// Reads the archive in a directory, or `nil` when there is none.
@@ -78,7 +80,10 @@ public struct RestorationArchive: Sendable, Hashable, Codable {
             throw ApplicationError(.invalidInput, "\(url.path) is not a restoration archive: \(error)")
         }
         guard archive.format == formatName, archive.version == currentVersion else {
-            throw ApplicationError(.invalidInput, "\(url.path) has format \(archive.format) version \(archive.version); this build reads \(formatName) version \(currentVersion)")
+            throw ApplicationError(
+                .invalidInput,
+                "\(url.path) has format \(archive.format) version \(archive.version); this build reads \(formatName) version \(currentVersion)"
+            )
         }
         return archive
     }

@@ -88,8 +88,9 @@ public struct UserInfo: Sendable, Hashable, Codable {
     public init(from decoder: any Decoder) throws {
         let value = try UserInfoValue(from: decoder)
         guard case .dictionary(let entries) = value else {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: decoder.codingPath, debugDescription: "userInfo must be an object"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath, debugDescription: "userInfo must be an object"))
         }
         self.values = entries
     }

@@ -188,7 +188,8 @@ extension UserInfoValue: Codable {
     public init(from decoder: any Decoder) throws {
         if let keyed = try? decoder.container(keyedBy: TagKey.self) {
             if keyed.allKeys.count == 1, let key = keyed.allKeys.first,
-               let tagged = try? keyed.decode(String.self, forKey: key) {
+                let tagged = try? keyed.decode(String.self, forKey: key)
+            {
                 if key.stringValue == Self.dateTag, let date = Self.parseDate(tagged) {
                     self = .date(date)
                     return
@@ -270,7 +271,8 @@ extension UserInfoValue: Codable {
     }
 
     static func formatDate(_ date: Date) -> String {
-        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+        date.formatted(
+            .iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
     }
 
     static func parseDate(_ text: String) -> Date? {

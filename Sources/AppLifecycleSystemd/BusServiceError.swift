@@ -64,8 +64,9 @@ public struct BusServiceError: Error, Sendable, Equatable, CustomStringConvertib
         if let error = error as? BusServiceError { return error }
         if let error = error as? BusError {
             let missing = error.name == BusError.Name.serviceUnknown || error.name == BusError.Name.nameHasNoOwner
-            return BusServiceError(code: missing ? .serviceUnavailable : .busFailure, service: service,
-                                   message: message, underlying: error)
+            return BusServiceError(
+                code: missing ? .serviceUnavailable : .busFailure, service: service,
+                message: message, underlying: error)
         }
         return BusServiceError(code: .busFailure, service: service, message: "\(message): \(error)")
     }

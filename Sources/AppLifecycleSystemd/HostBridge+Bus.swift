@@ -53,12 +53,15 @@ extension HostBridge {
         }
     }
 
-    private func connectSystemBus(loop: EventLoop, sink: @escaping @Sendable (HostEvent, String) -> Void, initial: Bool) async {
+    private func connectSystemBus(loop: EventLoop, sink: @escaping @Sendable (HostEvent, String) -> Void, initial: Bool)
+        async
+    {
         let sources = configuration.sources
         let connection: BusConnection
         do {
-            connection = try await BusConnection(configuration.systemBus, loop: loop, description: "lifecycle-system",
-                                                 timeout: Self.connectTimeout)
+            connection = try await BusConnection(
+                configuration.systemBus, loop: loop, description: "lifecycle-system",
+                timeout: Self.connectTimeout)
         } catch {
             for source in [Source.logind, .timedated, .lowMemoryMonitor] where sources.contains(source) {
                 record(source, "unavailable: system bus \(configuration.systemBus): \(error)")
@@ -68,7 +71,9 @@ extension HostBridge {
         bus.system = connection
         watchDisconnect(connection, address: configuration.systemBus, loop: loop, sink: sink, system: true)
         if sources.contains(.logind) {
-            let client = LogindClient(connection: connection, environment: configuration.environment) { event in sink(event, "logind") }
+            let client = LogindClient(connection: connection, environment: configuration.environment) { event in
+                sink(event, "logind")
+            }
             do {
                 try await client.start()
                 bus.logind = client
@@ -102,11 +107,14 @@ extension HostBridge {
         }
     }
 
-    private func connectSessionBus(loop: EventLoop, sink: @escaping @Sendable (HostEvent, String) -> Void, initial: Bool) async {
+    private func connectSessionBus(
+        loop: EventLoop, sink: @escaping @Sendable (HostEvent, String) -> Void, initial: Bool
+    ) async {
         let connection: BusConnection
         do {
-            connection = try await BusConnection(configuration.sessionBus, loop: loop, description: "lifecycle-session",
-                                                 timeout: Self.connectTimeout)
+            connection = try await BusConnection(
+                configuration.sessionBus, loop: loop, description: "lifecycle-session",
+                timeout: Self.connectTimeout)
         } catch {
             record(.screensaver, "unavailable: session bus \(configuration.sessionBus): \(error)")
             return
@@ -118,8 +126,11 @@ extension HostBridge {
             let present = try await client.start()
             bus.screensaver = client
             // The subscriptions follow the names' owners, so a screensaver that starts later is heard.
-            record(.screensaver, present.isEmpty ? "live (waiting for a screensaver to appear)"
-                                                 : "live (\(present.map(\.busName).joined(separator: ", ")))")
+            record(
+                .screensaver,
+                present.isEmpty
+                    ? "live (waiting for a screensaver to appear)"
+                    : "live (\(present.map(\.busName).joined(separator: ", ")))")
         } catch {
             record(.screensaver, "unavailable: \(error)")
         }
@@ -162,7 +173,8 @@ extension HostBridge {
                         let connected = (system ? self.bus.system : self.bus.session) != nil
                         if connected && self.liveClients(system: system).isSuperset(of: wanted) { break }
                         if attempt == attempts {
-                            self.logger.error("""
+                            self.logger.error(
+                                """
                                 gave up waiting for \(wanted.subtracting(self.liveClients(system: system)).map(\.rawValue).sorted()) \
                                 on the \(system ? "system" : "session") bus after \(attempts) attempts
                                 """)
@@ -215,7 +227,8 @@ extension HostBridge {
     func stopBusClients() {
         for task in bus.reconnecting.values { task.cancel() }
         bus.reconnecting.removeAll()
-        let system = bus.system, session = bus.session
+        let system = bus.system
+        let session = bus.session
         dropClients(system: true)
         dropClients(system: false)
         system?.close()

@@ -184,7 +184,8 @@ public final class HostBridge {
             sourceStatus[.signals] = "live"
         }
         if let loop {
-            await startBusClients(loop: loop, sink: { event, source in continuation.yield(Intake(event: event, source: source)) })
+            await startBusClients(
+                loop: loop, sink: { event, source in continuation.yield(Intake(event: event, source: source)) })
         }
         // The facts read while starting (a locked or inactive session, say) are delivered before
         // start returns, so an app that launches right after starts in the state they imply
@@ -332,7 +333,8 @@ public final class HostBridge {
         }
         if sources.contains(.localtime) {
             attempt(.localtime) {
-                let watcher = try TimeZoneWatcher(path: configuration.localtimePath, environment: configuration.environment)
+                let watcher = try TimeZoneWatcher(
+                    path: configuration.localtimePath, environment: configuration.environment)
                 lastTimeZone = watcher.currentIdentifier
                 try runner.add(watcher)
             }

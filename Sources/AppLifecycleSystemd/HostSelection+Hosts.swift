@@ -21,8 +21,9 @@ extension HostSelection {
         Logger(label: "AppLifecycle.HostSelection").info("host: \(decision)")
         switch decision.host {
         case .lifecycled:
-            let host = LifecycledHost(configuration: LifecycledHost.Configuration(
-                appID: appID, busAddress: configuration.sessionBus, environment: configuration.environment))
+            let host = LifecycledHost(
+                configuration: LifecycledHost.Configuration(
+                    appID: appID, busAddress: configuration.sessionBus, environment: configuration.environment))
             return (host, decision)
         default:
             return (SystemdHost(configuration: configuration), decision)
@@ -85,6 +86,7 @@ extension Application {
         delegate: any ApplicationDelegate, hostSelection: HostSelection = .automatic, appID: String? = nil,
         configuration: Application.Configuration = Application.Configuration()
     ) async -> Never {
-        await HostSelection.main(delegate: delegate, selection: hostSelection, appID: appID, applicationConfiguration: configuration)
+        await HostSelection.main(
+            delegate: delegate, selection: hostSelection, appID: appID, applicationConfiguration: configuration)
     }
 }

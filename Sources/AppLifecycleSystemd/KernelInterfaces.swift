@@ -117,7 +117,8 @@ struct MountInfoEntry: Sendable, Hashable {
         var i = 0
         while i < source.count {
             if source[i] == UInt8(ascii: "\\"), i + 3 < source.count,
-               let value = UInt8(String(decoding: source[(i + 1)...(i + 3)], as: UTF8.self), radix: 8) {
+                let value = UInt8(String(decoding: source[(i + 1)...(i + 3)], as: UTF8.self), radix: 8)
+            {
                 bytes.append(value)
                 i += 4
             } else {

@@ -4,7 +4,7 @@ import Synchronization
 import SystemdBus
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Follows systemd-logind on the system bus and turns what it says into host facts.
@@ -211,64 +211,90 @@ public final class LogindClient: Sendable {
     private func subscribeAll() async throws {
         let tracker = try await connection.trackNameOwner(Self.busName)
         guard let owner = tracker.currentOwner else {
-            throw BusServiceError(code: .serviceUnavailable, service: Self.busName,
-                                  message: "nobody owns \(Self.busName) on the bus")
+            throw BusServiceError(
+                code: .serviceUnavailable, service: Self.busName,
+                message: "nobody owns \(Self.busName) on the bus")
         }
         state.withLock { $0.owner = owner }
-        let name = Self.busName, manager = Self.managerPath, managerInterface = Self.managerInterface
+        let name = Self.busName
+        let manager = Self.managerPath
+        let managerInterface = Self.managerInterface
         try await add(tracker.addOwnerChangeHandler { [weak self] in self?.ownerChanged($0) })
-        try await add(connection.subscribe(sender: name, path: manager, interface: managerInterface,
-                                           member: "PrepareForSleep", signature: "b") { [weak self] signal in
-            guard let self, self.isRunning, let start = signal.arguments[0].boolValue else { return }
-            self.logger.debug("PrepareForSleep(\(start))")
-            self.sink(.sleeping(start))
-        })
-        try await add(connection.subscribe(sender: name, path: manager, interface: managerInterface,
-                                           member: "PrepareForShutdown", signature: "b") { [weak self] signal in
-            guard let start = signal.arguments[0].boolValue else { return }
-            self?.shutdownSignal(start, member: signal.member)
-        })
-        try await add(connection.subscribe(sender: name, path: manager, interface: managerInterface,
-                                           member: "PrepareForShutdownWithMetadata", signature: "ba{sv}") { [weak self] signal in
-            guard let start = signal.arguments[0].boolValue else { return }
-            self?.shutdownSignal(start, member: signal.member)
-        })
-        try await add(connection.subscribe(sender: name, path: manager, interface: managerInterface,
-                                           member: "SessionNew", signature: "so") { [weak self] signal in
-            guard let id = signal.arguments[0].stringValue, let path = signal.arguments[1].stringValue else { return }
-            self?.sessionNew(id: id, path: path)
-        })
-        try await add(connection.subscribe(sender: name, path: manager, interface: managerInterface,
-                                           member: "SessionRemoved", signature: "so") { [weak self] signal in
-            guard let path = signal.arguments[1].stringValue else { return }
-            self?.sessionRemoved(path: path)
-        })
-        for (member, locked) in [("Lock", true), ("Unlock", false)] {
-            try await add(connection.subscribe(sender: name, path: nil, interface: Self.sessionInterface,
-                                               member: member, signature: "") { [weak self] signal in
-                self?.sessionFact(.locked, locked, path: signal.path, via: signal.member)
+        try await add(
+            connection.subscribe(
+                sender: name, path: manager, interface: managerInterface,
+                member: "PrepareForSleep", signature: "b"
+            ) { [weak self] signal in
+                guard let self, self.isRunning, let start = signal.arguments[0].boolValue else { return }
+                self.logger.debug("PrepareForSleep(\(start))")
+                self.sink(.sleeping(start))
             })
+        try await add(
+            connection.subscribe(
+                sender: name, path: manager, interface: managerInterface,
+                member: "PrepareForShutdown", signature: "b"
+            ) { [weak self] signal in
+                guard let start = signal.arguments[0].boolValue else { return }
+                self?.shutdownSignal(start, member: signal.member)
+            })
+        try await add(
+            connection.subscribe(
+                sender: name, path: manager, interface: managerInterface,
+                member: "PrepareForShutdownWithMetadata", signature: "ba{sv}"
+            ) { [weak self] signal in
+                guard let start = signal.arguments[0].boolValue else { return }
+                self?.shutdownSignal(start, member: signal.member)
+            })
+        try await add(
+            connection.subscribe(
+                sender: name, path: manager, interface: managerInterface,
+                member: "SessionNew", signature: "so"
+            ) { [weak self] signal in
+                guard let id = signal.arguments[0].stringValue, let path = signal.arguments[1].stringValue else {
+                    return
+                }
+                self?.sessionNew(id: id, path: path)
+            })
+        try await add(
+            connection.subscribe(
+                sender: name, path: manager, interface: managerInterface,
+                member: "SessionRemoved", signature: "so"
+            ) { [weak self] signal in
+                guard let path = signal.arguments[1].stringValue else { return }
+                self?.sessionRemoved(path: path)
+            })
+        for (member, locked) in [("Lock", true), ("Unlock", false)] {
+            try await add(
+                connection.subscribe(
+                    sender: name, path: nil, interface: Self.sessionInterface,
+                    member: member, signature: ""
+                ) { [weak self] signal in
+                    self?.sessionFact(.locked, locked, path: signal.path, via: signal.member)
+                })
         }
-        try await add(connection.subscribe(sender: name, path: nil, interface: "org.freedesktop.DBus.Properties",
-                                           member: "PropertiesChanged", signature: "sa{sv}as",
-                                           arg0: Self.sessionInterface) { [weak self] signal in
-            guard let self else { return }
-            let changed = signal.arguments[1].dictionaryValue ?? [:]
-            if let value = changed["LockedHint"] {
-                if let locked = value.boolValue {
-                    self.sessionFact(.locked, locked, path: signal.path, via: "LockedHint")
-                } else {
-                    self.logger.notice("ignored LockedHint of type \(value.unwrapped.signature) on \(signal.path)")
+        try await add(
+            connection.subscribe(
+                sender: name, path: nil, interface: "org.freedesktop.DBus.Properties",
+                member: "PropertiesChanged", signature: "sa{sv}as",
+                arg0: Self.sessionInterface
+            ) { [weak self] signal in
+                guard let self else { return }
+                let changed = signal.arguments[1].dictionaryValue ?? [:]
+                if let value = changed["LockedHint"] {
+                    if let locked = value.boolValue {
+                        self.sessionFact(.locked, locked, path: signal.path, via: "LockedHint")
+                    } else {
+                        self.logger.notice("ignored LockedHint of type \(value.unwrapped.signature) on \(signal.path)")
+                    }
                 }
-            }
-            if let value = changed["Active"] {
-                if let active = value.boolValue {
-                    self.sessionFact(.active, active, path: signal.path, via: "Active")
-                } else {
-                    self.logger.notice("ignored Active of type \(value.unwrapped.signature) on \(signal.path)")
+                if let value = changed["Active"] {
+                    if let active = value.boolValue {
+                        self.sessionFact(.active, active, path: signal.path, via: "Active")
+                    } else {
+                        self.logger.notice("ignored Active of type \(value.unwrapped.signature) on \(signal.path)")
+                    }
                 }
-            }
-        })
+            })
         connection.addDisconnectHandler { [weak self] in self?.busDisconnected() }
         state.withLock { state in
             if state.phase == .starting { state.phase = .running }
@@ -372,14 +398,16 @@ public final class LogindClient: Sendable {
     private func resolveSession() async -> String? {
         if let id = Self.sessionIDFromEnvironment(environment) {
             if let path = await sessionPath(forID: id, source: "XDG_SESSION_ID"),
-               await adopt(path: path, accept: { $0.id == id }) {
+                await adopt(path: path, accept: { $0.id == id })
+            {
                 return path
             }
         } else if let raw = environment["XDG_SESSION_ID"], !raw.isEmpty {
             logger.notice("ignored XDG_SESSION_ID \(raw): not a valid session id")
         }
         if let id = await autoSessionID(), let path = await sessionPath(forID: id, source: "session/auto"),
-           await adopt(path: path, accept: { $0.id == id }) {
+            await adopt(path: path, accept: { $0.id == id })
+        {
             return path
         }
         for path in await userSessionPaths() {
@@ -391,9 +419,10 @@ public final class LogindClient: Sendable {
 
     private func sessionPath(forID id: String, source: String) async -> String? {
         do {
-            let reply = try await connection.call(destination: Self.busName, path: Self.managerPath,
-                                                  interface: Self.managerInterface, member: "GetSession",
-                                                  arguments: [.string(id)])
+            let reply = try await connection.call(
+                destination: Self.busName, path: Self.managerPath,
+                interface: Self.managerInterface, member: "GetSession",
+                arguments: [.string(id)])
             guard case .objectPath(let path)? = reply.first else {
                 logger.notice("GetSession(\(id)) from \(source) returned \(reply); ignored")
                 return nil
@@ -407,8 +436,9 @@ public final class LogindClient: Sendable {
 
     private func autoSessionID() async -> String? {
         do {
-            let value = try await connection.getProperty(destination: Self.busName, path: Self.autoSessionPath,
-                                                         interface: Self.sessionInterface, name: "Id")
+            let value = try await connection.getProperty(
+                destination: Self.busName, path: Self.autoSessionPath,
+                interface: Self.sessionInterface, name: "Id")
             guard let id = value.stringValue, Self.isValidSessionID(id) else {
                 logger.notice("session/auto has a bogus Id \(value); ignored")
                 return nil
@@ -424,8 +454,9 @@ public final class LogindClient: Sendable {
     private func userSessionPaths() async -> [String] {
         let reply: [BusValue]
         do {
-            reply = try await connection.call(destination: Self.busName, path: Self.managerPath,
-                                              interface: Self.managerInterface, member: "ListSessions")
+            reply = try await connection.call(
+                destination: Self.busName, path: Self.managerPath,
+                interface: Self.managerInterface, member: "ListSessions")
         } catch {
             logger.notice("ListSessions failed: \(error)")
             return []
@@ -437,13 +468,17 @@ public final class LogindClient: Sendable {
         var candidates: [String] = []
         for row in rows {
             guard let fields = row.structValue, fields.count == 5, fields[1].uint32Value == uid,
-                  let path = fields[4].stringValue else { continue }
+                let path = fields[4].stringValue
+            else { continue }
             candidates.append(path)
         }
-        var active: [String] = [], inactive: [String] = []
+        var active: [String] = []
+        var inactive: [String] = []
         for path in candidates {
-            let isActive = try? await connection.getProperty(destination: Self.busName, path: path,
-                                                             interface: Self.sessionInterface, name: "Active").boolValue
+            let isActive = try? await connection.getProperty(
+                destination: Self.busName, path: path,
+                interface: Self.sessionInterface, name: "Active"
+            ).boolValue
             if isActive == true { active.append(path) } else { inactive.append(path) }
         }
         return active + inactive
@@ -464,46 +499,51 @@ public final class LogindClient: Sendable {
         let snapshot = await readSession(path: path)
         let accepted = snapshot.map(accept) ?? false
         if let snapshot, !accepted {
-            logger.notice("session \(snapshot.id) at \(path) (uid \(snapshot.uid.map(String.init) ?? "?")) is not the app's; ignored")
+            logger.notice(
+                "session \(snapshot.id) at \(path) (uid \(snapshot.uid.map(String.init) ?? "?")) is not the app's; ignored"
+            )
         }
         // Apply and report on the loop thread, so the reports are ordered with the signal handlers.
-        let applied = (try? await connection.loop.run { [self] () -> Bool in
-            let events = state.withLock { state -> [HostEvent]? in
-                let touched = state.pending.removeValue(forKey: path) ?? []
-                guard accepted, let snapshot, state.phase == .running || state.phase == .starting,
-                      state.owner == owner, state.generation == generation || state.sessionPath == nil
-                else { return nil }
-                state.sessionPath = path
-                state.sessionID = snapshot.id
-                var events: [HostEvent] = []
-                if let locked = snapshot.locked, !touched.contains(.locked), state.locked != locked {
-                    state.locked = locked
-                    events.append(.locked(locked))
+        let applied =
+            (try? await connection.loop.run { [self] () -> Bool in
+                let events = state.withLock { state -> [HostEvent]? in
+                    let touched = state.pending.removeValue(forKey: path) ?? []
+                    guard accepted, let snapshot, state.phase == .running || state.phase == .starting,
+                        state.owner == owner, state.generation == generation || state.sessionPath == nil
+                    else { return nil }
+                    state.sessionPath = path
+                    state.sessionID = snapshot.id
+                    var events: [HostEvent] = []
+                    if let locked = snapshot.locked, !touched.contains(.locked), state.locked != locked {
+                        state.locked = locked
+                        events.append(.locked(locked))
+                    }
+                    if let active = snapshot.active, !touched.contains(.active), state.active != active {
+                        state.active = active
+                        events.append(.sessionActive(active))
+                    }
+                    return events
                 }
-                if let active = snapshot.active, !touched.contains(.active), state.active != active {
-                    state.active = active
-                    events.append(.sessionActive(active))
-                }
-                return events
-            }
-            guard let events else { return false }
-            logger.info("adopted session \(snapshot?.id ?? "?") at \(path); reporting \(events)")
-            events.forEach(sink)
-            return true
-        }) ?? false
+                guard let events else { return false }
+                logger.info("adopted session \(snapshot?.id ?? "?") at \(path); reporting \(events)")
+                events.forEach(sink)
+                return true
+            }) ?? false
         return applied || (accepted && state.withLock { $0.sessionPath == path })
     }
 
     private func readSession(path: String) async -> SessionSnapshot? {
         do {
-            let properties = try await connection.getAllProperties(destination: Self.busName, path: path,
-                                                                   interface: Self.sessionInterface)
+            let properties = try await connection.getAllProperties(
+                destination: Self.busName, path: path,
+                interface: Self.sessionInterface)
             guard let id = properties["Id"]?.stringValue, Self.isValidSessionID(id) else {
                 logger.notice("session object \(path) has no valid Id; ignored")
                 return nil
             }
-            return SessionSnapshot(path: path, id: id, uid: properties["User"]?.structValue?.first?.uint32Value,
-                                   active: properties["Active"]?.boolValue, locked: properties["LockedHint"]?.boolValue)
+            return SessionSnapshot(
+                path: path, id: id, uid: properties["User"]?.structValue?.first?.uint32Value,
+                active: properties["Active"]?.boolValue, locked: properties["LockedHint"]?.boolValue)
         } catch {
             logger.notice("cannot read session \(path): \(error)")
             return nil
@@ -512,8 +552,9 @@ public final class LogindClient: Sendable {
 
     private func readManagerProperties() async {
         do {
-            let value = try await connection.getProperty(destination: Self.busName, path: Self.managerPath,
-                                                         interface: Self.managerInterface, name: "InhibitDelayMaxUSec")
+            let value = try await connection.getProperty(
+                destination: Self.busName, path: Self.managerPath,
+                interface: Self.managerInterface, name: "InhibitDelayMaxUSec")
             guard let usec = value.uint64Value, usec > 0 else {
                 logger.notice("ignored InhibitDelayMaxUSec \(value); keeping \(inhibitDelayMaxUSec) µs")
                 return
@@ -533,10 +574,12 @@ public final class LogindClient: Sendable {
 
     /// logind's rule (`session_id_valid`): non-empty, ASCII letters and digits only.
     static func isValidSessionID(_ id: String) -> Bool {
-        !id.isEmpty && id.utf8.count <= 64 && id.utf8.allSatisfy { byte in
-            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
-                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
-        }
+        !id.isEmpty && id.utf8.count <= 64
+            && id.utf8.allSatisfy { byte in
+                (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+                    || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+                    || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+            }
     }
 
     // MARK: - Delay locks
@@ -567,7 +610,9 @@ public final class LogindClient: Sendable {
         let descriptor = try await inhibit(what, who: who, why: why)
         enum Outcome { case kept, dropped, ownerChanged }
         let (outcome, stale) = state.withLock { state -> (Outcome, BusFileDescriptor?) in
-            guard state.phase == .running, state.releases[what, default: 0] == proceed.releases else { return (.dropped, descriptor) }
+            guard state.phase == .running, state.releases[what, default: 0] == proceed.releases else {
+                return (.dropped, descriptor)
+            }
             // logind changed owner while the call was out: the fd is the old instance's.
             guard state.owner == proceed.owner else { return (.ownerChanged, descriptor) }
             let old = state.locks[what]?.descriptor
@@ -579,7 +624,8 @@ public final class LogindClient: Sendable {
         case .kept:
             logger.debug("took the \(what) delay lock (\(descriptor))")
         case .dropped:
-            logger.debug("dropped the \(what) delay lock logind just gave: released (or stopped) while Inhibit was in flight")
+            logger.debug(
+                "dropped the \(what) delay lock logind just gave: released (or stopped) while Inhibit was in flight")
         case .ownerChanged:
             logger.notice("logind changed owner while Inhibit(\(what)) was out; taking the lock from the new one")
             try await takeDelayLock(what: what, who: who, why: why)
@@ -609,18 +655,21 @@ public final class LogindClient: Sendable {
         state.withLock { $0.locks[what]?.descriptor?.isOpen == true }
     }
 
-    private func inhibit(_ what: DelayLock, who: String, why: String) async throws(BusServiceError) -> BusFileDescriptor {
+    private func inhibit(_ what: DelayLock, who: String, why: String) async throws(BusServiceError) -> BusFileDescriptor
+    {
         let reply: [BusValue]
         do {
-            reply = try await connection.call(destination: Self.busName, path: Self.managerPath,
-                                              interface: Self.managerInterface, member: "Inhibit",
-                                              arguments: [.string(what.rawValue), .string(who), .string(why), .string("delay")])
+            reply = try await connection.call(
+                destination: Self.busName, path: Self.managerPath,
+                interface: Self.managerInterface, member: "Inhibit",
+                arguments: [.string(what.rawValue), .string(who), .string(why), .string("delay")])
         } catch {
             throw BusServiceError.wrap(error, service: Self.busName, message: "Inhibit(\(what), delay)")
         }
         guard reply.count == 1, let descriptor = reply[0].fileDescriptor, descriptor.isOpen else {
-            throw BusServiceError(code: .invalidReply, service: Self.busName,
-                                  message: "Inhibit(\(what), delay) returned \(reply.map(\.signature)), not an fd")
+            throw BusServiceError(
+                code: .invalidReply, service: Self.busName,
+                message: "Inhibit(\(what), delay) returned \(reply.map(\.signature)), not an fd")
         }
         return descriptor
     }
@@ -654,14 +703,17 @@ public final class LogindClient: Sendable {
     }
 
     private func resync(owner: String) async {
-        var retaken: [DelayLock] = [], failed: [DelayLock] = []
+        var retaken: [DelayLock] = []
+        var failed: [DelayLock] = []
         let wanted = state.withLock { $0.locks.filter { $0.value.descriptor == nil } }
         for what in DelayLock.allCases {
             guard let lock = wanted[what] else { continue }
             do {
                 let descriptor = try await inhibit(what, who: lock.who, why: lock.why)
                 let kept = state.withLock { state -> Bool in
-                    guard state.owner == owner, state.locks[what] != nil, state.locks[what]?.descriptor == nil else { return false }
+                    guard state.owner == owner, state.locks[what] != nil, state.locks[what]?.descriptor == nil else {
+                        return false
+                    }
                     state.locks[what]?.descriptor = descriptor
                     return true
                 }

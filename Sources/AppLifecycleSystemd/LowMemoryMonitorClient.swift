@@ -57,8 +57,9 @@ public final class LowMemoryMonitorClient: Sendable {
             }
             self.subscription.withLock { $0 = subscription }
             guard try await connection.trackNameOwner(Self.busName).currentOwner != nil else {
-                throw BusServiceError(code: .serviceUnavailable, service: Self.busName,
-                                      message: "nobody owns \(Self.busName) on the bus")
+                throw BusServiceError(
+                    code: .serviceUnavailable, service: Self.busName,
+                    message: "nobody owns \(Self.busName) on the bus")
             }
         } catch {
             stop()

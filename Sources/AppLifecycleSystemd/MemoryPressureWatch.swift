@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// systemd's memory pressure service protocol: `$MEMORY_PRESSURE_WATCH` and `$MEMORY_PRESSURE_WRITE`.
@@ -164,7 +164,8 @@ public final class MemoryPressureWatch: ReadinessSource {
             guard let fileSystem, ["proc", "cgroup2"].contains(fileSystem) else {
                 throw HostSourceError(
                     code: .unsupported, source: source,
-                    message: "\(path) is a regular file on \(fileSystem ?? "an unknown file system"), not a PSI file on procfs or cgroupfs"
+                    message:
+                        "\(path) is a regular file on \(fileSystem ?? "an unknown file system"), not a PSI file on procfs or cgroupfs"
                 )
             }
             if write == nil { bytes = Array(Self.defaultTrigger.utf8) + [0] }
@@ -180,16 +181,19 @@ public final class MemoryPressureWatch: ReadinessSource {
             kind = .socket
             fd = try Self.connect(path)
         case S_IFDIR:
-            throw HostSourceError(code: .invalidConfiguration, source: source, message: "\(path) is a directory", errno: EISDIR)
+            throw HostSourceError(
+                code: .invalidConfiguration, source: source, message: "\(path) is a directory", errno: EISDIR)
         default:
-            throw HostSourceError(code: .unsupported, source: source, message: "\(path) is neither a PSI file, a FIFO nor a socket")
+            throw HostSourceError(
+                code: .unsupported, source: source, message: "\(path) is neither a PSI file, a FIFO nor a socket")
         }
         guard fd >= 0 else {
             throw HostSourceError(errno: errno, source: source, message: "open \(path)")
         }
         if let error = KernelInterfaces.writeAll(fd, bytes) {
             _ = Glibc.close(fd)
-            throw HostSourceError(errno: error, source: source, message: "write $MEMORY_PRESSURE_WRITE (\(bytes.count) bytes) to \(path)")
+            throw HostSourceError(
+                errno: error, source: source, message: "write $MEMORY_PRESSURE_WRITE (\(bytes.count) bytes) to \(path)")
         }
         self.path = path
         self.kind = kind
@@ -219,7 +223,8 @@ public final class MemoryPressureWatch: ReadinessSource {
             guard state.fd >= 0 else { return [] }
             if kind == .pressureFile {
                 if revents & Int16(POLLERR) != 0 {
-                    throw HostSourceError(code: .sourceGone, source: name, message: "POLLERR on \(path): the PSI file went away")
+                    throw HostSourceError(
+                        code: .sourceGone, source: name, message: "POLLERR on \(path): the PSI file went away")
                 }
                 return revents & Int16(POLLPRI) != 0 ? warning : []
             }
@@ -231,11 +236,20 @@ public final class MemoryPressureWatch: ReadinessSource {
             var buffer = [UInt8](repeating: 0, count: Int(PIPE_BUF))
             while true {
                 let n = buffer.withUnsafeMutableBytes { read(state.fd, $0.baseAddress, $0.count) }
-                if n > 0 { received += n; continue }
-                if n == 0 { endOfFile = true; break }
+                if n > 0 {
+                    received += n
+                    continue
+                }
+                if n == 0 {
+                    endOfFile = true
+                    break
+                }
                 if errno == EINTR { continue }
                 if errno == EAGAIN { break }
-                if kind == .socket, errno == ECONNRESET { endOfFile = true; break }
+                if kind == .socket, errno == ECONNRESET {
+                    endOfFile = true
+                    break
+                }
                 throw HostSourceError(errno: errno, source: name, message: "read \(path)")
             }
             let hangUp = revents & Int16(POLLHUP | POLLERR) != 0
@@ -273,7 +287,9 @@ public final class MemoryPressureWatch: ReadinessSource {
         let pathBytes = Array(path.utf8)
         let capacity = MemoryLayout.size(ofValue: address.sun_path)
         guard pathBytes.count < capacity else {
-            throw HostSourceError(code: .invalidConfiguration, source: source, message: "socket path longer than \(capacity - 1) bytes: \(path)")
+            throw HostSourceError(
+                code: .invalidConfiguration, source: source,
+                message: "socket path longer than \(capacity - 1) bytes: \(path)")
         }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             raw.copyBytes(from: pathBytes)

@@ -2,7 +2,7 @@ import AppLifecycle
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A PSI (pressure stall information) memory trigger: `POLLPRI` when tasks stalled on memory too long.
@@ -77,7 +77,8 @@ public final class PressureStallTrigger: ReadinessSource {
         guard stallMicroseconds > 0, windowMicroseconds > 0, stallMicroseconds <= windowMicroseconds else {
             throw HostSourceError(
                 code: .invalidArgument, source: "psi",
-                message: "threshold \(stallMicroseconds) µs must be positive and at most the window \(windowMicroseconds) µs"
+                message:
+                    "threshold \(stallMicroseconds) µs must be positive and at most the window \(windowMicroseconds) µs"
             )
         }
         let fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
@@ -110,7 +111,8 @@ public final class PressureStallTrigger: ReadinessSource {
     /// - Throws: ``HostSourceError/Code/sourceGone`` on `POLLERR` (the PSI file went away).
     public func handleReadiness(_ revents: Int16) throws -> [HostEvent] {
         if revents & Int16(POLLERR) != 0 {
-            throw HostSourceError(code: .sourceGone, source: name, message: "POLLERR on \(path): the PSI file went away")
+            throw HostSourceError(
+                code: .sourceGone, source: name, message: "POLLERR on \(path): the PSI file went away")
         }
         guard revents & Int16(POLLPRI) != 0 else { return [] }
         return [.memoryWarning(MemoryWarning(level: kind.level, source: name))]
@@ -144,9 +146,9 @@ public final class PressureStallTrigger: ReadinessSource {
         fileExists: (String) -> Bool = { access($0, F_OK) == 0 }
     ) -> String {
         guard let cgroup = procSelfCgroup ?? KernelInterfaces.readText("/proc/self/cgroup"),
-              let mounts = mountInfo ?? KernelInterfaces.readText("/proc/self/mountinfo"),
-              let candidate = cgroupPressureFile(procSelfCgroup: cgroup, mountInfo: mounts),
-              fileExists(candidate)
+            let mounts = mountInfo ?? KernelInterfaces.readText("/proc/self/mountinfo"),
+            let candidate = cgroupPressureFile(procSelfCgroup: cgroup, mountInfo: mounts),
+            fileExists(candidate)
         else { return systemPressureFile }
         return candidate
     }

@@ -1,7 +1,7 @@
 import AppLifecycle
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A kernel event source that owns one file descriptor and turns its readiness into host events.

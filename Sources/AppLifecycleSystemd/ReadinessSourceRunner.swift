@@ -30,7 +30,8 @@ final class ReadinessSourceRunner: Sendable {
         let sink = self.sink
         let logger = self.logger
         let holder = TokenHolder()
-        let token = try loop.addIO(fd: source.fileDescriptor, events: UInt32(UInt16(bitPattern: source.pollEvents))) { [weak self] revents in
+        let token = try loop.addIO(fd: source.fileDescriptor, events: UInt32(UInt16(bitPattern: source.pollEvents))) {
+            [weak self] revents in
             do {
                 for event in try source.handleReadiness(Int16(truncatingIfNeeded: revents)) {
                     sink(event, source.name)

@@ -103,7 +103,12 @@ public final class ScreenSaverClient: Sendable {
     /// - Throws: ``BusServiceError`` with ``BusServiceError/Code/busFailure`` when a subscription fails.
     @discardableResult
     public func start() async throws(BusServiceError) -> [Service] {
-        guard state.withLock({ state -> Bool in defer { state.started = true }; return !state.started }) else {
+        guard
+            state.withLock({ state -> Bool in
+                defer { state.started = true }
+                return !state.started
+            })
+        else {
             return []
         }
         var present: [Service] = []
@@ -119,16 +124,18 @@ public final class ScreenSaverClient: Sendable {
                 }
                 subscriptions.append(subscription)
                 let tracker = try await connection.trackNameOwner(service.busName)
-                subscriptions.append(try await tracker.addOwnerChangeHandler { [weak self] change in
-                    self?.ownerChanged(change, of: service)
-                })
+                subscriptions.append(
+                    try await tracker.addOwnerChangeHandler { [weak self] change in
+                        self?.ownerChanged(change, of: service)
+                    })
                 if tracker.currentOwner != nil { present.append(service) }
             }
         } catch {
             subscriptions.forEach { $0.cancel() }
             state.withLock { $0.started = false }
-            throw BusServiceError.wrap(error, service: services.map(\.busName).joined(separator: ", "),
-                                       message: "subscribe to ActiveChanged")
+            throw BusServiceError.wrap(
+                error, service: services.map(\.busName).joined(separator: ", "),
+                message: "subscribe to ActiveChanged")
         }
         // The subscriptions follow each name's owner, so they stay even when no screensaver is on
         // the bus yet: one that starts later is heard.
@@ -156,15 +163,18 @@ public final class ScreenSaverClient: Sendable {
                 if let fact { sink(.locked(fact)) }
             }
         }
-        logger.info("following \(present.map(\.busName)); active: \(read.isEmpty ? "unknown" : String(read.values.contains(true)))")
+        logger.info(
+            "following \(present.map(\.busName)); active: \(read.isEmpty ? "unknown" : String(read.values.contains(true)))"
+        )
         return present
     }
 
     /// `GetActive` of one service, or `nil` (logged) when it cannot be read.
     private func readActive(_ service: Service) async -> Bool? {
         do {
-            let reply = try await connection.call(destination: service.busName, path: service.path,
-                                                  interface: service.interface, member: "GetActive")
+            let reply = try await connection.call(
+                destination: service.busName, path: service.path,
+                interface: service.interface, member: "GetActive")
             guard let active = reply.first?.boolValue else {
                 logger.notice("\(service) GetActive returned \(reply); ignored")
                 return nil

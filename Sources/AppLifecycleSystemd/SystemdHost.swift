@@ -62,7 +62,9 @@ public final class SystemdHost: ApplicationHost {
     /// - Parameters:
     ///   - previousState: The state before.
     ///   - state: The state after.
-    public func application(_ application: Application, didChangeStateFrom previousState: ApplicationState, to state: ApplicationState) {
+    public func application(
+        _ application: Application, didChangeStateFrom previousState: ApplicationState, to state: ApplicationState
+    ) {
         bridge.notify("STATUS=\(state)")
         if sleepPending && (state == .suspended || state == .notRunning) {
             releaseSleepLock(reason: state == .suspended ? "suspended" : "terminated")

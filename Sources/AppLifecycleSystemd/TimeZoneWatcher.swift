@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Watches `/etc/localtime` with inotify and reports real changes of the system time zone.
@@ -45,7 +45,8 @@ public final class TimeZoneWatcher: ReadinessSource {
     }
 
     /// The inotify mask on the file itself, as PID 1 uses it, plus `IN_DELETE_SELF`.
-    static let fileMask: UInt32 = UInt32(IN_ATTRIB | IN_MOVE_SELF | IN_CLOSE_WRITE | IN_DELETE_SELF) | UInt32(IN_DONT_FOLLOW)
+    static let fileMask: UInt32 =
+        UInt32(IN_ATTRIB | IN_MOVE_SELF | IN_CLOSE_WRITE | IN_DELETE_SELF) | UInt32(IN_DONT_FOLLOW)
     /// The inotify mask on the directory.
     static let directoryMask: UInt32 = UInt32(IN_CREATE | IN_MOVED_TO) | UInt32(IN_ONLYDIR)
 
@@ -124,9 +125,11 @@ public final class TimeZoneWatcher: ReadinessSource {
                 var offset = 0
                 while offset + 16 <= n {
                     let (wd, mask, length) = buffer.withUnsafeBytes { raw in
-                        (raw.loadUnaligned(fromByteOffset: offset, as: Int32.self),
-                         raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
-                         Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)))
+                        (
+                            raw.loadUnaligned(fromByteOffset: offset, as: Int32.self),
+                            raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
+                            Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+                        )
                     }
                     let nameBytes = buffer[(offset + 16)..<min(offset + 16 + length, n)]
                     let eventName = String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)
@@ -155,7 +158,10 @@ public final class TimeZoneWatcher: ReadinessSource {
             let snapshot = Self.snapshot(of: path, environment: environment)
             guard snapshot != state.snapshot else { return [] }
             state.snapshot = snapshot
-            return [.significantTimeChange(SignificantTimeChange(reason: .timeZone, timeZoneIdentifier: snapshot.identifier))]
+            return [
+                .significantTimeChange(
+                    SignificantTimeChange(reason: .timeZone, timeZoneIdentifier: snapshot.identifier))
+            ]
         }
     }
 
@@ -195,7 +201,9 @@ public final class TimeZoneWatcher: ReadinessSource {
             return Snapshot(identifier: "UTC", contents: nil)
         }
         let contents = KernelInterfaces.readFile(path)
-        if (info.st_mode & S_IFMT) == S_IFLNK, let target = readLink(path), let identifier = identifier(forLinkTarget: target) {
+        if (info.st_mode & S_IFMT) == S_IFLNK, let target = readLink(path),
+            let identifier = identifier(forLinkTarget: target)
+        {
             return Snapshot(identifier: identifier, contents: contents)
         }
         return Snapshot(identifier: fallbackIdentifier(environment: environment), contents: contents)

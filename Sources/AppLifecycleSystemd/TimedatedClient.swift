@@ -83,8 +83,9 @@ public final class TimedatedClient: Sendable {
     /// Reads `Timezone` and applies it on the loop thread (reporting it if it changed).
     @discardableResult
     private func refresh() async throws -> String {
-        let value = try await connection.getProperty(destination: Self.busName, path: Self.path,
-                                                     interface: Self.interface, name: "Timezone")
+        let value = try await connection.getProperty(
+            destination: Self.busName, path: Self.path,
+            interface: Self.interface, name: "Timezone")
         guard let zone = value.stringValue, Self.isValidIdentifier(zone) else {
             throw BusServiceError(code: .invalidReply, service: Self.busName, message: "Timezone is \(value)")
         }
@@ -118,11 +119,15 @@ public final class TimedatedClient: Sendable {
     static func isValidIdentifier(_ zone: String) -> Bool {
         guard !zone.isEmpty, zone.utf8.count <= 255, !zone.hasPrefix("/") else { return false }
         let allowed = zone.utf8.allSatisfy { byte in
-            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+                || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
                 || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
                 || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
                 || byte == UInt8(ascii: "+") || byte == UInt8(ascii: ".")
         }
-        return allowed && !zone.split(separator: "/", omittingEmptySubsequences: false).contains { $0.isEmpty || $0 == ".." || $0 == "." }
+        return allowed
+            && !zone.split(separator: "/", omittingEmptySubsequences: false).contains {
+                $0.isEmpty || $0 == ".." || $0 == "."
+            }
     }
 }

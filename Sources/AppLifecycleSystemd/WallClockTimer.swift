@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One `CLOCK_REALTIME` timerfd that reports clock sets, local midnight and UTC-offset (DST) changes.

@@ -3,7 +3,7 @@ import Synchronization
 import SystemdBus
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A `CLOCK_MONOTONIC` timerfd that pings the systemd watchdog at half the watchdog interval.
@@ -31,7 +31,8 @@ public final class WatchdogTimer: ReadinessSource {
     /// - Throws: ``HostSourceError`` if the timerfd cannot be created or armed, or the period is not positive.
     public init(period: Duration, ping: @escaping @Sendable () -> Void) throws {
         guard period > .zero else {
-            throw HostSourceError(code: .invalidArgument, source: "watchdog", message: "period \(period) is not positive")
+            throw HostSourceError(
+                code: .invalidArgument, source: "watchdog", message: "period \(period) is not positive")
         }
         let fd = KernelInterfaces.timerCreate(clock: CLOCK_MONOTONIC)
         guard fd >= 0 else {

@@ -72,7 +72,8 @@ public final class LifecycleRecorder {
     public init(application: Application) {
         self.application = application
         application.delegateCallTracer = { [weak self] call in self?.trace(call) }
-        observation = application.notificationCenter.addObserver(forName: nil, object: application) { [weak self] notification in
+        observation = application.notificationCenter.addObserver(forName: nil, object: application) {
+            [weak self] notification in
             self?.record(notification)
         }
     }
@@ -110,7 +111,9 @@ public final class LifecycleRecorder {
         var index = entries.startIndex
         for name in expected {
             guard let found = entries[index...].firstIndex(where: { $0.name == name }) else {
-                throw OrderError(description: "expected \(name) after position \(index) in order \(expected); recorded:\n" + timeline)
+                throw OrderError(
+                    description: "expected \(name) after position \(index) in order \(expected); recorded:\n" + timeline
+                )
             }
             index = found + 1
         }
@@ -125,7 +128,8 @@ public final class LifecycleRecorder {
         let recorded = names
         guard !expected.isEmpty else { return }
         if recorded.count >= expected.count {
-            for start in 0...(recorded.count - expected.count) where Array(recorded[start..<start + expected.count]) == expected {
+            for start in 0...(recorded.count - expected.count)
+            where Array(recorded[start..<start + expected.count]) == expected {
                 return
             }
         }
@@ -159,8 +163,10 @@ public final class LifecycleRecorder {
     private func record(_ notification: LifecycleNotification) {
         if !recordsStateChanges && notification.name == Application.stateDidChangeNotification { return }
         flushPending()
-        append(Entry(kind: .notification, name: notification.name.rawValue,
-                     state: application?.applicationState ?? .notRunning, userInfo: notification.userInfo))
+        append(
+            Entry(
+                kind: .notification, name: notification.name.rawValue,
+                state: application?.applicationState ?? .notRunning, userInfo: notification.userInfo))
     }
 
     /// A notification during a delegate call proves the method is implemented (defaults post
@@ -168,7 +174,8 @@ public final class LifecycleRecorder {
     private func flushPending() {
         for index in pending.indices where !pending[index].flushed {
             pending[index].flushed = true
-            append(Entry(kind: .delegate, name: pending[index].name, state: application?.applicationState ?? .notRunning))
+            append(
+                Entry(kind: .delegate, name: pending[index].name, state: application?.applicationState ?? .notRunning))
         }
     }
 

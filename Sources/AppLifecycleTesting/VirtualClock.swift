@@ -72,8 +72,10 @@ public final class VirtualClock: LifecycleScheduler {
     public func advance(to instant: Duration) {
         while true {
             timers.removeAll { $0.state.isCancelled }
-            guard let index = timers.indices.filter({ timers[$0].deadline <= instant })
-                .min(by: { (timers[$0].deadline, timers[$0].sequence) < (timers[$1].deadline, timers[$1].sequence) })
+            guard
+                let index = timers.indices.filter({ timers[$0].deadline <= instant })
+                    .min(by: { (timers[$0].deadline, timers[$0].sequence) < (timers[$1].deadline, timers[$1].sequence) }
+                    )
             else { break }
             let timer = timers.remove(at: index)
             if timer.deadline > now { now = timer.deadline }

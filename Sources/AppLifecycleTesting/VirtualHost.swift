@@ -72,21 +72,27 @@ public final class VirtualHost: ApplicationHost {
     /// - Parameters:
     ///   - previousState: The state before.
     ///   - state: The state after.
-    public func application(_ application: Application, didChangeStateFrom previousState: ApplicationState, to state: ApplicationState) {
+    public func application(
+        _ application: Application, didChangeStateFrom previousState: ApplicationState, to state: ApplicationState
+    ) {
         stateChanges.append((previousState, state))
     }
     /// Records the termination deadline.
     ///
     /// - Parameters:
     ///   - deadline: The deadline.
-    public func applicationWillTerminate(_ application: Application, deadline: Duration) { terminationDeadline = deadline }
+    public func applicationWillTerminate(_ application: Application, deadline: Duration) {
+        terminationDeadline = deadline
+    }
     /// Records that the app terminated.
     public func applicationDidTerminate(_ application: Application) { didTerminate = true }
     /// Records the URL.
     ///
     /// - Parameters:
     ///   - handled: Whether it was handled.
-    public func application(_ application: Application, didOpen url: URL, handled: Bool) { openedURLs.append((url, handled)) }
+    public func application(_ application: Application, didOpen url: URL, handled: Bool) {
+        openedURLs.append((url, handled))
+    }
     /// Records the notification.
     public func application(_ application: Application, present notification: LocalNotification) {
         presentedNotifications.append(notification)

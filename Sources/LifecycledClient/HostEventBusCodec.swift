@@ -59,19 +59,25 @@ public enum HostEventBusCodec {
         case "terminate":
             return arguments["reason"]?.stringValue.flatMap(TerminationReason.init(rawValue:)).map(HostEvent.terminate)
         case "time-change":
-            guard let reason = arguments["reason"]?.stringValue.flatMap(SignificantTimeChange.Reason.init(rawValue:)) else { return nil }
-            return .significantTimeChange(SignificantTimeChange(reason: reason, timeZoneIdentifier: arguments["timezone"]?.stringValue))
+            guard let reason = arguments["reason"]?.stringValue.flatMap(SignificantTimeChange.Reason.init(rawValue:))
+            else { return nil }
+            return .significantTimeChange(
+                SignificantTimeChange(reason: reason, timeZoneIdentifier: arguments["timezone"]?.stringValue))
         case "memory-warning":
-            guard let level = arguments["level"]?.stringValue.flatMap(MemoryWarning.Level.init(rawValue:)) else { return nil }
+            guard let level = arguments["level"]?.stringValue.flatMap(MemoryWarning.Level.init(rawValue:)) else {
+                return nil
+            }
             return .memoryWarning(MemoryWarning(level: level, source: arguments["source"]?.stringValue ?? "lifecycled"))
         case "open-url":
             guard let text = arguments["url"]?.stringValue, text.utf8.count <= LifecycledProtocol.Limits.urlLength,
-                  let url = URL(string: text), url.scheme != nil else { return nil }
+                let url = URL(string: text), url.scheme != nil
+            else { return nil }
             return .openURL(url, OpenURLOptions(userInfo: arguments))
         case "remote-notification":
             return arguments["payload"]?.dictionaryValue.map { .remoteNotification(UserInfo($0)) }
         case "local-notification":
-            return arguments["notification"].flatMap(LocalNotification.init(propertyList:)).map(HostEvent.localNotification)
+            return arguments["notification"].flatMap(LocalNotification.init(propertyList:)).map(
+                HostEvent.localNotification)
         case "background-fetch":
             return .backgroundFetch
         default:

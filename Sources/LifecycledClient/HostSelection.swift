@@ -74,9 +74,12 @@ public enum HostSelection: String, Sendable, CaseIterable {
         }
         switch await Self.daemonOwner(on: sessionBus, timeout: timeout) {
         case .success(let owner?):
-            return Decision(host: .lifecycled, reason: "\(LifecycledProtocol.busName) is owned by \(owner) on the \(sessionBus) bus")
+            return Decision(
+                host: .lifecycled, reason: "\(LifecycledProtocol.busName) is owned by \(owner) on the \(sessionBus) bus"
+            )
         case .success(nil):
-            return Decision(host: .systemd, reason: "\(LifecycledProtocol.busName) has no owner on the \(sessionBus) bus")
+            return Decision(
+                host: .systemd, reason: "\(LifecycledProtocol.busName) has no owner on the \(sessionBus) bus")
         case .failure(let error):
             return Decision(host: .systemd, reason: "the \(sessionBus) bus did not answer (\(error))")
         }
@@ -94,7 +97,8 @@ public enum HostSelection: String, Sendable, CaseIterable {
         }
         defer { loop.shutdown() }
         do {
-            let connection = try await BusConnection(address, loop: loop, description: "host-selection", timeout: timeout)
+            let connection = try await BusConnection(
+                address, loop: loop, description: "host-selection", timeout: timeout)
             defer { connection.close() }
             let reply = try await connection.call(
                 destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",

@@ -105,10 +105,13 @@ public final class LifecycleSubscriber: Sendable {
     ///   - appID: Follow only this app; `nil` for all.
     /// - Throws: ``BusError`` when the bus cannot be reached or the matches cannot be installed,
     ///   ``ApplicationError`` for an invalid app id.
-    public static func connect(to address: BusConnection.Address = .session, appID: String? = nil) async throws -> LifecycleSubscriber {
+    public static func connect(to address: BusConnection.Address = .session, appID: String? = nil) async throws
+        -> LifecycleSubscriber
+    {
         let loop = try EventLoop(name: "lifecycle-subscriber")
         do {
-            let connection = try await BusConnection(address, loop: loop, description: "lifecycle-subscriber", timeout: .seconds(25))
+            let connection = try await BusConnection(
+                address, loop: loop, description: "lifecycle-subscriber", timeout: .seconds(25))
             return try await LifecycleSubscriber(connection: connection, appID: appID, ownedLoop: loop)
         } catch {
             loop.shutdown()
@@ -151,12 +154,14 @@ public final class LifecycleSubscriber: Sendable {
         remember(ownerHandler)
         let logger = self.logger
         let notifications = try await connection.subscribe(
-            sender: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath, interface: LifecycledProtocol.interface,
+            sender: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
+            interface: LifecycledProtocol.interface,
             member: LifecycledProtocol.Signal.notification, signature: "ssa{sv}", arg0: appID
         ) { [weak self] signal in
             guard let app = signal.arguments[0].stringValue, let name = signal.arguments[1].stringValue else { return }
             guard LifecycledProtocol.isValidAppID(app), !name.isEmpty,
-                  name.utf8.count <= LifecycledProtocol.Limits.notificationNameLength else {
+                name.utf8.count <= LifecycledProtocol.Limits.notificationNameLength
+            else {
                 logger.notice("dropped Notification with app id '\(app)' and name '\(name)': invalid")
                 return
             }
@@ -169,11 +174,13 @@ public final class LifecycleSubscriber: Sendable {
         }
         remember(notifications)
         let states = try await connection.subscribe(
-            sender: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath, interface: LifecycledProtocol.interface,
+            sender: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
+            interface: LifecycledProtocol.interface,
             member: LifecycledProtocol.Signal.stateChanged, signature: "sss", arg0: appID
         ) { [weak self] signal in
             guard let app = signal.arguments[0].stringValue, let previous = signal.arguments[1].stringValue,
-                  let state = signal.arguments[2].stringValue else { return }
+                let state = signal.arguments[2].stringValue
+            else { return }
             self?.dispatch(.stateChanged(appID: app, previous: previous, state: state))
         }
         remember(states)
@@ -236,7 +243,8 @@ public final class LifecycleSubscriber: Sendable {
     /// - Returns: The registration; cancel it to stop.
     @MainActor
     public func repost(into center: LifecycleNotificationCenter) -> Registration {
-        let (stream, continuation) = AsyncStream<(String, String, UserInfo)>.makeStream(bufferingPolicy: .bufferingNewest(1024))
+        let (stream, continuation) = AsyncStream<(String, String, UserInfo)>.makeStream(
+            bufferingPolicy: .bufferingNewest(1024))
         let registration = addHandler { event in
             if case .notification(let app, let name, let userInfo) = event { continuation.yield((app, name, userInfo)) }
         }

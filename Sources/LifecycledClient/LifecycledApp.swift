@@ -29,8 +29,9 @@ public struct LifecycledApp: Sendable, Hashable, Codable {
     ///   - value: The struct.
     public init?(_ value: BusValue) {
         guard let fields = value.structValue, fields.count == 4,
-              let id = fields[0].stringValue, let state = fields[1].stringValue,
-              let name = fields[2].stringValue, let pid = fields[3].uint32Value else { return nil }
+            let id = fields[0].stringValue, let state = fields[1].stringValue,
+            let name = fields[2].stringValue, let pid = fields[3].uint32Value
+        else { return nil }
         self.init(id: id, state: state, name: name, pid: pid)
     }
 

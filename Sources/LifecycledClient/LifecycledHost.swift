@@ -178,11 +178,13 @@ public final class LifecycledHost: ApplicationHost {
                 for await event in watcher.events { application?.handle(event) }
             }
         }
-        let id = configuration.appID
+        let id =
+            configuration.appID
             ?? LifecycledHostStatus.environmentAppID(in: configuration.environment)
             ?? application.configuration.applicationIdentifier
         guard LifecycledProtocol.isValidAppID(id) else {
-            logger.error("'\(id)' is not a valid app id (reverse-DNS, like org.example.App); not registering with lifecycled")
+            logger.error(
+                "'\(id)' is not a valid app id (reverse-DNS, like org.example.App); not registering with lifecycled")
             return
         }
         appID = id
@@ -204,34 +206,41 @@ public final class LifecycledHost: ApplicationHost {
                 if await !self.send(item) { return }
             }
         }
-        observation = application.notificationCenter.addObserver(forName: nil, object: application) { [weak self] notification in
+        observation = application.notificationCenter.addObserver(forName: nil, object: application) {
+            [weak self] notification in
             self?.applicationPosted(notification)
         }
 
         do {
             let loop = try EventLoop(name: "lifecycled-app")
             self.loop = loop
-            let connection = try await BusConnection(configuration.busAddress, loop: loop, description: "lifecycled-app",
-                                                    timeout: configuration.callTimeout)
+            let connection = try await BusConnection(
+                configuration.busAddress, loop: loop, description: "lifecycled-app",
+                timeout: configuration.callTimeout)
             self.connection = connection
             connection.addDisconnectHandler { inContinuation.yield(.disconnected) }
             let tracker = try await connection.trackNameOwner(LifecycledProtocol.busName)
-            subscriptions.append(try await tracker.addOwnerChangeHandler { change in
-                inContinuation.yield(.ownerChanged(change))
-            })
+            subscriptions.append(
+                try await tracker.addOwnerChangeHandler { change in
+                    inContinuation.yield(.ownerChanged(change))
+                })
             let logger = self.logger
-            subscriptions.append(try await connection.subscribe(
-                sender: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
-                interface: LifecycledProtocol.interface, member: LifecycledProtocol.Signal.command,
-                signature: "ssa{sv}", arg0: id
-            ) { signal in
-                guard signal.arguments[0].stringValue == id, let command = signal.arguments[1].stringValue else { return }
-                do {
-                    inContinuation.yield(.command(command, try UserInfoBusCodec.decodeUserInfo(signal.arguments[2])))
-                } catch {
-                    logger.notice("dropped Command '\(command)': \(error)")
-                }
-            })
+            subscriptions.append(
+                try await connection.subscribe(
+                    sender: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
+                    interface: LifecycledProtocol.interface, member: LifecycledProtocol.Signal.command,
+                    signature: "ssa{sv}", arg0: id
+                ) { signal in
+                    guard signal.arguments[0].stringValue == id, let command = signal.arguments[1].stringValue else {
+                        return
+                    }
+                    do {
+                        inContinuation.yield(
+                            .command(command, try UserInfoBusCodec.decodeUserInfo(signal.arguments[2])))
+                    } catch {
+                        logger.notice("dropped Command '\(command)': \(error)")
+                    }
+                })
             let owner = tracker.currentOwner
             status.update { $0.daemonOwner = owner }
             if owner != nil {
@@ -240,7 +249,9 @@ public final class LifecycledHost: ApplicationHost {
                 logDaemonAbsence("lifecycled is not running; the app runs on its defaults until it appears")
             }
         } catch {
-            logDaemonAbsence("cannot reach lifecycled on the \(configuration.busAddress) bus: \(error); the app runs on its defaults")
+            logDaemonAbsence(
+                "cannot reach lifecycled on the \(configuration.busAddress) bus: \(error); the app runs on its defaults"
+            )
         }
     }
 
@@ -249,9 +260,13 @@ public final class LifecycledHost: ApplicationHost {
     /// - Parameters:
     ///   - previousState: The state before.
     ///   - state: The state after.
-    public func application(_ application: Application, didChangeStateFrom previousState: ApplicationState, to state: ApplicationState) {
+    public func application(
+        _ application: Application, didChangeStateFrom previousState: ApplicationState, to state: ApplicationState
+    ) {
         guard let appID else { return }
-        outbound?.yield(.report(member: LifecycledProtocol.Method.reportState, arguments: [.string(appID), .string(state.rawValue)]))
+        outbound?.yield(
+            .report(
+                member: LifecycledProtocol.Method.reportState, arguments: [.string(appID), .string(state.rawValue)]))
     }
 
     /// Sends the last reports, then disconnects.
@@ -290,7 +305,8 @@ public final class LifecycledHost: ApplicationHost {
         case .command(LifecycledProtocol.postCommand, let arguments):
             // `lifecyclectl post`: a named notification into the app's own center, from the app object.
             guard let application, let name = arguments["name"]?.stringValue, !name.isEmpty,
-                  name.utf8.count <= LifecycledProtocol.Limits.notificationNameLength else {
+                name.utf8.count <= LifecycledProtocol.Limits.notificationNameLength
+            else {
                 logger.notice("dropped Command 'post' with arguments \(arguments): no valid name")
                 return
             }
@@ -299,7 +315,8 @@ public final class LifecycledHost: ApplicationHost {
             reportSuspendedAgainIfStill()
         case .command(let command, let arguments):
             guard let event = HostEventBusCodec.decode(command: command, arguments: arguments) else {
-                logger.notice("dropped Command '\(command)' with arguments \(arguments): unknown command or invalid argument")
+                logger.notice(
+                    "dropped Command '\(command)' with arguments \(arguments): unknown command or invalid argument")
                 return
             }
             record(event)
@@ -360,7 +377,8 @@ public final class LifecycledHost: ApplicationHost {
                 interface: LifecycledProtocol.interface, member: LifecycledProtocol.Method.registerApp,
                 arguments: [.string(appID)], timeout: configuration.callTimeout)
             guard reply.count == 2 else {
-                throw ApplicationError(.host, "RegisterApp replied \(BusValue.signature(of: reply)), expected a{sv}a{sv}")
+                throw ApplicationError(
+                    .host, "RegisterApp replied \(BusValue.signature(of: reply)), expected a{sv}a{sv}")
             }
             let options = try UserInfoBusCodec.decodeUserInfo(reply[0])
             let facts = try UserInfoBusCodec.decodeUserInfo(reply[1])
@@ -401,7 +419,7 @@ public final class LifecycledHost: ApplicationHost {
     static func daemonResumesApp(for event: HostEvent) -> Bool {
         switch event {
         case .sleeping(false), .foreground(true), .sessionActive(true), .openURL, .remoteNotification,
-             .localNotification, .backgroundFetch, .terminate:
+            .localNotification, .backgroundFetch, .terminate:
             return true
         default:
             return false
@@ -414,7 +432,10 @@ public final class LifecycledHost: ApplicationHost {
     /// would race with the Command it did continue the app for.
     private func reportSuspendedAgainIfStill() {
         guard let application, application.applicationState == .suspended, let appID else { return }
-        outbound?.yield(.report(member: LifecycledProtocol.Method.reportState, arguments: [.string(appID), .string(ApplicationState.suspended.rawValue)]))
+        outbound?.yield(
+            .report(
+                member: LifecycledProtocol.Method.reportState,
+                arguments: [.string(appID), .string(ApplicationState.suspended.rawValue)]))
     }
 
     private func applicationPosted(_ notification: LifecycleNotification) {
@@ -426,28 +447,37 @@ public final class LifecycledHost: ApplicationHost {
             logger.warning("not reporting \(notification.name.rawValue): \(error)")
             return
         }
-        outbound?.yield(.report(member: LifecycledProtocol.Method.reportNotification, arguments: [
-            .string(appID), .string(notification.name.rawValue), UserInfoBusCodec.encode(userInfo),
-        ]))
+        outbound?.yield(
+            .report(
+                member: LifecycledProtocol.Method.reportNotification,
+                arguments: [
+                    .string(appID), .string(notification.name.rawValue), UserInfoBusCodec.encode(userInfo),
+                ]))
     }
 
     /// Reports a background task the app began, with its name.
     ///
     /// - Parameters:
     ///   - name: Its name.
-    public func application(_ application: Application, didBeginBackgroundTask identifier: BackgroundTaskIdentifier, name: String?) {
+    public func application(
+        _ application: Application, didBeginBackgroundTask identifier: BackgroundTaskIdentifier, name: String?
+    ) {
         reportedTasks.append((identifier, name ?? ""))
         guard let appID else { return }
-        outbound?.yield(.report(member: LifecycledProtocol.Method.backgroundTaskBegan,
-                                arguments: [.string(appID), .uint32(UInt32(clamping: identifier.rawValue)), .string(name ?? "")]))
+        outbound?.yield(
+            .report(
+                member: LifecycledProtocol.Method.backgroundTaskBegan,
+                arguments: [.string(appID), .uint32(UInt32(clamping: identifier.rawValue)), .string(name ?? "")]))
     }
 
     /// Reports a background task that ended.
     public func application(_ application: Application, didEndBackgroundTask identifier: BackgroundTaskIdentifier) {
         reportedTasks.removeAll { $0.id == identifier }
         guard let appID else { return }
-        outbound?.yield(.report(member: LifecycledProtocol.Method.backgroundTaskEnded,
-                                arguments: [.string(appID), .uint32(UInt32(clamping: identifier.rawValue))]))
+        outbound?.yield(
+            .report(
+                member: LifecycledProtocol.Method.backgroundTaskEnded,
+                arguments: [.string(appID), .uint32(UInt32(clamping: identifier.rawValue))]))
     }
 
     /// The launch options lifecycled returned at registration (laid over the app's own).
@@ -467,9 +497,12 @@ public final class LifecycledHost: ApplicationHost {
             await register(initial: false)
             guard let application, let appID, status.isHosted else { return true }
             // Resynchronise: the new daemon knows nothing of this process.
-            await call(LifecycledProtocol.Method.reportState, [.string(appID), .string(application.applicationState.rawValue)])
+            await call(
+                LifecycledProtocol.Method.reportState, [.string(appID), .string(application.applicationState.rawValue)])
             for task in reportedTasks {
-                await call(LifecycledProtocol.Method.backgroundTaskBegan, [.string(appID), .uint32(UInt32(clamping: task.id.rawValue)), .string(task.name)])
+                await call(
+                    LifecycledProtocol.Method.backgroundTaskBegan,
+                    [.string(appID), .uint32(UInt32(clamping: task.id.rawValue)), .string(task.name)])
             }
         case .report(let member, let arguments):
             // Until the current daemon accepted the registration, reports go nowhere (it would

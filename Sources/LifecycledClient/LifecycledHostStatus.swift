@@ -55,8 +55,12 @@ public final class LifecycledHostStatus: Sendable {
     ///
     /// - Parameters:
     ///   - environment: The environment to read (default: the process's).
-    public static func environmentAppID(in environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
-        guard let id = environment[LifecycledProtocol.appIDEnvironment], LifecycledProtocol.isValidAppID(id) else { return nil }
+    public static func environmentAppID(in environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> String?
+    {
+        guard let id = environment[LifecycledProtocol.appIDEnvironment], LifecycledProtocol.isValidAppID(id) else {
+            return nil
+        }
         return id
     }
 }

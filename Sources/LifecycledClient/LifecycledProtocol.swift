@@ -191,7 +191,8 @@ public enum LifecycledProtocol {
             throw ApplicationError(.invalidInput, "userInfo has more than \(Limits.userInfoEntries) entries")
         }
         if let key = firstNonFiniteNumber(in: .dictionary(userInfo.values), path: "") {
-            throw ApplicationError(.invalidInput, "userInfo holds a number that is not finite (NaN or infinity) at '\(key)'")
+            throw ApplicationError(
+                .invalidInput, "userInfo holds a number that is not finite (NaN or infinity) at '\(key)'")
         }
         let size = UserInfoBusCodec.wireSize(of: userInfo)
         guard size <= Limits.userInfoBytes else {

@@ -106,7 +106,9 @@ public enum UserInfoBusCodec {
         case .uint32(let v): return .int(Int64(v))
         case .int64(let v): return .int(v)
         case .uint64(let v):
-            guard let exact = Int64(exactly: v) else { throw ApplicationError(.invalidInput, "integer \(v) exceeds Int64") }
+            guard let exact = Int64(exactly: v) else {
+                throw ApplicationError(.invalidInput, "integer \(v) exceeds Int64")
+            }
             return .int(exact)
         case .double(let v): return .double(v)
         case .string(let v), .objectPath(let v), .signature(let v): return .string(v)
@@ -123,7 +125,9 @@ public enum UserInfoBusCodec {
             }
             var values: [String: UserInfoValue] = [:]
             for entry in entries {
-                guard let key = entry.key.stringValue else { throw ApplicationError(.invalidInput, "dictionary key is not a string") }
+                guard let key = entry.key.stringValue else {
+                    throw ApplicationError(.invalidInput, "dictionary key is not a string")
+                }
                 values[key] = try decode(entry.value, depth: depth + 1)
             }
             return .dictionary(values)

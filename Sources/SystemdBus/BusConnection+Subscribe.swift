@@ -45,7 +45,8 @@ extension BusConnection {
             let sender = sd_bus_message_get_sender(message).map { String(cString: $0) }
             let expected = tracker.map(\.currentOwner) ?? wellKnownName
             guard let sender, sender == expected else {
-                logger.debug("""
+                logger.debug(
+                    """
                     dropped signal \(interface).\(member ?? "*") from \(sender ?? "?"): \
                     \(wellKnownName) is owned by \(expected ?? "nobody")
                     """)
@@ -54,7 +55,8 @@ extension BusConnection {
             if let signature {
                 let actual = BusMessageCodec.signature(of: message)
                 guard actual == signature else {
-                    logger.notice("""
+                    logger.notice(
+                        """
                         dropped signal \(interface).\(member ?? "*") from \(wellKnownName) (\(sender)): \
                         signature '\(actual)', expected '\(signature)'
                         """)

@@ -129,7 +129,8 @@ public final class BusConnection: @unchecked Sendable {
         var logger = Logger(label: "SystemdBus")
         logger[metadataKey: "bus"] = "\(address)"
         let connecting = try await loop.run {
-            ConnectingBus(try BusConnection.startOnLoop(address, event: loop.event, description: description), loop: loop)
+            ConnectingBus(
+                try BusConnection.startOnLoop(address, event: loop.event, description: description), loop: loop)
         }
         let uniqueName: String
         do {
@@ -138,13 +139,15 @@ public final class BusConnection: @unchecked Sendable {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     _ = try await BusConnection.call(
-                        loop: loop, bus: { connecting.pointer }, destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                        loop: loop, bus: { connecting.pointer }, destination: "org.freedesktop.DBus",
+                        path: "/org/freedesktop/DBus",
                         interface: "org.freedesktop.DBus", member: "GetId", arguments: [], timeout: nil)
                 }
                 group.addTask {
                     try await Task.sleep(for: timeout)
-                    throw BusError(name: BusError.Name.noReply,
-                                   message: "the \(address) bus did not accept the connection within \(timeout)", errno: ETIMEDOUT)
+                    throw BusError(
+                        name: BusError.Name.noReply,
+                        message: "the \(address) bus did not accept the connection within \(timeout)", errno: ETIMEDOUT)
                 }
                 defer { group.cancelAll() }
                 try await group.next()
@@ -265,8 +268,10 @@ public final class BusConnection: @unchecked Sendable {
     ) -> BusPendingReply {
         let reply = BusPendingReply()
         let accepted = loop.perform { [self] in
-            startCall(destination: destination, path: path, interface: interface, member: member,
-                      arguments: arguments, timeout: timeout) { reply.complete($0) }
+            startCall(
+                destination: destination, path: path, interface: interface, member: member,
+                arguments: arguments, timeout: timeout
+            ) { reply.complete($0) }
         }
         if !accepted { reply.complete(.failure(BusError.loopShutDown)) }
         return reply
@@ -305,8 +310,9 @@ public final class BusConnection: @unchecked Sendable {
         completion: @escaping (Result<[BusValue], BusError>) -> Void
     ) -> PendingCallBox? {
         loop.preconditionOnLoopThread()
-        return BusConnection.startCall(on: isOpen ? bus : nil, destination: destination, path: path, interface: interface,
-                                member: member, arguments: arguments, timeout: timeout, completion: completion)
+        return BusConnection.startCall(
+            on: isOpen ? bus : nil, destination: destination, path: path, interface: interface,
+            member: member, arguments: arguments, timeout: timeout, completion: completion)
     }
 
     /// Starts an asynchronous call on a bus (`nil`: not connected, which `completion` is told).
@@ -335,15 +341,22 @@ public final class BusConnection: @unchecked Sendable {
         let box = PendingCallBox(completion: completion)
         let userdata = box.retainedUserdata()
         var slot: OpaquePointer?
-        let usec = timeout.map { UInt64(max(1, $0.components.seconds * 1_000_000 + $0.components.attoseconds / 1_000_000_000_000)) } ?? 0
-        let sent = sd_bus_call_async(bus, &slot, message, { reply, userdata, _ in
-            let box: PendingCallBox = SlotBox.from(userdata)
-            box.complete(BusConnection.decodeReply(reply!))
-            return 1
-        }, userdata, usec)
+        let usec =
+            timeout.map {
+                UInt64(max(1, $0.components.seconds * 1_000_000 + $0.components.attoseconds / 1_000_000_000_000))
+            } ?? 0
+        let sent = sd_bus_call_async(
+            bus, &slot, message,
+            { reply, userdata, _ in
+                let box: PendingCallBox = SlotBox.from(userdata)
+                box.complete(BusConnection.decodeReply(reply!))
+                return 1
+            }, userdata, usec)
         guard sent >= 0, let slot else {
             SlotBox.releaseUserdata(userdata)
-            completion(.failure(BusError(errno: sent, context: "call \(interface ?? "").\(member) on \(destination ?? "peer")")))
+            completion(
+                .failure(
+                    BusError(errno: sent, context: "call \(interface ?? "").\(member) on \(destination ?? "peer")")))
             return nil
         }
         box.adopt(slot)
@@ -425,14 +438,18 @@ public final class BusConnection: @unchecked Sendable {
     ///   - handler: Called on the loop thread for each matching message.
     /// - Returns: The subscription; cancel it to remove the rule.
     /// - Throws: ``BusError`` if the rule is invalid or the daemon refuses it.
-    public func addMatch(_ rule: String, handler: @escaping @Sendable (BusSignal) -> Void) async throws -> BusSubscription {
+    public func addMatch(_ rule: String, handler: @escaping @Sendable (BusSignal) -> Void) async throws
+        -> BusSubscription
+    {
         try await addRawMatch(rule) { message in
             if let signal = BusConnection.decodeSignal(message) { handler(signal) }
         }
     }
 
     /// Installs a match whose handler gets the raw message on the loop thread.
-    func addRawMatch(_ rule: String, handler: @escaping @Sendable (OpaquePointer) -> Void) async throws -> BusSubscription {
+    func addRawMatch(_ rule: String, handler: @escaping @Sendable (OpaquePointer) -> Void) async throws
+        -> BusSubscription
+    {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<BusSubscription, any Error>) in
             let accepted = loop.perform { [self] in
                 addRawMatchOnLoop(rule, handler: handler) { continuation.resume(with: $0.mapError { $0 as any Error }) }
@@ -456,20 +473,23 @@ public final class BusConnection: @unchecked Sendable {
         box.installed = { result in installed(result.map { subscription }) }
         let userdata = box.retainedUserdata()
         var slot: OpaquePointer?
-        let r = sd_bus_add_match_async(bus, &slot, rule, { message, userdata, _ in
-            let box: MatchBox = SlotBox.from(userdata)
-            box.handler(message!)
-            return 0
-        }, { reply, userdata, _ in
-            let box: MatchBox = SlotBox.from(userdata)
-            if case .failure(let error) = BusConnection.decodeReply(reply!) {
-                box.finishInstall(.failure(error))
-                box.destroySlot()
-            } else {
-                box.finishInstall(.success(()))
-            }
-            return 0
-        }, userdata)
+        let r = sd_bus_add_match_async(
+            bus, &slot, rule,
+            { message, userdata, _ in
+                let box: MatchBox = SlotBox.from(userdata)
+                box.handler(message!)
+                return 0
+            },
+            { reply, userdata, _ in
+                let box: MatchBox = SlotBox.from(userdata)
+                if case .failure(let error) = BusConnection.decodeReply(reply!) {
+                    box.finishInstall(.failure(error))
+                    box.destroySlot()
+                } else {
+                    box.finishInstall(.success(()))
+                }
+                return 0
+            }, userdata)
         guard r >= 0, let slot else {
             SlotBox.releaseUserdata(userdata)
             installed(.failure(BusError(errno: r, context: "add match \(rule)")))
@@ -614,10 +634,10 @@ public final class BusConnection: @unchecked Sendable {
     func deferUntilCredentialsKnown(_ message: OpaquePointer) -> Bool {
         loop.preconditionOnLoopThread()
         guard sd_bus_message_is_method_call(message, "org.freedesktop.DBus.Properties", nil) > 0,
-              let sender = sd_bus_message_get_sender(message).map({ String(cString: $0) }), sender.hasPrefix(":"),
-              credentialsCache[sender] == nil,
-              let path = sd_bus_message_get_path(message).map({ String(cString: $0) }),
-              onLoop.value.exported.values.contains(where: { $0.path == path && $0.interface.propertyAccessCheck != nil })
+            let sender = sd_bus_message_get_sender(message).map({ String(cString: $0) }), sender.hasPrefix(":"),
+            credentialsCache[sender] == nil,
+            let path = sd_bus_message_get_path(message).map({ String(cString: $0) }),
+            onLoop.value.exported.values.contains(where: { $0.path == path && $0.interface.propertyAccessCheck != nil })
         else { return false }
         var cookie: UInt64 = 0
         _ = sd_bus_message_get_cookie(message, &cookie)
@@ -658,13 +678,15 @@ public final class BusConnection: @unchecked Sendable {
         let dict = reply.first?.dictionaryValue ?? [:]
         let groups = dict["UnixGroupIDs"]?.arrayValue?.compactMap(\.uint32Value)
         return BusCredentials(
-            uniqueName: sender, uid: dict["UnixUserID"]?.uint32Value, pid: dict["ProcessID"]?.uint32Value, groupIDs: groups
+            uniqueName: sender, uid: dict["UnixUserID"]?.uint32Value, pid: dict["ProcessID"]?.uint32Value,
+            groupIDs: groups
         )
     }
 
     func callDaemon(_ member: String, _ arguments: [BusValue]) async throws -> [BusValue] {
-        try await call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                       interface: "org.freedesktop.DBus", member: member, arguments: arguments)
+        try await call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+            interface: "org.freedesktop.DBus", member: member, arguments: arguments)
     }
 
     // MARK: - Loop-thread internals
@@ -689,7 +711,9 @@ public final class BusConnection: @unchecked Sendable {
 
     /// Starts a bus and attaches it to the loop; authentication and `Hello` go on in the
     /// loop's iterations. Loop thread only.
-    private static func startOnLoop(_ address: Address, event: OpaquePointer, description: String?) throws -> OpaquePointer {
+    private static func startOnLoop(_ address: Address, event: OpaquePointer, description: String?) throws
+        -> OpaquePointer
+    {
         var bus: OpaquePointer?
         switch address {
         case .system:
@@ -731,16 +755,18 @@ public final class BusConnection: @unchecked Sendable {
         let box = FilterBox(connection: self)
         let userdata = box.retainedUserdata()
         var slot: OpaquePointer?
-        let r = sd_bus_add_filter(bus, &slot, { message, userdata, _ in
-            let box: FilterBox = SlotBox.from(userdata)
-            guard let connection = box.connection, let message else { return 0 }
-            if sd_bus_message_is_signal(message, "org.freedesktop.DBus.Local", "Disconnected") > 0 {
-                // Do not free the bus inside its own callback: finish on the next iteration.
-                connection.loop.perform { connection.closeOnLoop(disconnected: true) }
-                return 0
-            }
-            return connection.deferUntilCredentialsKnown(message) ? 1 : 0
-        }, userdata)
+        let r = sd_bus_add_filter(
+            bus, &slot,
+            { message, userdata, _ in
+                let box: FilterBox = SlotBox.from(userdata)
+                guard let connection = box.connection, let message else { return 0 }
+                if sd_bus_message_is_signal(message, "org.freedesktop.DBus.Local", "Disconnected") > 0 {
+                    // Do not free the bus inside its own callback: finish on the next iteration.
+                    connection.loop.perform { connection.closeOnLoop(disconnected: true) }
+                    return 0
+                }
+                return connection.deferUntilCredentialsKnown(message) ? 1 : 0
+            }, userdata)
         guard r >= 0, let slot else {
             SlotBox.releaseUserdata(userdata)
             throw BusError(errno: r, context: "sd_bus_add_filter")

@@ -111,9 +111,11 @@ public struct BusError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The loop that should run this work has shut down.
-    static let loopShutDown = BusError(name: Name.disconnected, message: "the event loop has shut down", errno: ESHUTDOWN)
+    static let loopShutDown = BusError(
+        name: Name.disconnected, message: "the event loop has shut down", errno: ESHUTDOWN)
     /// The connection is closed.
-    static let notConnected = BusError(name: Name.disconnected, message: "the bus connection is closed", errno: ENOTCONN)
+    static let notConnected = BusError(
+        name: Name.disconnected, message: "the bus connection is closed", errno: ENOTCONN)
 
     /// Throws a `BusError` for a negative sd-bus return value; returns the value otherwise.
     @discardableResult

@@ -35,27 +35,32 @@ enum BusMessageCodec {
         case .signature(let s): try string(m, "g", s)
         case .unixFD(let descriptor):
             guard var fd = descriptor.rawValue else {
-                throw BusError(name: BusError.Name.invalidArgs, message: "cannot send a closed file descriptor", errno: EBADF)
+                throw BusError(
+                    name: BusError.Name.invalidArgs, message: "cannot send a closed file descriptor", errno: EBADF)
             }
             // sd-bus duplicates the fd into the message; the caller keeps owning `descriptor`.
             try basic(m, "h", &fd)
         case .array(let element, let values):
             for v in values where v.signature != element {
-                throw BusError(name: BusError.Name.invalidArgs,
-                               message: "array element of type \(v.signature) in an array of \(element)", errno: EINVAL)
+                throw BusError(
+                    name: BusError.Name.invalidArgs,
+                    message: "array element of type \(v.signature) in an array of \(element)", errno: EINVAL)
             }
             try container(m, "a", element) { () throws(BusError) in try append(values, to: m) }
         case .dictionary(let key, let valueSignature, let entries):
             guard key.count == 1, "ybnqiuxtdsogh".contains(key) else {
-                throw BusError(name: BusError.Name.invalidArgs, message: "dictionary key type \(key) is not basic", errno: EINVAL)
+                throw BusError(
+                    name: BusError.Name.invalidArgs, message: "dictionary key type \(key) is not basic", errno: EINVAL)
             }
             let entrySignature = key + valueSignature
             try container(m, "a", "{" + entrySignature + "}") { () throws(BusError) in
                 for entry in entries {
                     guard entry.key.signature == key, entry.value.signature == valueSignature else {
-                        throw BusError(name: BusError.Name.invalidArgs,
-                                       message: "dictionary entry {\(entry.key.signature)\(entry.value.signature)} in a{\(entrySignature)}",
-                                       errno: EINVAL)
+                        throw BusError(
+                            name: BusError.Name.invalidArgs,
+                            message:
+                                "dictionary entry {\(entry.key.signature)\(entry.value.signature)} in a{\(entrySignature)}",
+                            errno: EINVAL)
                     }
                     try container(m, "e", entrySignature) { () throws(BusError) in
                         try append(entry.key, to: m)
@@ -65,7 +70,8 @@ enum BusMessageCodec {
             }
         case .structure(let fields):
             guard !fields.isEmpty else {
-                throw BusError(name: BusError.Name.invalidArgs, message: "empty structs are not allowed in D-Bus", errno: EINVAL)
+                throw BusError(
+                    name: BusError.Name.invalidArgs, message: "empty structs are not allowed in D-Bus", errno: EINVAL)
             }
             try container(m, "r", BusValue.signature(of: fields)) { () throws(BusError) in try append(fields, to: m) }
         case .variant(let inner):
@@ -144,7 +150,8 @@ enum BusMessageCodec {
                         try BusError.check(r, "enter dict entry {\(inner)}")
                         if r == 0 { break }
                         guard let k = try readNext(from: m), let v = try readNext(from: m) else {
-                            throw BusError(name: BusError.Name.invalidSignature, message: "short dict entry", errno: EBADMSG)
+                            throw BusError(
+                                name: BusError.Name.invalidSignature, message: "short dict entry", errno: EBADMSG)
                         }
                         try BusError.check(sd_bus_message_exit_container(m), "exit dict entry")
                         entries.append(BusDictionaryEntry(key: k, value: v))
@@ -167,8 +174,9 @@ enum BusMessageCodec {
             }
             return .variant(inner)
         default:
-            throw BusError(name: BusError.Name.invalidSignature,
-                           message: "unsupported D-Bus type code \(UnicodeScalar(UInt8(bitPattern: type)))", errno: EBADMSG)
+            throw BusError(
+                name: BusError.Name.invalidSignature,
+                message: "unsupported D-Bus type code \(UnicodeScalar(UInt8(bitPattern: type)))", errno: EBADMSG)
         }
     }
 

@@ -36,7 +36,10 @@ public struct BusMethodCall: Sendable {
     ///   - credentials: The caller's credentials.
     ///   - path: The object path.
     ///   - member: The method name.
-    public init(sender: String?, credentials: BusCredentials?, path: String, interface: String, member: String, arguments: [BusValue]) {
+    public init(
+        sender: String?, credentials: BusCredentials?, path: String, interface: String, member: String,
+        arguments: [BusValue]
+    ) {
         self.sender = sender
         self.credentials = credentials
         self.path = path

@@ -27,7 +27,10 @@ public struct BusSignal: Sendable, CustomStringConvertible {
     ///   - member: The signal name.
     ///   - arguments: The arguments; the signature is derived from them.
     ///   - destination: The destination of a unicast signal.
-    public init(sender: String, path: String, interface: String, member: String, arguments: [BusValue], destination: String? = nil) {
+    public init(
+        sender: String, path: String, interface: String, member: String, arguments: [BusValue],
+        destination: String? = nil
+    ) {
         self.sender = sender
         self.path = path
         self.interface = interface

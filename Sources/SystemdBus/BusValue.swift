@@ -88,10 +88,12 @@ public enum BusValue: Sendable, Equatable, CustomStringConvertible {
     /// - Parameters:
     ///   - entries: The entries; each value becomes a variant.
     public static func vardict(_ entries: [String: BusValue]) -> BusValue {
-        .dictionary(keySignature: "s", valueSignature: "v", entries.sorted { $0.key < $1.key }.map { key, value in
-            if case .variant = value { return BusDictionaryEntry(key: .string(key), value: value) }
-            return BusDictionaryEntry(key: .string(key), value: .variant(value))
-        })
+        .dictionary(
+            keySignature: "s", valueSignature: "v",
+            entries.sorted { $0.key < $1.key }.map { key, value in
+                if case .variant = value { return BusDictionaryEntry(key: .string(key), value: value) }
+                return BusDictionaryEntry(key: .string(key), value: .variant(value))
+            })
     }
 
     // MARK: Accessors

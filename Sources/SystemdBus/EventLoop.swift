@@ -87,10 +87,12 @@ public final class EventLoop: @unchecked Sendable {
         self.wakeFD = fd
 
         var source: OpaquePointer?
-        let r = sd_event_add_io(event, &source, fd, UInt32(EPOLLIN.rawValue), { _, _, _, userdata in
-            Unmanaged<EventLoop>.fromOpaque(userdata!).takeUnretainedValue().drainQueue()
-            return 0
-        }, Unmanaged.passUnretained(self).toOpaque())
+        let r = sd_event_add_io(
+            event, &source, fd, UInt32(EPOLLIN.rawValue),
+            { _, _, _, userdata in
+                Unmanaged<EventLoop>.fromOpaque(userdata!).takeUnretainedValue().drainQueue()
+                return 0
+            }, Unmanaged.passUnretained(self).toOpaque())
         if r < 0 {
             close(fd)
             sd_event_unref(event)
@@ -102,11 +104,13 @@ public final class EventLoop: @unchecked Sendable {
         // The thread keeps the loop alive until it exits (balanced in the thread body).
         let context = Unmanaged.passRetained(self).toOpaque()
         var tid: pthread_t = 0
-        let created = pthread_create(&tid, nil, { context in
-            let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeRetainedValue()
-            loop.run()
-            return nil
-        }, context)
+        let created = pthread_create(
+            &tid, nil,
+            { context in
+                let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeRetainedValue()
+                loop.run()
+                return nil
+            }, context)
         if created != 0 {
             Unmanaged<EventLoop>.fromOpaque(context).release()
             sd_event_source_disable_unref(source)
@@ -256,11 +260,13 @@ public final class EventLoop: @unchecked Sendable {
             box.token = token
             var source: OpaquePointer?
             let userdata = Unmanaged.passRetained(box).toOpaque()
-            let r = sd_event_add_io(event, &source, fd, events, { _, _, revents, userdata in
-                let box = Unmanaged<EventHandlerBox>.fromOpaque(userdata!).takeUnretainedValue()
-                box.io?(revents)
-                return 0
-            }, userdata)
+            let r = sd_event_add_io(
+                event, &source, fd, events,
+                { _, _, revents, userdata in
+                    let box = Unmanaged<EventHandlerBox>.fromOpaque(userdata!).takeUnretainedValue()
+                    box.io?(revents)
+                    return 0
+                }, userdata)
             if r < 0 {
                 Unmanaged<EventHandlerBox>.fromOpaque(userdata).release()
                 throw BusError(errno: r, context: "sd_event_add_io(fd \(fd))")
@@ -293,11 +299,13 @@ public final class EventLoop: @unchecked Sendable {
             box.token = token
             var source: OpaquePointer?
             let userdata = Unmanaged.passRetained(box).toOpaque()
-            let r = sd_event_add_time(event, &source, clock, deadlineMicroseconds, accuracyMicroseconds, { _, _, userdata in
-                let box = Unmanaged<EventHandlerBox>.fromOpaque(userdata!).takeUnretainedValue()
-                if let token = box.token { box.timer?(token) }
-                return 0
-            }, userdata)
+            let r = sd_event_add_time(
+                event, &source, clock, deadlineMicroseconds, accuracyMicroseconds,
+                { _, _, userdata in
+                    let box = Unmanaged<EventHandlerBox>.fromOpaque(userdata!).takeUnretainedValue()
+                    if let token = box.token { box.timer?(token) }
+                    return 0
+                }, userdata)
             if r < 0 {
                 Unmanaged<EventHandlerBox>.fromOpaque(userdata).release()
                 throw BusError(errno: r, context: "sd_event_add_time(clock \(clock))")

@@ -82,7 +82,8 @@ public final class EventSourceToken: @unchecked Sendable {
                 throw BusError(name: BusError.Name.failed, message: "the timer was cancelled", errno: ESTALE)
             }
             try BusError.check(sd_event_source_set_time(source, deadlineMicroseconds), "sd_event_source_set_time")
-            try BusError.check(sd_event_source_set_enabled(source, Int32(SD_EVENT_ONESHOT)), "sd_event_source_set_enabled")
+            try BusError.check(
+                sd_event_source_set_enabled(source, Int32(SD_EVENT_ONESHOT)), "sd_event_source_set_enabled")
         }
     }
 

@@ -116,8 +116,11 @@ public struct ExportedInterface: Sendable {
         ///   - inSignature: The input signature (`""` for none).
         ///   - outSignature: The output signature (`""` for none).
         ///   - requiresPrivilege: Whether sd-bus should restrict it to privileged callers.
-        public init(_ name: String, inSignature: String = "", outSignature: String = "", requiresPrivilege: Bool = false) {
-            self.init(name, inSignature: inSignature, outSignature: outSignature, requiresPrivilege: requiresPrivilege) {
+        public init(
+            _ name: String, inSignature: String = "", outSignature: String = "", requiresPrivilege: Bool = false
+        ) {
+            self.init(name, inSignature: inSignature, outSignature: outSignature, requiresPrivilege: requiresPrivilege)
+            {
                 call throws in
                 throw BusError(name: BusError.Name.failed, message: "\(call.member) is answered through incomingCalls")
             }

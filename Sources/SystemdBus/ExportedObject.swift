@@ -22,7 +22,8 @@ public final class ExportedObject: Sendable {
     init(path: String, interface: ExportedInterface, connection: BusConnection) {
         self.path = path
         self.interface = interface
-        self.values = Mutex(Dictionary(interface.properties.map { ($0.name, $0.initialValue) }, uniquingKeysWith: { a, _ in a }))
+        self.values = Mutex(
+            Dictionary(interface.properties.map { ($0.name, $0.initialValue) }, uniquingKeysWith: { a, _ in a }))
         self.connection = WeakConnection(connection)
         self.box = ObjectBox(interface: interface, connection: connection, logger: connection.logger)
         self.box.object = self
@@ -55,11 +56,13 @@ public final class ExportedObject: Sendable {
     /// - Throws: ``BusError`` if the property is unknown, the type differs, or the connection is closed.
     public func setProperty(_ name: String, _ value: BusValue) throws {
         guard let declared = interface.properties.first(where: { $0.name == name }) else {
-            throw BusError(name: BusError.Name.unknownProperty, message: "no property \(name) on \(interface.name)", errno: ENOENT)
+            throw BusError(
+                name: BusError.Name.unknownProperty, message: "no property \(name) on \(interface.name)", errno: ENOENT)
         }
         guard value.signature == declared.signature else {
-            throw BusError(name: BusError.Name.invalidSignature,
-                           message: "property \(name) has type \(declared.signature), not \(value.signature)", errno: EINVAL)
+            throw BusError(
+                name: BusError.Name.invalidSignature,
+                message: "property \(name) has type \(declared.signature), not \(value.signature)", errno: EINVAL)
         }
         guard let connection = connection.connection, connection.isOpen else { throw BusError.notConnected }
         let changed = values.withLock { values in
@@ -84,8 +87,9 @@ public final class ExportedObject: Sendable {
         connection.connection?.loop.preconditionOnLoopThread()
         values.withLock { $0[name] = value }
         guard let connection = connection.connection,
-              let declared = interface.properties.first(where: { $0.name == name }),
-              declared.changeSignal == .emitsValue || declared.changeSignal == .invalidates else { return }
+            let declared = interface.properties.first(where: { $0.name == name }),
+            declared.changeSignal == .emitsValue || declared.changeSignal == .invalidates
+        else { return }
         connection.loop.perform { [self] in
             do {
                 try emitChanged([name], on: connection)
@@ -116,12 +120,14 @@ public final class ExportedObject: Sendable {
     /// - Throws: ``BusError`` if the signal is undeclared, the signature differs, or sending fails.
     public func emitSignal(_ member: String, arguments: [BusValue] = [], destination: String? = nil) throws {
         guard let declared = interface.signals.first(where: { $0.name == member }) else {
-            throw BusError(name: BusError.Name.unknownMethod, message: "no signal \(member) on \(interface.name)", errno: ENOENT)
+            throw BusError(
+                name: BusError.Name.unknownMethod, message: "no signal \(member) on \(interface.name)", errno: ENOENT)
         }
         let signature = BusValue.signature(of: arguments)
         guard signature == declared.signature else {
-            throw BusError(name: BusError.Name.invalidSignature,
-                           message: "signal \(member) has signature \(declared.signature), not \(signature)", errno: EINVAL)
+            throw BusError(
+                name: BusError.Name.invalidSignature,
+                message: "signal \(member) has signature \(declared.signature), not \(signature)", errno: EINVAL)
         }
         guard let connection = connection.connection else { throw BusError.notConnected }
         try connection.emitSignal(

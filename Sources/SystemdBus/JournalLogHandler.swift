@@ -99,12 +99,13 @@ public struct JournalLogHandler: LogHandler {
     ///   - key: A swift-log metadata key such as `app-id`.
     /// - Returns: The field name (`APP_ID`), or `nil` when nothing usable is left.
     public static func fieldName(for key: String) -> String? {
-        var name = String(key.uppercased().unicodeScalars.map { scalar -> Character in
-            switch scalar {
-            case "A"..."Z", "0"..."9", "_": Character(scalar)
-            default: "_"
-            }
-        })
+        var name = String(
+            key.uppercased().unicodeScalars.map { scalar -> Character in
+                switch scalar {
+                case "A"..."Z", "0"..."9", "_": Character(scalar)
+                default: "_"
+                }
+            })
         while name.first == "_" { name.removeFirst() }
         if let first = name.first, first.isNumber { name = "F_" + name }
         guard !name.isEmpty else { return nil }
@@ -191,8 +192,9 @@ public struct JournalLogHandler: LogHandler {
         let sent = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
                 datagram.withUnsafeBytes { raw in
-                    sendto(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL), socketAddress,
-                           socklen_t(MemoryLayout<sockaddr_un>.size))
+                    sendto(
+                        fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL), socketAddress,
+                        socklen_t(MemoryLayout<sockaddr_un>.size))
                 }
             }
         }

@@ -18,7 +18,10 @@ final class MethodReplier: Sendable {
     private let answered = Atomic<Bool>(false)
 
     /// Takes over a reference on `message` (the caller has taken it). Loop thread only.
-    init(message: OpaquePointer, loop: EventLoop, box: ObjectBox, outSignature: String, description: String, logger: Logger) {
+    init(
+        message: OpaquePointer, loop: EventLoop, box: ObjectBox, outSignature: String, description: String,
+        logger: Logger
+    ) {
         self.message = SendablePointer(message)
         self.loop = loop
         self.box = box
@@ -29,8 +32,9 @@ final class MethodReplier: Sendable {
 
     deinit {
         if !answered.load(ordering: .acquiring) {
-            send(.failure(BusError(name: BusError.Name.failed, message: "\(description) was not answered", errno: 0)),
-                 followUps: [])
+            send(
+                .failure(BusError(name: BusError.Name.failed, message: "\(description) was not answered", errno: 0)),
+                followUps: [])
         }
     }
 
@@ -48,8 +52,10 @@ final class MethodReplier: Sendable {
                 checked = .success(values)
             } else {
                 logger.error("the answer to \(description) has signature \(signature), declared \(outSignature)")
-                checked = .failure(BusError(name: BusError.Name.failed,
-                                            message: "internal error: reply has signature \(signature)", errno: EINVAL))
+                checked = .failure(
+                    BusError(
+                        name: BusError.Name.failed,
+                        message: "internal error: reply has signature \(signature)", errno: EINVAL))
             }
         case .failure(let error as BusError):
             checked = .failure(error)

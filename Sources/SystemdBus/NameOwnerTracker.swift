@@ -51,7 +51,9 @@ public final class NameOwnerTracker: @unchecked Sendable {
     /// - Parameters:
     ///   - handler: Called with each change (appear, vanish, or replacement).
     /// - Returns: The subscription; cancel it to remove the handler.
-    public func addOwnerChangeHandler(_ handler: @escaping @Sendable (NameOwnerChange) -> Void) async throws -> BusSubscription {
+    public func addOwnerChangeHandler(_ handler: @escaping @Sendable (NameOwnerChange) -> Void) async throws
+        -> BusSubscription
+    {
         guard let connection = connection.connection else { throw BusError.notConnected }
         let id = try await connection.loop.run { [self] () -> UInt64 in
             let id = nextHandlerID
@@ -59,9 +61,11 @@ public final class NameOwnerTracker: @unchecked Sendable {
             handlers.append((id, handler))
             return id
         }
-        return BusSubscription(connection: connection, onCancel: { [self] in
-            handlers.removeAll { $0.id == id }
-        })
+        return BusSubscription(
+            connection: connection,
+            onCancel: { [self] in
+                handlers.removeAll { $0.id == id }
+            })
     }
 
     // MARK: Loop-thread internals
@@ -140,40 +144,46 @@ extension BusConnection {
             member: "NameOwnerChanged", arg0: name
         )
         let logger = self.logger
-        addRawMatchOnLoop(rule, handler: { [weak tracker] message in
-            guard let tracker else { return }
-            // Only the bus daemon can send as org.freedesktop.DBus; anything else is a spoof.
-            let sender = sd_bus_message_get_sender(message).map { String(cString: $0) }
-            guard sender == "org.freedesktop.DBus" else {
-                logger.debug("dropped NameOwnerChanged from \(sender ?? "?"): not the bus daemon")
-                return
-            }
-            guard let signal = BusConnection.decodeSignal(message), signal.signature == "sss",
-                  signal.arguments[0].stringValue == name else { return }
-            let old = signal.arguments[1].stringValue.flatMap { $0.isEmpty ? nil : $0 }
-            let new = signal.arguments[2].stringValue.flatMap { $0.isEmpty ? nil : $0 }
-            tracker.ownerChanged(old: old, new: new)
-        }, installed: { [self] result in
-            switch result {
-            case .failure(let error):
-                onLoop.value.trackers[name] = nil
-                tracker.fail(error)
-            case .success(let subscription):
-                tracker.match = subscription
-                startCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                          interface: "org.freedesktop.DBus", member: "GetNameOwner", arguments: [.string(name)]) { [self] reply in
-                    switch reply {
-                    case .success(let values):
-                        tracker.setInitialOwner(values.first?.stringValue)
-                    case .failure(let error) where error.name == BusError.Name.nameHasNoOwner:
-                        tracker.setInitialOwner(nil)
-                    case .failure(let error):
-                        onLoop.value.trackers[name] = nil
-                        subscription.cancel()
-                        tracker.fail(error)
+        addRawMatchOnLoop(
+            rule,
+            handler: { [weak tracker] message in
+                guard let tracker else { return }
+                // Only the bus daemon can send as org.freedesktop.DBus; anything else is a spoof.
+                let sender = sd_bus_message_get_sender(message).map { String(cString: $0) }
+                guard sender == "org.freedesktop.DBus" else {
+                    logger.debug("dropped NameOwnerChanged from \(sender ?? "?"): not the bus daemon")
+                    return
+                }
+                guard let signal = BusConnection.decodeSignal(message), signal.signature == "sss",
+                    signal.arguments[0].stringValue == name
+                else { return }
+                let old = signal.arguments[1].stringValue.flatMap { $0.isEmpty ? nil : $0 }
+                let new = signal.arguments[2].stringValue.flatMap { $0.isEmpty ? nil : $0 }
+                tracker.ownerChanged(old: old, new: new)
+            },
+            installed: { [self] result in
+                switch result {
+                case .failure(let error):
+                    onLoop.value.trackers[name] = nil
+                    tracker.fail(error)
+                case .success(let subscription):
+                    tracker.match = subscription
+                    startCall(
+                        destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                        interface: "org.freedesktop.DBus", member: "GetNameOwner", arguments: [.string(name)]
+                    ) { [self] reply in
+                        switch reply {
+                        case .success(let values):
+                            tracker.setInitialOwner(values.first?.stringValue)
+                        case .failure(let error) where error.name == BusError.Name.nameHasNoOwner:
+                            tracker.setInitialOwner(nil)
+                        case .failure(let error):
+                            onLoop.value.trackers[name] = nil
+                            subscription.cancel()
+                            tracker.fail(error)
+                        }
                     }
                 }
-            }
-        })
+            })
     }
 }

@@ -51,8 +51,9 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
         let empty = keep("")
         for method in interface.methods {
             let flags = method.requiresPrivilege ? 0 : csd_vtable_flag_unprivileged()
-            csd_vtable_set_method(table, index, keep(method.name), keep(method.inSignature), keep(method.outSignature),
-                                  empty, ObjectBox.methodTrampoline, flags)
+            csd_vtable_set_method(
+                table, index, keep(method.name), keep(method.inSignature), keep(method.outSignature),
+                empty, ObjectBox.methodTrampoline, flags)
             index += 1
         }
         for signal in interface.signals {
@@ -69,8 +70,9 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
             }
             let setter: sd_bus_property_set_t? = property.validateSet == nil ? nil : ObjectBox.setterTrampoline
             if setter != nil { flags |= csd_vtable_flag_unprivileged() }
-            csd_vtable_set_property(table, index, keep(property.name), keep(property.signature),
-                                    ObjectBox.getterTrampoline, setter, flags)
+            csd_vtable_set_property(
+                table, index, keep(property.name), keep(property.signature),
+                ObjectBox.getterTrampoline, setter, flags)
             index += 1
         }
         csd_vtable_set_end(table, index)
@@ -106,7 +108,9 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
         let box: ObjectBox = SlotBox.from(userdata)
         let name = String(cString: property!)
         if let refusal = box.accessRefusal(on: bus) { return sd_bus_error_set(error, refusal.name, refusal.message) }
-        guard let declared = box.interface.properties.first(where: { $0.name == name }), let validate = declared.validateSet else {
+        guard let declared = box.interface.properties.first(where: { $0.name == name }),
+            let validate = declared.validateSet
+        else {
             return sd_bus_error_set(error, BusError.Name.propertyReadOnly, "property \(name) is read-only")
         }
         do {
@@ -133,7 +137,8 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
         connection.connection?.loop.preconditionOnLoopThread()
         guard let check = interface.propertyAccessCheck else { return nil }
         guard let bus, let message = sd_bus_get_current_message(bus),
-              sd_bus_message_is_method_call(message, nil, nil) > 0 else { return nil }
+            sd_bus_message_is_method_call(message, nil, nil) > 0
+        else { return nil }
         let sender = sd_bus_message_get_sender(message).map { String(cString: $0) }
         // Known by now: the connection's filter held the call back until the look-up had answered.
         let credentials = sender.flatMap { connection.connection?.cachedCredentials(of: $0) }
@@ -176,14 +181,16 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
     /// Loop thread only.
     private func handleMethod(_ message: OpaquePointer, _ error: UnsafeMutablePointer<sd_bus_error>?) -> Int32 {
         let member = sd_bus_message_get_member(message).map { String(cString: $0) } ?? ""
-        guard let method = interface.methods.first(where: { $0.name == member }), let connection = connection.connection else {
+        guard let method = interface.methods.first(where: { $0.name == member }), let connection = connection.connection
+        else {
             return sd_bus_error_set(error, BusError.Name.unknownMethod, "no method \(member) on \(interface.name)")
         }
         connection.loop.preconditionOnLoopThread()
         guard calls.value.pending < interface.maximumPendingCalls else {
             logger.notice("refused \(interface.name).\(member): \(calls.value.pending) calls already pending")
-            return sd_bus_error_set(error, BusError.Name.limitsExceeded,
-                                    "\(interface.name) has \(calls.value.pending) calls pending; try again later")
+            return sd_bus_error_set(
+                error, BusError.Name.limitsExceeded,
+                "\(interface.name) has \(calls.value.pending) calls pending; try again later")
         }
         let arguments: [BusValue]
         do {
@@ -194,10 +201,11 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
         // Keep the call alive until the reply is sent (sd-bus allows replying later).
         sd_bus_message_ref(message)
         calls.value.pending += 1
-        calls.value.waiting.append(QueuedCall(
-            message: SendablePointer(message), method: method,
-            sender: sd_bus_message_get_sender(message).map { String(cString: $0) },
-            path: sd_bus_message_get_path(message).map { String(cString: $0) } ?? "", arguments: arguments))
+        calls.value.waiting.append(
+            QueuedCall(
+                message: SendablePointer(message), method: method,
+                sender: sd_bus_message_get_sender(message).map { String(cString: $0) },
+                path: sd_bus_message_get_path(message).map { String(cString: $0) } ?? "", arguments: arguments))
         drain(connection)
         return 1
     }
@@ -234,8 +242,9 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
 
     /// Starts answering one call: a task running its handler, or the in-order stream. Loop thread only.
     private func dispatch(_ call: QueuedCall, credentials: BusCredentials?, on connection: BusConnection) {
-        let request = BusMethodCall(sender: call.sender, credentials: credentials, path: call.path,
-                                    interface: interface.name, member: call.method.name, arguments: call.arguments)
+        let request = BusMethodCall(
+            sender: call.sender, credentials: credentials, path: call.path,
+            interface: interface.name, member: call.method.name, arguments: call.arguments)
         let replier = MethodReplier(
             message: call.message.pointer, loop: connection.loop, box: self, outSignature: call.method.outSignature,
             description: "\(interface.name).\(call.method.name)", logger: logger)

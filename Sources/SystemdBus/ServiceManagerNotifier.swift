@@ -1,7 +1,7 @@
 import CSystemd
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Tells the service manager about the service's state with `sd_notify(3)`.
@@ -68,7 +68,9 @@ public struct ServiceManagerNotifier: Sendable {
     public var watchdogInterval: Duration? {
         if let environment {
             if let pid = environment["WATCHDOG_PID"], Int32(pid) != getpid() { return nil }
-            guard let text = environment["WATCHDOG_USEC"], let microseconds = UInt64(text), microseconds > 0 else { return nil }
+            guard let text = environment["WATCHDOG_USEC"], let microseconds = UInt64(text), microseconds > 0 else {
+                return nil
+            }
             return .microseconds(Int64(clamping: microseconds))
         }
         var microseconds: UInt64 = 0
@@ -160,6 +162,8 @@ public struct ServiceManagerNotifier: Sendable {
                 payload.withUnsafeBytes { sendto(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL), sockaddr, length) }
             }
         }
-        guard sent == payload.count else { throw Error(errno: errno, message: "send \(state.debugDescription) to \(path)") }
+        guard sent == payload.count else {
+            throw Error(errno: errno, message: "send \(state.debugDescription) to \(path)")
+        }
     }
 }

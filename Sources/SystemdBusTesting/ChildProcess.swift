@@ -102,7 +102,9 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Runs a command to completion and returns its exit status and standard output.
-    public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String) {
+    public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws
+        -> (status: Int32, output: String)
+    {
         let child = try spawn(executable, arguments, environment: environment, stdout: .pipe)
         let output = child.readAll()
         let status = child.waitForExit()

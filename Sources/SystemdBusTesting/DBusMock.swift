@@ -60,7 +60,9 @@ public final class DBusMock: @unchecked Sendable {
     ///   - parameters: The template parameters as a JSON object text, for example `{"CanSuspend": "no"}`.
     ///   - timeout: A hang guard for the start, in seconds.
     /// - Throws: ``FixtureError`` if the template is unknown, the process dies, or the name never appears.
-    public init(template: String, address: String, system: Bool? = nil, parameters: String? = nil, timeout: Int = 30) throws {
+    public init(template: String, address: String, system: Bool? = nil, parameters: String? = nil, timeout: Int = 30)
+        throws
+    {
         guard let known = DBusMock.knownTemplates[template] else {
             throw FixtureError("unknown dbusmock template \(template); add it to DBusMock.knownTemplates")
         }
@@ -69,14 +71,16 @@ public final class DBusMock: @unchecked Sendable {
         self.mainPath = known.path
         self.address = address
         let onSystem = system ?? known.system
-        logPath = FileManager.default.temporaryDirectory
+        logPath =
+            FileManager.default.temporaryDirectory
             .appendingPathComponent("dbusmock-\(template)-\(getpid())-\(UUID().uuidString.prefix(8)).log").path
 
         var environment = ProcessInfo.processInfo.environment
         environment[onSystem ? "DBUS_SYSTEM_BUS_ADDRESS" : "DBUS_SESSION_BUS_ADDRESS"] = address
         var arguments = ["-m", "dbusmock", onSystem ? "--system" : "--session", "--template", template]
         if let parameters { arguments += ["-p", parameters] }
-        let child = try ChildProcess.spawn("/usr/bin/python3", arguments, environment: environment, stdout: .file(logPath))
+        let child = try ChildProcess.spawn(
+            "/usr/bin/python3", arguments, environment: environment, stdout: .file(logPath))
         lock.withLock { process = child }
         do {
             try waitUntilOwned(by: child, timeout: timeout)
@@ -124,10 +128,12 @@ public final class DBusMock: @unchecked Sendable {
     public func call(
         path: String? = nil, interface: String, method: String, arguments: [String] = [], destination: String? = nil
     ) throws -> String {
-        let result = try ChildProcess.run("/usr/bin/gdbus", [
-            "call", "--address", address, "--dest", destination ?? busName,
-            "--object-path", path ?? mainPath, "--method", "\(interface).\(method)", "--",
-        ] + arguments)
+        let result = try ChildProcess.run(
+            "/usr/bin/gdbus",
+            [
+                "call", "--address", address, "--dest", destination ?? busName,
+                "--object-path", path ?? mainPath, "--method", "\(interface).\(method)", "--",
+            ] + arguments)
         guard result.status == 0 else {
             throw FixtureError("gdbus call \(interface).\(method) failed (\(result.status)): \(result.output)")
         }
@@ -143,10 +149,13 @@ public final class DBusMock: @unchecked Sendable {
     ///   - signature: The signal's signature, for example `b`.
     ///   - arguments: Each argument as GVariant text, for example `["true"]`.
     /// - Throws: ``FixtureError`` if the call fails.
-    public func emitSignal(path: String? = nil, interface: String, name: String, signature: String, arguments: [String]) throws {
+    public func emitSignal(path: String? = nil, interface: String, name: String, signature: String, arguments: [String])
+        throws
+    {
         let av = arguments.isEmpty ? "@av []" : "[" + arguments.map { "<\($0)>" }.joined(separator: ", ") + "]"
-        try call(path: path, interface: DBusMock.mockInterface, method: "EmitSignal",
-                 arguments: [DBusMock.quote(interface), DBusMock.quote(name), DBusMock.quote(signature), av])
+        try call(
+            path: path, interface: DBusMock.mockInterface, method: "EmitSignal",
+            arguments: [DBusMock.quote(interface), DBusMock.quote(name), DBusMock.quote(signature), av])
     }
 
     /// Sets properties and emits `PropertiesChanged` (`org.freedesktop.DBus.Mock.UpdateProperties`).
@@ -159,11 +168,15 @@ public final class DBusMock: @unchecked Sendable {
     ///   - properties: Property names to GVariant text values, for example `["LockedHint": "true"]`.
     /// - Throws: ``FixtureError`` if the call fails (for example an unknown property).
     public func updateProperties(path: String? = nil, interface: String, properties: [String: String]) throws {
-        let dict = properties.isEmpty ? "@a{sv} {}" :
-            "{" + properties.sorted { $0.key < $1.key }.map { "\(DBusMock.quote($0.key)): <\($0.value)>" }
+        let dict =
+            properties.isEmpty
+            ? "@a{sv} {}"
+            : "{"
+                + properties.sorted { $0.key < $1.key }.map { "\(DBusMock.quote($0.key)): <\($0.value)>" }
                 .joined(separator: ", ") + "}"
-        try call(path: path, interface: DBusMock.mockInterface, method: "UpdateProperties",
-                 arguments: [DBusMock.quote(interface), dict])
+        try call(
+            path: path, interface: DBusMock.mockInterface, method: "UpdateProperties",
+            arguments: [DBusMock.quote(interface), dict])
     }
 
     /// Adds a method to a mock object (`org.freedesktop.DBus.Mock.AddMethod`).
@@ -179,10 +192,12 @@ public final class DBusMock: @unchecked Sendable {
     public func addMethod(
         path: String? = nil, interface: String, name: String, inSignature: String, outSignature: String, code: String
     ) throws {
-        try call(path: path, interface: DBusMock.mockInterface, method: "AddMethod", arguments: [
-            DBusMock.quote(interface), DBusMock.quote(name), DBusMock.quote(inSignature),
-            DBusMock.quote(outSignature), DBusMock.quote(code),
-        ])
+        try call(
+            path: path, interface: DBusMock.mockInterface, method: "AddMethod",
+            arguments: [
+                DBusMock.quote(interface), DBusMock.quote(name), DBusMock.quote(inSignature),
+                DBusMock.quote(outSignature), DBusMock.quote(code),
+            ])
     }
 
     /// Adds a property to a mock object (`org.freedesktop.DBus.Mock.AddProperty`).
@@ -197,8 +212,9 @@ public final class DBusMock: @unchecked Sendable {
     ///   - value: The value as GVariant text (its type becomes the property's type).
     /// - Throws: ``FixtureError`` if the call fails (for example the property exists).
     public func addProperty(path: String? = nil, interface: String, name: String, value: String) throws {
-        try call(path: path, interface: DBusMock.mockInterface, method: "AddProperty",
-                 arguments: [DBusMock.quote(interface), DBusMock.quote(name), "<\(value)>"])
+        try call(
+            path: path, interface: DBusMock.mockInterface, method: "AddProperty",
+            arguments: [DBusMock.quote(interface), DBusMock.quote(name), "<\(value)>"])
     }
 
     /// Adds a logind session (logind template's `org.freedesktop.DBus.Mock.AddSession`).
@@ -216,10 +232,15 @@ public final class DBusMock: @unchecked Sendable {
     /// - Returns: The session's object path, `/org/freedesktop/login1/session/<id>`.
     /// - Throws: ``FixtureError`` if the call fails (for example the session exists).
     @discardableResult
-    public func addSession(id: String, seat: String = "seat0", uid: UInt32, username: String, active: Bool) throws -> String {
-        let output = try call(interface: DBusMock.mockInterface, method: "AddSession", arguments: [
-            DBusMock.quote(id), DBusMock.quote(seat), "uint32 \(uid)", DBusMock.quote(username), active ? "true" : "false",
-        ])
+    public func addSession(id: String, seat: String = "seat0", uid: UInt32, username: String, active: Bool) throws
+        -> String
+    {
+        let output = try call(
+            interface: DBusMock.mockInterface, method: "AddSession",
+            arguments: [
+                DBusMock.quote(id), DBusMock.quote(seat), "uint32 \(uid)", DBusMock.quote(username),
+                active ? "true" : "false",
+            ])
         return DBusMock.firstString(in: output) ?? "/org/freedesktop/login1/session/\(id)"
     }
 
@@ -230,7 +251,9 @@ public final class DBusMock: @unchecked Sendable {
     ///   - path: The object; defaults to the main object.
     /// - Throws: ``FixtureError`` if the call fails.
     public func methodCalls(_ method: String, path: String? = nil) throws -> String {
-        try call(path: path, interface: DBusMock.mockInterface, method: "GetMethodCalls", arguments: [DBusMock.quote(method)])
+        try call(
+            path: path, interface: DBusMock.mockInterface, method: "GetMethodCalls", arguments: [DBusMock.quote(method)]
+        )
     }
 
     /// The mock control interface, `org.freedesktop.DBus.Mock`.
@@ -271,12 +294,16 @@ public final class DBusMock: @unchecked Sendable {
             if child.hasExited {
                 throw FixtureError("dbusmock \(template) exited early; log:\n\(log)")
             }
-            let wait = try ChildProcess.run("/usr/bin/gdbus", ["wait", "--address", address, "--timeout", "\(timeout)", busName])
+            let wait = try ChildProcess.run(
+                "/usr/bin/gdbus", ["wait", "--address", address, "--timeout", "\(timeout)", busName])
             guard wait.status == 0 else { continue }
-            let owner = try ChildProcess.run("/usr/bin/gdbus", [
-                "call", "--address", address, "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
-                "--method", "org.freedesktop.DBus.GetConnectionUnixProcessID", busName,
-            ])
+            let owner = try ChildProcess.run(
+                "/usr/bin/gdbus",
+                [
+                    "call", "--address", address, "--dest", "org.freedesktop.DBus", "--object-path",
+                    "/org/freedesktop/DBus",
+                    "--method", "org.freedesktop.DBus.GetConnectionUnixProcessID", busName,
+                ])
             if owner.status == 0, owner.output.contains("uint32 \(child.pid),") {
                 return
             }

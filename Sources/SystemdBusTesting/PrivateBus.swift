@@ -135,7 +135,8 @@ public final class PrivateBus: @unchecked Sendable {
     ///   - executable: The absolute path of the tool.
     /// - Returns: The exit code (128+signal if killed) and the standard output.
     /// - Throws: ``FixtureError`` if the tool cannot be started.
-    public static func runCommand(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    public static func runCommand(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String)
+    {
         try ChildProcess.run(executable, arguments)
     }
 

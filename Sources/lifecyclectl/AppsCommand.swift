@@ -19,7 +19,9 @@ struct AppsCommand: CtlCommand {
             output.out(jsonLine(apps))
             return
         }
-        let rows = [["ID", "STATE", "NAME", "PID"]] + apps.map { [$0.id, $0.state, $0.name, $0.pid == 0 ? "-" : String($0.pid)] }
+        let rows =
+            [["ID", "STATE", "NAME", "PID"]]
+            + apps.map { [$0.id, $0.state, $0.name, $0.pid == 0 ? "-" : String($0.pid)] }
         let widths = (0..<4).map { column in rows.map { $0[column].count }.max() ?? 0 }
         for row in rows {
             let cells = row.enumerated().map { index, cell in

@@ -7,13 +7,15 @@ import Synchronization
 import SystemdBus
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The `--address` option every lifecyclectl subcommand that talks to lifecycled shares.
 struct DaemonOptions: ParsableArguments {
     /// The bus lifecycled is on.
-    @Option(name: .long, help: ArgumentHelp("The D-Bus address lifecycled is on (default: the session bus).", valueName: "address"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The D-Bus address lifecycled is on (default: the session bus).", valueName: "address"))
     var address: String?
 
     /// The bus as a ``BusConnection/Address``.
@@ -38,8 +40,10 @@ final class CtlOutput: Sendable {
     ///   - out: Writes one line to standard output.
     ///   - err: Writes one line to standard error.
     ///   - ready: Called when a long-running command listens.
-    init(isTerminal: Bool, out: @escaping @Sendable (String) -> Void, err: @escaping @Sendable (String) -> Void,
-         ready: @escaping @Sendable () -> Void = {}) {
+    init(
+        isTerminal: Bool, out: @escaping @Sendable (String) -> Void, err: @escaping @Sendable (String) -> Void,
+        ready: @escaping @Sendable () -> Void = {}
+    ) {
         self.isTerminal = isTerminal
         self.writeOut = out
         self.writeErr = err
@@ -185,7 +189,9 @@ final class DaemonClient: Sendable {
     /// The unique name of lifecycled, or a `ServiceUnknown` error when it is not running.
     func requireDaemon() async throws -> String {
         guard let owner = try await connection.nameOwner(LifecycledProtocol.busName) else {
-            throw BusError(name: BusError.Name.serviceUnknown, message: "\(LifecycledProtocol.busName) has no owner on the \(connection.address) bus")
+            throw BusError(
+                name: BusError.Name.serviceUnknown,
+                message: "\(LifecycledProtocol.busName) has no owner on the \(connection.address) bus")
         }
         return owner
     }
@@ -193,7 +199,8 @@ final class DaemonClient: Sendable {
     /// Every property of lifecycled's interface.
     func properties() async throws -> [String: BusValue] {
         try await connection.getAllProperties(
-            destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath, interface: LifecycledProtocol.interface)
+            destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
+            interface: LifecycledProtocol.interface)
     }
 
     /// `ListApps`.

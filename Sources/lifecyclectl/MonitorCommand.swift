@@ -7,7 +7,7 @@ import Synchronization
 import SystemdBus
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `lifecyclectl monitor`: a live timeline of every app's notifications and state changes, like
@@ -61,7 +61,8 @@ struct MonitorCommand: CtlCommand {
             _ = try await client.requireDaemon()
             let subscriber = try await LifecycleSubscriber(connection: client.connection, appID: filter)
             defer { subscriber.close() }
-            let (inputs, continuation) = AsyncStream<Input>.makeStream(bufferingPolicy: .bufferingNewest(max(1, buffer)))
+            let (inputs, continuation) = AsyncStream<Input>.makeStream(
+                bufferingPolicy: .bufferingNewest(max(1, buffer)))
             // The stream drops the oldest event when full; each drop is counted and reported.
             let dropped = Atomic<Int>(0)
             let registration = subscriber.addHandler { event in
@@ -114,15 +115,23 @@ struct MonitorCommand: CtlCommand {
             var line = Line(time: now.formatted(.iso8601), kind: "")
             switch event {
             case .notification(let app, let name, let userInfo):
-                line.kind = "notification"; line.app = app; line.name = name; line.userInfo = userInfo
+                line.kind = "notification"
+                line.app = app
+                line.name = name
+                line.userInfo = userInfo
             case .stateChanged(let app, let previous, let state):
-                line.kind = "state"; line.app = app; line.previous = previous; line.state = state
+                line.kind = "state"
+                line.app = app
+                line.previous = previous
+                line.state = state
             case .daemonVanished:
                 line.kind = "daemon-vanished"
             case .daemonAppeared(let owner):
-                line.kind = "daemon-appeared"; line.owner = owner
+                line.kind = "daemon-appeared"
+                line.owner = owner
             case .resynced(let apps):
-                line.kind = "resync"; line.apps = apps
+                line.kind = "resync"
+                line.apps = apps
             }
             return jsonLine(line)
         }

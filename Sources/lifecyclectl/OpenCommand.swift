@@ -24,7 +24,8 @@ struct OpenCommand: CtlCommand {
             throw ValidationError("the URL is longer than \(LifecycledProtocol.Limits.urlLength) bytes")
         }
         guard let parsed = URL(string: url), let scheme = parsed.scheme, !scheme.isEmpty,
-              url.hasPrefix(scheme + ":") else {
+            url.hasPrefix(scheme + ":")
+        else {
             throw ValidationError("'\(url)' is not a URL with a scheme (like counter://increment)")
         }
         return parsed
@@ -36,7 +37,8 @@ struct OpenCommand: CtlCommand {
             try await client.call(LifecycledProtocol.Method.openURL, [.string(url.absoluteString), .vardict([:])])
         }
         guard let appID = reply.first?.stringValue else {
-            throw BusError(name: BusError.Name.failed, message: "OpenURL replied \(BusValue.signature(of: reply)), expected s")
+            throw BusError(
+                name: BusError.Name.failed, message: "OpenURL replied \(BusValue.signature(of: reply)), expected s")
         }
         output.out(appID)
     }

@@ -45,11 +45,13 @@ struct PostCommand: CtlCommand {
     func execute(output: CtlOutput) async throws {
         let app = try validatedAppID(self.app)
         guard !name.isEmpty, name.utf8.count <= LifecycledProtocol.Limits.notificationNameLength else {
-            throw ValidationError("the notification name must have 1 to \(LifecycledProtocol.Limits.notificationNameLength) bytes")
+            throw ValidationError(
+                "the notification name must have 1 to \(LifecycledProtocol.Limits.notificationNameLength) bytes")
         }
         let userInfo = try validatedUserInfo()
         _ = try await DaemonClient.with(daemon.busAddress) { client in
-            try await client.call(LifecycledProtocol.Method.post, [.string(app), .string(name), UserInfoBusCodec.encode(userInfo)])
+            try await client.call(
+                LifecycledProtocol.Method.post, [.string(app), .string(name), UserInfoBusCodec.encode(userInfo)])
         }
         output.out("posted \(name) to \(app)")
     }

@@ -66,7 +66,8 @@ struct SimulateCommand: CtlCommand {
     func execute(output: CtlOutput) async throws {
         let (event, arguments) = try simulateArguments()
         _ = try await DaemonClient.with(daemon.busAddress) { client in
-            try await client.call(LifecycledProtocol.Method.simulate, [.string(event), UserInfoBusCodec.encode(arguments)])
+            try await client.call(
+                LifecycledProtocol.Method.simulate, [.string(event), UserInfoBusCodec.encode(arguments)])
         }
         output.out("simulated \(event)\(level.map { " \($0.rawValue)" } ?? "")\(app.map { " for \($0)" } ?? "")")
     }

@@ -32,7 +32,8 @@ struct StatusCommand: CtlCommand {
         let report = try await DaemonClient.with(daemon.busAddress) { client in
             let owner = try await client.requireDaemon()
             let properties = try await client.properties()
-            let host = try properties[LifecycledProtocol.Property.hostState].map(UserInfoBusCodec.decodeUserInfo) ?? UserInfo()
+            let host =
+                try properties[LifecycledProtocol.Property.hostState].map(UserInfoBusCodec.decodeUserInfo) ?? UserInfo()
             return Report(
                 daemon: owner, version: properties[LifecycledProtocol.Property.version]?.uint32Value, host: host,
                 simulationEnabled: properties[LifecycledProtocol.Property.simulationEnabled]?.boolValue,
@@ -43,10 +44,15 @@ struct StatusCommand: CtlCommand {
             return
         }
         func fact(_ key: String) -> String {
-            switch report.host[key]?.boolValue { case true?: "yes"; case false?: "no"; case nil: "unknown" }
+            switch report.host[key]?.boolValue {
+            case true?: "yes"
+            case false?: "no"
+            case nil: "unknown"
+            }
         }
         output.out("lifecycled: running as \(report.daemon), protocol \(report.version.map(String.init) ?? "unknown")")
-        output.out("host: sleeping \(fact("sleeping")), locked \(fact("locked")), session active \(fact("session-active"))")
+        output.out(
+            "host: sleeping \(fact("sleeping")), locked \(fact("locked")), session active \(fact("session-active"))")
         let running = report.apps.filter { $0.pid != 0 }.count
         var byState: [String: Int] = [:]
         for app in report.apps { byState[app.state, default: 0] += 1 }

@@ -78,13 +78,17 @@ struct AppCgroupPlacement: Sendable {
             let directory = "\(parentDirectory)/app-\(appID)-\(launchID)" + (attempt == 1 ? "" : ".\(attempt)")
             if mkdir(directory, 0o755) == 0 { return directory }
             guard errno == EEXIST else {
-                logger.warning("cannot create the cgroup \(directory), \(appID) is suspended with SIGSTOP: \(String(cString: strerror(errno)))")
+                logger.warning(
+                    "cannot create the cgroup \(directory), \(appID) is suspended with SIGSTOP: \(String(cString: strerror(errno)))"
+                )
                 return nil
             }
             let events = ProcFS.read(directory + "/cgroup.events")
             if events.flatMap({ CgroupFreezer.flag("populated", inEvents: $0) }) == false { return directory }
         }
-        logger.warning("every cgroup name for \(appID) launch \(launchID) is taken by running processes; it is suspended with SIGSTOP")
+        logger.warning(
+            "every cgroup name for \(appID) launch \(launchID) is taken by running processes; it is suspended with SIGSTOP"
+        )
         return nil
     }
 

@@ -104,7 +104,8 @@ struct AppManifest: Sendable, Hashable, Codable {
             guard let mode = BackgroundMode(rawValue: modeName) else {
                 throw ManifestError(
                     .unknownBackgroundMode,
-                    "unknown background mode '\(modeName)' (allowed: \(BackgroundMode.allCases.map(\.rawValue).joined(separator: ", ")))")
+                    "unknown background mode '\(modeName)' (allowed: \(BackgroundMode.allCases.map(\.rawValue).joined(separator: ", ")))"
+                )
             }
             modes.insert(mode)
         }
@@ -142,7 +143,8 @@ struct AppManifest: Sendable, Hashable, Codable {
         guard Self.isValidIdentifier(id) else {
             throw ManifestError(
                 .invalidIdentifier,
-                "id '\(id)' is not a reverse-DNS identifier (two or more dot-separated elements of letters, digits, '_' or '-', not starting with a digit)")
+                "id '\(id)' is not a reverse-DNS identifier (two or more dot-separated elements of letters, digits, '_' or '-', not starting with a digit)"
+            )
         }
         if let name, name.isEmpty {
             throw ManifestError(.invalidName, "name is empty (leave it out instead)")
@@ -178,7 +180,9 @@ struct AppManifest: Sendable, Hashable, Codable {
     ///   - scheme: The candidate scheme, without the colon.
     static func isValidURLScheme(_ scheme: String) -> Bool {
         guard let first = scheme.unicodeScalars.first, isASCIILetter(first) else { return false }
-        return scheme.unicodeScalars.allSatisfy { isASCIILetter($0) || isASCIIDigit($0) || $0 == "+" || $0 == "-" || $0 == "." }
+        return scheme.unicodeScalars.allSatisfy {
+            isASCIILetter($0) || isASCIIDigit($0) || $0 == "+" || $0 == "-" || $0 == "."
+        }
     }
 
     /// Checks that a path is absolute and names an existing regular file this process may execute.
@@ -193,17 +197,20 @@ struct AppManifest: Sendable, Hashable, Codable {
         }
         var info = stat()
         guard stat(path, &info) == 0 else {
-            throw ManifestError(.executableNotFound, "executable '\(path)' does not exist: \(String(cString: strerror(errno)))")
+            throw ManifestError(
+                .executableNotFound, "executable '\(path)' does not exist: \(String(cString: strerror(errno)))")
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             throw ManifestError(.executableNotFound, "executable '\(path)' is not a regular file")
         }
         // access(X_OK) alone is not enough as root, who passes it for a file with no x bit on some filesystems.
         guard info.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH) != 0 else {
-            throw ManifestError(.executableNotExecutable, "executable '\(path)' is not executable: it has no execute permission bit")
+            throw ManifestError(
+                .executableNotExecutable, "executable '\(path)' is not executable: it has no execute permission bit")
         }
         guard access(path, X_OK) == 0 else {
-            throw ManifestError(.executableNotExecutable, "executable '\(path)' is not executable: \(String(cString: strerror(errno)))")
+            throw ManifestError(
+                .executableNotExecutable, "executable '\(path)' is not executable: \(String(cString: strerror(errno)))")
         }
     }
 

@@ -102,7 +102,9 @@ final class AppProcess: Sendable {
                 throw AppProcessError(.invalidEnvironment, "invalid environment entry '\(name)'")
             }
         }
-        var result = base.filter { !$0.key.isEmpty && !$0.key.contains("=") && !$0.key.utf8.contains(0) && !$0.value.utf8.contains(0) }
+        var result = base.filter {
+            !$0.key.isEmpty && !$0.key.contains("=") && !$0.key.utf8.contains(0) && !$0.value.utf8.contains(0)
+        }
         result.merge(extra) { _, new in new }
         result[LifecycledProtocol.appIDEnvironment] = appID
         result[LifecycledProtocol.launchOptionsEnvironment] = launchOptions.userInfo.json
@@ -136,13 +138,17 @@ final class AppProcess: Sendable {
         let pid: pid_t
         // The cgroup the app still has to be moved into, when it could not start inside it.
         var pendingMove: String?
-        switch cgroupDirectory.map({ spawn(executable: manifest.executable, arguments: manifest.arguments, environment: env, intoCgroup: $0) }) {
+        switch cgroupDirectory.map({
+            spawn(executable: manifest.executable, arguments: manifest.arguments, environment: env, intoCgroup: $0)
+        }) {
         case .spawned(let child)?:
             pid = child
         case .failed(let error)?:
             throw error
         case .unsupported(let reason)?:
-            logger.notice("cannot start \(manifest.id) inside \(cgroupDirectory ?? "") (\(reason)); moving it there after the spawn")
+            logger.notice(
+                "cannot start \(manifest.id) inside \(cgroupDirectory ?? "") (\(reason)); moving it there after the spawn"
+            )
             pendingMove = cgroupDirectory
             pid = try spawn(executable: manifest.executable, arguments: manifest.arguments, environment: env)
         case nil:
@@ -172,7 +178,8 @@ final class AppProcess: Sendable {
             appCgroup: ProcFS.unifiedCgroup(of: pid), daemonCgroup: ProcFS.unifiedCgroup(of: nil),
             cgroup2MountPoint: ProcFS.cgroup2MountPoint(), hasFreezeFile: { access($0, W_OK) == 0 })
 
-        let process = AppProcess(appID: manifest.id, pid: pid, pidfd: pidfd, suspensionMethod: method, loop: loop, onExit: onExit)
+        let process = AppProcess(
+            appID: manifest.id, pid: pid, pidfd: pidfd, suspensionMethod: method, loop: loop, onExit: onExit)
         do {
             // Level-triggered: if the app already exited, this fires on the next iteration.
             let token = try loop.addIO(fd: pidfd, events: EventLoop.IOEvents.readable) { _ in
@@ -265,8 +272,9 @@ final class AppProcess: Sendable {
     var residentBytes: UInt64? {
         guard exitStatus == nil else { return nil }
         if case .freezer(let directory) = suspensionMethod,
-           let text = ProcFS.read(directory + "/memory.current"),
-           let bytes = UInt64(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+            let text = ProcFS.read(directory + "/memory.current"),
+            let bytes = UInt64(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        {
             return bytes
         }
         return ProcFS.residentBytes(of: pid)
@@ -296,20 +304,20 @@ final class AppProcess: Sendable {
 
     /// The pidfd is readable: reap the process if it has exited. Loop thread.
     private func handleExitReadiness() {
-        let status_: AppExitStatus
+        let reaped: AppExitStatus
         switch Self.waitOnPidfd(pidfd, options: WEXITED | WNOHANG) {
         case .failure(let error) where error.code == EINTR || error.code == EAGAIN:
             return
         case .failure(let error):
             logger.error("waitid on the pidfd failed: \(String(cString: strerror(error.code))); status unknown")
-            status_ = .unknown
+            reaped = .unknown
         case .success(nil):
             return
         case .success(let info?):
-            status_ = AppExitStatus(code: info.code, status: info.status)
+            reaped = AppExitStatus(code: info.code, status: info.status)
         }
         let (watch, timer, freezer, pending) = state.withLock { state in
-            state.exitStatus = status_
+            state.exitStatus = reaped
             state.suspended = false
             defer {
                 state.exitWatch = nil
@@ -323,9 +331,9 @@ final class AppProcess: Sendable {
         timer?.cancel()
         freezer?.finish()
         close(pidfd)
-        logger.info("\(status_)")
-        pending?.completion(.failure(AppProcessError(.notRunning, "\(appID) exited (\(status_))")))
-        onExit(status_)
+        logger.info("\(reaped)")
+        pending?.completion(.failure(AppProcessError(.notRunning, "\(appID) exited (\(reaped))")))
+        onExit(reaped)
     }
 
     // MARK: Signals
@@ -333,7 +341,9 @@ final class AppProcess: Sendable {
     /// Sends a signal to the app's process group, and to the app itself if it left that group. Loop thread.
     @discardableResult
     private func send(_ signal: Int32) -> AppProcessError? {
-        guard state.withLock({ $0.exitStatus == nil }) else { return AppProcessError(.notRunning, "\(appID) has exited") }
+        guard state.withLock({ $0.exitStatus == nil }) else {
+            return AppProcessError(.notRunning, "\(appID) has exited")
+        }
         let groupResult = kill(-pid, signal)
         let groupErrno = errno
         if groupResult == 0 && getpgid(pid) == pid { return nil }
@@ -385,7 +395,8 @@ final class AppProcess: Sendable {
     }
 
     private func withResult(_ start: (@escaping Completion) -> Void) async throws(AppProcessError) {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, AppProcessError>, Never>) in
+        let result = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<Void, AppProcessError>, Never>) in
             start { continuation.resume(returning: $0) }
         }
         try result.get()
@@ -401,13 +412,15 @@ final class AppProcess: Sendable {
                 return (state.exitStatus != nil, previous, watch, suspend && state.suspended && previous == nil)
             }
             oldWatch?.finish()
-            previous?.completion(.failure(AppProcessError(.superseded, "a newer \(suspend ? "suspend" : "resume") request came")))
+            previous?.completion(
+                .failure(AppProcessError(.superseded, "a newer \(suspend ? "suspend" : "resume") request came")))
             if exited { return completion(.failure(AppProcessError(.notRunning, "\(appID) has exited"))) }
             if alreadyThere { return completion(.success(())) }
             state.withLock { $0.pending = Request(suspend: suspend, completion: completion) }
             switch suspensionMethod {
             case .stopSignal: startSignalRequest(suspend: suspend)
-            case .freezer(let directory): startFreezerRequest(suspend: suspend, freezer: CgroupFreezer(directory: directory))
+            case .freezer(let directory):
+                startFreezerRequest(suspend: suspend, freezer: CgroupFreezer(directory: directory))
             }
         }
         if !accepted { completion(.failure(AppProcessError(.loopShutDown, "the event loop has shut down"))) }
@@ -435,9 +448,11 @@ final class AppProcess: Sendable {
         } else {
             // SIGCONT wakes stopped tasks inside kill(2) itself, so the state is already updated.
             let now = ProcFS.state(of: pid)
-            finishPending(suspend: false, now == "T"
-                ? .failure(AppProcessError(.notConfirmed, "\(appID) is still stopped after SIGCONT"))
-                : .success(()))
+            finishPending(
+                suspend: false,
+                now == "T"
+                    ? .failure(AppProcessError(.notConfirmed, "\(appID) is still stopped after SIGCONT"))
+                    : .success(()))
         }
     }
 
@@ -454,12 +469,17 @@ final class AppProcess: Sendable {
         let fd = fcntl(pidfd, F_DUPFD_CLOEXEC, 3)
         guard fd >= 0 else {
             state.withLock { $0.stopWaiterRunning = false }
-            return finishPending(suspend: true, .failure(AppProcessError(.notConfirmed, "cannot duplicate the pidfd", errno: errno)))
+            return finishPending(
+                suspend: true, .failure(AppProcessError(.notConfirmed, "cannot duplicate the pidfd", errno: errno)))
         }
         Thread.detachNewThread { [self, loop] in
             var failure: Int32 = EINTR
             while failure == EINTR {
-                if case .failure(let error) = Self.waitOnPidfd(fd, options: WSTOPPED) { failure = error.code } else { failure = 0 }
+                if case .failure(let error) = Self.waitOnPidfd(fd, options: WSTOPPED) {
+                    failure = error.code
+                } else {
+                    failure = 0
+                }
             }
             close(fd)
             let reported = failure
@@ -577,7 +597,8 @@ final class AppProcess: Sendable {
 
     /// Runs `body` on the loop after `delay`, unless the process has exited by then. Loop thread.
     private func schedule(after delay: Duration, _ body: @escaping @Sendable () -> Void) {
-        let (deadline, overflow) = EventLoop.now(clock: CLOCK_MONOTONIC).addingReportingOverflow(delay.saturatingMicroseconds)
+        let (deadline, overflow) = EventLoop.now(clock: CLOCK_MONOTONIC).addingReportingOverflow(
+            delay.saturatingMicroseconds)
         do {
             let token = try loop.addTimer(
                 clock: CLOCK_MONOTONIC, deadlineMicroseconds: overflow ? .max : deadline,

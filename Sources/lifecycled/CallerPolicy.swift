@@ -32,7 +32,9 @@ struct CallerPolicy: Sendable {
             throw DaemonError.accessDenied("\(member) refused: the caller's uid is unknown")
         }
         guard callerUID == uid else {
-            throw DaemonError.accessDenied("\(member) refused: caller \(credentials.uniqueName) has uid \(callerUID), lifecycled serves uid \(uid) only")
+            throw DaemonError.accessDenied(
+                "\(member) refused: caller \(credentials.uniqueName) has uid \(callerUID), lifecycled serves uid \(uid) only"
+            )
         }
     }
 

@@ -91,7 +91,10 @@ struct CgroupFreezer: Sendable, Hashable {
         let check: @Sendable () -> Void = { [self] in
             switch isFrozen {
             case frozen?: if watch.finish() { completion(.success(())) }
-            case nil: if watch.finish() { completion(.failure(AppProcessError(.freezerFailed, "cannot read \(directory)/cgroup.events"))) }
+            case nil:
+                if watch.finish() {
+                    completion(.failure(AppProcessError(.freezerFailed, "cannot read \(directory)/cgroup.events")))
+                }
             default: break
             }
         }

@@ -35,7 +35,8 @@ enum DaemonArguments {
         guard LifecycledProtocol.isValidAppID(id) else {
             let shown = id.utf8.count > 64 ? String(id.prefix(64)) + "…" : id
             throw DaemonError.invalidArgs(
-                "'\(shown)' is not a valid app id (reverse-DNS like org.example.App, at most \(LifecycledProtocol.Limits.appIDLength) bytes)")
+                "'\(shown)' is not a valid app id (reverse-DNS like org.example.App, at most \(LifecycledProtocol.Limits.appIDLength) bytes)"
+            )
         }
         return id
     }
@@ -50,7 +51,8 @@ enum DaemonArguments {
         let text = try string(arguments, index, "url")
         guard !text.isEmpty else { throw DaemonError.invalidURL("the URL is empty") }
         guard text.utf8.count <= LifecycledProtocol.Limits.urlLength else {
-            throw DaemonError.invalidURL("the URL is \(text.utf8.count) bytes, longer than \(LifecycledProtocol.Limits.urlLength)")
+            throw DaemonError.invalidURL(
+                "the URL is \(text.utf8.count) bytes, longer than \(LifecycledProtocol.Limits.urlLength)")
         }
         guard let url = URL(string: text), let scheme = url.scheme, AppManifest.isValidURLScheme(scheme) else {
             throw DaemonError.invalidURL("'\(text.prefix(80))' is not a URL with a scheme (RFC 3986)")
@@ -67,7 +69,8 @@ enum DaemonArguments {
         let name = try string(arguments, index, "notification name")
         guard !name.isEmpty, name.utf8.count <= LifecycledProtocol.Limits.notificationNameLength else {
             throw DaemonError.invalidArgs(
-                "the notification name must be 1 to \(LifecycledProtocol.Limits.notificationNameLength) bytes, got \(name.utf8.count)")
+                "the notification name must be 1 to \(LifecycledProtocol.Limits.notificationNameLength) bytes, got \(name.utf8.count)"
+            )
         }
         return name
     }
@@ -81,7 +84,8 @@ enum DaemonArguments {
         let text = try string(arguments, index, "state")
         guard let state = ApplicationState(rawValue: text) else {
             throw DaemonError.invalidArgs(
-                "'\(text.prefix(64))' is not a state (one of \(ApplicationState.allCases.map(\.rawValue).joined(separator: ", ")))")
+                "'\(text.prefix(64))' is not a state (one of \(ApplicationState.allCases.map(\.rawValue).joined(separator: ", ")))"
+            )
         }
         return state
     }
@@ -92,7 +96,9 @@ enum DaemonArguments {
     ///   - arguments: The call's arguments.
     ///   - index: The position.
     ///   - name: The argument's name, for the message.
-    static func userInfo(_ arguments: [BusValue], _ index: Int, _ name: String = "userInfo") throws(BusError) -> UserInfo {
+    static func userInfo(_ arguments: [BusValue], _ index: Int, _ name: String = "userInfo") throws(BusError)
+        -> UserInfo
+    {
         guard index < arguments.count else { throw DaemonError.invalidArgs("argument \(index) (\(name)) is missing") }
         do {
             let userInfo = try UserInfoBusCodec.decodeUserInfo(arguments[index])

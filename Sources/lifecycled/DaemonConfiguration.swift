@@ -41,7 +41,8 @@ struct DaemonConfiguration: Sendable {
     ///   - appCgroups: Where launched apps' cgroups are created.
     init(
         busAddress: BusConnection.Address = .session, appsDirectories: [String]? = nil, simulationEnabled: Bool = false,
-        bridgeSources: Set<HostBridge.Source> = Set(HostBridge.Source.allCases), systemBus: BusConnection.Address = .system,
+        bridgeSources: Set<HostBridge.Source> = Set(HostBridge.Source.allCases),
+        systemBus: BusConnection.Address = .system,
         termination: TerminationPolicy = TerminationPolicy(), sleepDeadline: Duration? = nil,
         appEnvironment: [String: String] = [:], appCgroups: AppCgroupPlacement.Mode = .automatic
     ) {

@@ -29,7 +29,9 @@ enum DaemonError {
     /// - Parameters:
     ///   - id: The app id asked for.
     static func unknownApp(_ id: String) -> BusError {
-        BusError(name: LifecycledProtocol.ErrorName.unknownApp, message: "no app '\(id)': no manifest and no registered process")
+        BusError(
+            name: LifecycledProtocol.ErrorName.unknownApp,
+            message: "no app '\(id)': no manifest and no registered process")
     }
 
     /// `…Error.NoHandler`: no manifest claims the URL's scheme.
@@ -50,8 +52,9 @@ enum DaemonError {
 
     /// `…Error.SimulationDisabled`: `Simulate` without `--enable-simulate`.
     static var simulationDisabled: BusError {
-        BusError(name: LifecycledProtocol.ErrorName.simulationDisabled,
-                 message: "Simulate is disabled; start lifecycled with --enable-simulate to allow it")
+        BusError(
+            name: LifecycledProtocol.ErrorName.simulationDisabled,
+            message: "Simulate is disabled; start lifecycled with --enable-simulate to allow it")
     }
 
     /// `…Error.LaunchFailed`: the app's process could not be started.

@@ -59,7 +59,8 @@ extension LifecycleDaemon {
     /// The longest the daemon holds back sleep: the configured deadline, never beyond logind's
     /// `InhibitDelayMaxUSec` minus the bridge's margin (and at least 100 ms).
     var sleepCap: Duration {
-        let logindCap = (bridge?.inhibitDelayMax ?? .seconds(5)) - (bridge?.configuration.sleepDelayMargin ?? .milliseconds(500))
+        let logindCap =
+            (bridge?.inhibitDelayMax ?? .seconds(5)) - (bridge?.configuration.sleepDelayMargin ?? .milliseconds(500))
         let cap = configuration.sleepDeadline.map { min($0, logindCap) } ?? logindCap
         return max(.milliseconds(100), cap)
     }
@@ -123,16 +124,20 @@ extension LifecycleDaemon {
     /// apps get `memory-warning`, largest first.
     func handleMemoryWarning(_ warning: MemoryWarning) async {
         let candidates = registry.all.filter { $0.isRegistered || $0.isRunning }
-        let plan = MemoryPressurePlan(apps: candidates.map { app in
-            MemoryPressurePlan.App(id: app.id, state: app.state, residentBytes: app.process?.residentBytes ?? 0)
-        })
-        logger.notice("memory warning (\(warning.level.rawValue), \(warning.source)): purging [\(plan.terminate.joined(separator: ", "))], warning [\(plan.warn.joined(separator: ", "))]")
+        let plan = MemoryPressurePlan(
+            apps: candidates.map { app in
+                MemoryPressurePlan.App(id: app.id, state: app.state, residentBytes: app.process?.residentBytes ?? 0)
+            })
+        logger.notice(
+            "memory warning (\(warning.level.rawValue), \(warning.source)): purging [\(plan.terminate.joined(separator: ", "))], warning [\(plan.warn.joined(separator: ", "))]"
+        )
         for id in plan.terminate {
             // Only a process lifecycled launched can be ended safely (its pidfd pins the pid).
             // The plan was made before the waits below: an app resumed meanwhile (a URL opened
             // for it, a wake) is running code again and is not purged.
             guard let app = registry[id], let process = app.process, app.state == .suspended,
-                  app.backgroundTasks.isEmpty, process.isSuspended else {
+                app.backgroundTasks.isEmpty, process.isSuspended
+            else {
                 logger.info("\(id) is no longer suspended; not purged")
                 continue
             }

@@ -45,8 +45,12 @@ extension LifecycleDaemon {
             properties: [
                 .init(LifecycledProtocol.Property.hostState, initialValue: UserInfoBusCodec.encode(hostFacts.userInfo)),
                 .init(LifecycledProtocol.Property.apps, initialValue: registry.listValue),
-                .init(LifecycledProtocol.Property.simulationEnabled, initialValue: .bool(configuration.simulationEnabled), changeSignal: .constant),
-                .init(LifecycledProtocol.Property.version, initialValue: .uint32(LifecycledProtocol.version), changeSignal: .constant),
+                .init(
+                    LifecycledProtocol.Property.simulationEnabled, initialValue: .bool(configuration.simulationEnabled),
+                    changeSignal: .constant),
+                .init(
+                    LifecycledProtocol.Property.version, initialValue: .uint32(LifecycledProtocol.version),
+                    changeSignal: .constant),
             ],
             // Reading the properties is a call like any other: the same uid check as the methods.
             propertyAccessCheck: { [policy] credentials throws(BusError) in
@@ -108,17 +112,23 @@ extension LifecycleDaemon {
             let name = try DaemonArguments.notificationName(arguments, 1)
             let userInfo = try DaemonArguments.userInfo(arguments, 2)
             _ = try registeredApp(id, call)
-            emit(LifecycledProtocol.Signal.notification, [.string(id), .string(name), UserInfoBusCodec.encode(userInfo)])
+            emit(
+                LifecycledProtocol.Signal.notification, [.string(id), .string(name), UserInfoBusCodec.encode(userInfo)])
         case Method.backgroundTaskBegan:
             let id = try DaemonArguments.appID(arguments, 0)
             let task = try DaemonArguments.uint32(arguments, 1, "task id")
             let name = try DaemonArguments.string(arguments, 2, "task name")
             guard name.utf8.count <= LifecycledProtocol.Limits.notificationNameLength else {
-                throw DaemonError.invalidArgs("the task name is longer than \(LifecycledProtocol.Limits.notificationNameLength) bytes")
+                throw DaemonError.invalidArgs(
+                    "the task name is longer than \(LifecycledProtocol.Limits.notificationNameLength) bytes")
             }
             _ = try registeredApp(id, call)
-            guard registry[id]?.backgroundTasks[task] != nil || (registry[id]?.backgroundTasks.count ?? 0) < LifecycleDaemon.maximumBackgroundTasks else {
-                throw DaemonError.invalidArgs("more than \(LifecycleDaemon.maximumBackgroundTasks) background tasks at once")
+            guard
+                registry[id]?.backgroundTasks[task] != nil
+                    || (registry[id]?.backgroundTasks.count ?? 0) < LifecycleDaemon.maximumBackgroundTasks
+            else {
+                throw DaemonError.invalidArgs(
+                    "more than \(LifecycleDaemon.maximumBackgroundTasks) background tasks at once")
             }
             registry[id]?.backgroundTasks[task] = name
         case Method.backgroundTaskEnded:
@@ -135,7 +145,8 @@ extension LifecycleDaemon {
             // A URL launch goes through OpenURL, which checks the scheme; the source is the
             // caller, as the daemon sees it, never what the caller says it is.
             guard options.userInfo[LaunchOptions.Key.url.rawValue] == nil else {
-                throw DaemonError.invalidArgs("Launch takes no \(LaunchOptions.Key.url.rawValue); open the URL with OpenURL")
+                throw DaemonError.invalidArgs(
+                    "Launch takes no \(LaunchOptions.Key.url.rawValue); open the URL with OpenURL")
             }
             options.sourceApplication = callerIdentity(call)
             try await launchApp(id, options: options)
@@ -148,7 +159,9 @@ extension LifecycleDaemon {
             let name = try DaemonArguments.notificationName(arguments, 1)
             let userInfo = try DaemonArguments.userInfo(arguments, 2)
             guard let app = registry[id] else { throw DaemonError.unknownApp(id) }
-            guard app.isRegistered || app.isRunning else { throw DaemonError.notRegistered("\(id) is not running; Post needs a running app") }
+            guard app.isRegistered || app.isRunning else {
+                throw DaemonError.notRegistered("\(id) is not running; Post needs a running app")
+            }
             await send("post", ["name": .string(name), "userInfo": .dictionary(userInfo.values)], to: id)
         case Method.simulate: try await simulate(call)
         case Method.getState:
@@ -176,7 +189,9 @@ extension LifecycleDaemon {
     ///   - call: The call (`s`: the app id).
     private func registerApp(_ call: BusMethodCall) async throws(BusError) -> [BusValue] {
         let id = try DaemonArguments.appID(call.arguments, 0)
-        guard let sender = call.sender else { throw DaemonError.notRegistered("RegisterApp needs a bus connection with a unique name") }
+        guard let sender = call.sender else {
+            throw DaemonError.notRegistered("RegisterApp needs a bus connection with a unique name")
+        }
         // Unknown means refused: a pid of 0 would make getpgid(0) the daemon's own process group.
         guard let callerPID = call.credentials?.pid, callerPID > 0, let callerProcess = pid_t(exactly: callerPID) else {
             throw DaemonError.notRegistered("RegisterApp needs the caller's pid, which the bus could not tell")
@@ -188,9 +203,11 @@ extension LifecycleDaemon {
         // Looked at, not yet stored: a refused call leaves nothing behind.
         let app = registry.candidate(for: id)
         if let process = app.process, process.exitStatus == nil,
-           !CallerPolicy.isSameApp(callerPID: callerProcess, appPID: process.pid) {
+            !CallerPolicy.isSameApp(callerPID: callerProcess, appPID: process.pid)
+        {
             throw DaemonError.notRegistered(
-                "\(id) was launched by lifecycled as pid \(process.pid); the caller (pid \(callerPID)) is not that process or in its process group")
+                "\(id) was launched by lifecycled as pid \(process.pid); the caller (pid \(callerPID)) is not that process or in its process group"
+            )
         }
         if let other = app.busName, other != sender {
             throw DaemonError.notRegistered("\(id) is already registered by \(other)")
@@ -199,8 +216,9 @@ extension LifecycleDaemon {
             throw DaemonError.notRegistered("\(sender) is already registered as \(bound.id)")
         }
         if registry[id] == nil, registry.unknownCount >= Self.maximumUnknownApps {
-            throw BusError(name: BusError.Name.limitsExceeded,
-                           message: "\(Self.maximumUnknownApps) apps without a manifest are registered already")
+            throw BusError(
+                name: BusError.Name.limitsExceeded,
+                message: "\(Self.maximumUnknownApps) apps without a manifest are registered already")
         }
         var updated = app
         updated.busName = sender
@@ -213,17 +231,22 @@ extension LifecycleDaemon {
 
         var facts = hostFacts.userInfo
         facts["foreground"] = .bool(updated.foreground)
-        let reply: [BusValue] = [UserInfoBusCodec.encode(updated.launchOptions.userInfo), UserInfoBusCodec.encode(facts)]
+        let reply: [BusValue] = [
+            UserInfoBusCodec.encode(updated.launchOptions.userInfo), UserInfoBusCodec.encode(facts),
+        ]
         // The commands that waited for the registration follow the reply on the wire, so the app
         // has its launch options and facts before the first of them.
         if !pending.isEmpty, let object {
-            let signals = pending.map { [BusValue.string(id), .string($0.command), UserInfoBusCodec.encode($0.arguments)] }
+            let signals = pending.map {
+                [BusValue.string(id), .string($0.command), UserInfoBusCodec.encode($0.arguments)]
+            }
             for arguments in signals { noteEmitted(LifecycledProtocol.Signal.command, arguments, to: sender) }
             let logger = self.logger
             call.afterReply {
                 for arguments in signals {
                     do {
-                        try object.emitSignal(LifecycledProtocol.Signal.command, arguments: arguments, destination: sender)
+                        try object.emitSignal(
+                            LifecycledProtocol.Signal.command, arguments: arguments, destination: sender)
                     } catch {
                         logger.warning("cannot emit a queued command: \(error)")
                     }
@@ -331,7 +354,9 @@ extension LifecycleDaemon {
     ///   - options: The launch options.
     private func launchApp(_ id: String, options: LaunchOptions) async throws(BusError) {
         guard let manifest = store.manifest(id: id) else {
-            if registry[id] != nil { throw DaemonError.launchFailed(id, "it has no manifest (it registered by itself)") }
+            if registry[id] != nil {
+                throw DaemonError.launchFailed(id, "it has no manifest (it registered by itself)")
+            }
             throw DaemonError.unknownApp(id)
         }
         if let app = registry[id], app.isRegistered || app.isRunning {

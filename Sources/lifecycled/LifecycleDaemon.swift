@@ -127,7 +127,8 @@ final class LifecycleDaemon {
         }
         let connection: BusConnection
         do {
-            connection = try await BusConnection(configuration.busAddress, loop: loop, description: "lifecycled", timeout: .seconds(25))
+            connection = try await BusConnection(
+                configuration.busAddress, loop: loop, description: "lifecycled", timeout: .seconds(25))
         } catch {
             loop.shutdown()
             throw StartError(description: "cannot connect to the \(configuration.busAddress) bus: \(error)")
@@ -141,7 +142,8 @@ final class LifecycleDaemon {
                 member: "NameOwnerChanged", signature: "sss"
             ) { [weak self] signal in
                 guard let name = signal.arguments[0].stringValue, name.hasPrefix(":"),
-                      signal.arguments[2].stringValue?.isEmpty == true else { return }
+                    signal.arguments[2].stringValue?.isEmpty == true
+                else { return }
                 Task { @MainActor in self?.busNameVanished(name) }
             }
             let object = try connection.export(makeInterface(), at: LifecycledProtocol.objectPath)
@@ -150,10 +152,11 @@ final class LifecycleDaemon {
             let reply = try await connection.requestName(LifecycledProtocol.busName, flags: [.doNotQueue])
             guard reply == .primaryOwner || reply == .alreadyOwner else {
                 let owner = try? await connection.nameOwner(LifecycledProtocol.busName)
-                throw StartError(description: """
-                    another lifecycled already owns \(LifecycledProtocol.busName) on the \(configuration.busAddress) bus \
-                    (connection \(owner ?? "?")); not starting a second one
-                    """)
+                throw StartError(
+                    description: """
+                        another lifecycled already owns \(LifecycledProtocol.busName) on the \(configuration.busAddress) bus \
+                        (connection \(owner ?? "?")); not starting a second one
+                        """)
             }
         } catch {
             teardown()
@@ -161,10 +164,13 @@ final class LifecycleDaemon {
             throw StartError(description: "cannot serve \(LifecycledProtocol.busName): \(error)")
         }
         phase = .running
-        logger.info("serving \(LifecycledProtocol.busName) on the \(configuration.busAddress) bus as \(connection.uniqueName); \(registry.all.count) app(s) known")
+        logger.info(
+            "serving \(LifecycledProtocol.busName) on the \(configuration.busAddress) bus as \(connection.uniqueName); \(registry.all.count) app(s) known"
+        )
 
         var bridgeConfiguration = HostBridge.Configuration(
-            sources: configuration.bridgeSources, systemBus: configuration.systemBus, sessionBus: configuration.busAddress,
+            sources: configuration.bridgeSources, systemBus: configuration.systemBus,
+            sessionBus: configuration.busAddress,
             inhibitorWho: "lifecycled")
         bridgeConfiguration.environment = ProcessInfo.processInfo.environment
         let bridge = HostBridge(configuration: bridgeConfiguration)
@@ -291,9 +297,11 @@ final class LifecycleDaemon {
     ///   - destination: The unique name it goes to, or `nil` for a broadcast.
     func noteEmitted(_ member: String, _ arguments: [BusValue], to destination: String?) {
         guard let onSignalEmitted, let connection else { return }
-        onSignalEmitted(BusSignal(
-            sender: connection.uniqueName, path: LifecycledProtocol.objectPath, interface: LifecycledProtocol.interface,
-            member: member, arguments: arguments, destination: destination))
+        onSignalEmitted(
+            BusSignal(
+                sender: connection.uniqueName, path: LifecycledProtocol.objectPath,
+                interface: LifecycledProtocol.interface,
+                member: member, arguments: arguments, destination: destination))
     }
 
     /// Records an app's new state: `StateChanged` when it differs, then `Apps`, then the sleep check.
@@ -307,7 +315,8 @@ final class LifecycleDaemon {
         app.state = state
         registry[id] = app
         logger.info("\(id): \(previous) -> \(state)")
-        emit(LifecycledProtocol.Signal.stateChanged, [.string(id), .string(previous.rawValue), .string(state.rawValue)])
+        emit(
+            LifecycledProtocol.Signal.stateChanged, [.string(id), .string(previous.rawValue), .string(state.rawValue)])
         publishApps()
         checkSleepRelease()
     }
@@ -345,7 +354,9 @@ final class LifecycleDaemon {
             // Bounded: callers could otherwise grow it without end for an app that never registers.
             if app.pendingCommands.count >= Self.maximumPendingCommands {
                 registry[id]?.pendingCommands.removeFirst()
-                logger.warning("\(id) has not registered; its oldest queued command was dropped (\(Self.maximumPendingCommands) at most)")
+                logger.warning(
+                    "\(id) has not registered; its oldest queued command was dropped (\(Self.maximumPendingCommands) at most)"
+                )
             }
             registry[id]?.pendingCommands.append((command, arguments))
             return
@@ -354,8 +365,9 @@ final class LifecycleDaemon {
             await resume(id, process)
         }
         // For the app alone: its payload (a posted userInfo, an opened URL) is no one else's business.
-        emit(LifecycledProtocol.Signal.command, [.string(id), .string(command), UserInfoBusCodec.encode(arguments)],
-             to: app.busName)
+        emit(
+            LifecycledProtocol.Signal.command, [.string(id), .string(command), UserInfoBusCodec.encode(arguments)],
+            to: app.busName)
     }
 
     /// Sends a host event as a command to every registered app, in registration order.
@@ -386,7 +398,8 @@ final class LifecycleDaemon {
     /// Really stops an app that reported `suspended` (cgroup freezer or `SIGSTOP`, confirmed).
     func suspendProcess(_ id: String) {
         guard let app = registry[id], let process = app.process, process.exitStatus == nil,
-              !process.isSuspended, !app.stopRequested, !app.terminating else { return }
+            !process.isSuspended, !app.stopRequested, !app.terminating
+        else { return }
         registry[id]?.stopRequested = true
         // Requested synchronously, so the loop sees stop and continue requests in main-actor order:
         // a stop requested from a later task could overtake a continue and leave the app stopped

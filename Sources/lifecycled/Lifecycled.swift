@@ -26,7 +26,9 @@ struct Lifecycled: AsyncParsableCommand, UsageErrorExit {
     var address: String?
 
     /// Apps directories to read instead of the XDG ones.
-    @Option(name: .customLong("apps-directory"), help: "An apps directory to read instead of the XDG ones (repeatable, most important first).")
+    @Option(
+        name: .customLong("apps-directory"),
+        help: "An apps directory to read instead of the XDG ones (repeatable, most important first).")
     var appsDirectories: [String] = []
 
     /// Whether `Simulate` is accepted.
@@ -38,9 +40,11 @@ struct Lifecycled: AsyncParsableCommand, UsageErrorExit {
     var noHostSources = false
 
     /// Where launched apps get cgroups of their own: `auto`, `off`, or a cgroup2 directory.
-    @Option(name: .customLong("app-cgroups"), help: ArgumentHelp(
-        "Give each app a cgroup of its own under the daemon's delegated cgroup (auto), never (off), or under this cgroup2 directory; frozen apps use the cgroup freezer, others SIGSTOP.",
-        valueName: "auto|off|dir"))
+    @Option(
+        name: .customLong("app-cgroups"),
+        help: ArgumentHelp(
+            "Give each app a cgroup of its own under the daemon's delegated cgroup (auto), never (off), or under this cgroup2 directory; frozen apps use the cgroup freezer, others SIGSTOP.",
+            valueName: "auto|off|dir"))
     var appCgroups = "auto"
 
     /// Whether to only check the manifests.
@@ -54,7 +58,8 @@ struct Lifecycled: AsyncParsableCommand, UsageErrorExit {
         if let address, address.isEmpty { throw ValidationError("--address must not be empty") }
         if appsDirectories.contains(where: \.isEmpty) { throw ValidationError("--apps-directory must not be empty") }
         if !["auto", "off"].contains(appCgroups) && !appCgroups.hasPrefix("/") {
-            throw ValidationError("--app-cgroups must be auto, off or an absolute cgroup2 directory, not '\(appCgroups)'")
+            throw ValidationError(
+                "--app-cgroups must be auto, off or an absolute cgroup2 directory, not '\(appCgroups)'")
         }
     }
 
@@ -88,7 +93,8 @@ struct Lifecycled: AsyncParsableCommand, UsageErrorExit {
     private func checkManifests() throws {
         let store = appsDirectories.isEmpty ? ManifestStore() : ManifestStore(directories: appsDirectories)
         for entry in store.entries.values.sorted(by: { $0.manifest.id < $1.manifest.id }) {
-            let schemes = entry.manifest.urlSchemes.isEmpty ? "" : " schemes=\(entry.manifest.urlSchemes.joined(separator: ","))"
+            let schemes =
+                entry.manifest.urlSchemes.isEmpty ? "" : " schemes=\(entry.manifest.urlSchemes.joined(separator: ","))"
             print("\(entry.manifest.id)\t\(entry.manifest.executable)\(schemes)\t(\(entry.path))")
         }
         for error in store.errors {

@@ -88,7 +88,9 @@ struct ManifestStore: Sendable {
         } catch {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) else { return }
-            errors.append(ManifestError(.unreadable, path: directory, "cannot list the apps directory: \(error.localizedDescription)"))
+            errors.append(
+                ManifestError(
+                    .unreadable, path: directory, "cannot list the apps directory: \(error.localizedDescription)"))
             return
         }
         for name in names.sorted() where name.hasSuffix(".json") && !name.hasPrefix(".") {
@@ -104,13 +106,16 @@ struct ManifestStore: Sendable {
         do throws(ManifestError) {
             let manifest = try Self.read(path)
             guard manifest.id == stem else {
-                throw ManifestError(.identifierMismatch, "id '\(manifest.id)' does not match the file name (expected '\(manifest.id).json')")
+                throw ManifestError(
+                    .identifierMismatch,
+                    "id '\(manifest.id)' does not match the file name (expected '\(manifest.id).json')")
             }
             for scheme in manifest.urlSchemes {
                 if let owner = schemeOwners[scheme], let other = entries[owner] {
                     throw ManifestError(
                         .duplicateURLScheme,
-                        "URL scheme '\(scheme)' of \(manifest.id) is already claimed by \(owner) (\(other.path)); \(manifest.id) is not loaded")
+                        "URL scheme '\(scheme)' of \(manifest.id) is already claimed by \(owner) (\(other.path)); \(manifest.id) is not loaded"
+                    )
                 }
             }
             entries[manifest.id] = Entry(manifest: manifest, path: path)
@@ -165,7 +170,8 @@ struct ManifestStore: Sendable {
             if context.codingPath.isEmpty {
                 return ManifestError(.malformedJSON, "the file is not a JSON object")
             }
-            return ManifestError(.wrongType, "field '\(field(context.codingPath))' has the wrong type (expected \(type))")
+            return ManifestError(
+                .wrongType, "field '\(field(context.codingPath))' has the wrong type (expected \(type))")
         case .valueNotFound(let type, let context):
             return ManifestError(.wrongType, "field '\(field(context.codingPath))' is null (expected \(type))")
         case .dataCorrupted(let context):

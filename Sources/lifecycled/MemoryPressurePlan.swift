@@ -18,17 +18,6 @@ struct MemoryPressurePlan: Sendable, Hashable {
         /// Its resident set size in bytes (``AppProcess/residentBytes``; 0 if unknown).
         var residentBytes: UInt64
 
-        /// Describes an app for the plan.
-        ///
-        /// - Parameters:
-        ///   - id: The app's id.
-        ///   - state: Its lifecycle state.
-        ///   - residentBytes: Its resident set size in bytes.
-        init(id: String, state: ApplicationState, residentBytes: UInt64) {
-            self.id = id
-            self.state = state
-            self.residentBytes = residentBytes
-        }
     }
 
     /// The suspended apps to end, in order.

@@ -74,7 +74,8 @@ enum ProcFS {
         for line in text.split(separator: "\n") {
             let fields = line.split(separator: " ")
             guard fields.count > 4, let dash = fields.firstIndex(of: "-"), dash + 1 < fields.count,
-                  fields[dash + 1] == "cgroup2" else { continue }
+                fields[dash + 1] == "cgroup2"
+            else { continue }
             return String(fields[4])
         }
         return nil

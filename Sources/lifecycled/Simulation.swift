@@ -32,22 +32,29 @@ enum Simulation: Sendable, Equatable {
         case "memory-warning":
             let text = try string(arguments, "level") ?? MemoryWarning.Level.critical.rawValue
             guard let level = MemoryWarning.Level(rawValue: text) else {
-                throw DaemonError.invalidArgs("memory-warning level '\(text.prefix(32))' is not low, medium or critical")
+                throw DaemonError.invalidArgs(
+                    "memory-warning level '\(text.prefix(32))' is not low, medium or critical")
             }
             return .event(.memoryWarning(MemoryWarning(level: level, source: "simulate")))
         case "time-change":
             let text = try string(arguments, "reason") ?? SignificantTimeChange.Reason.clockSet.rawValue
             guard let reason = SignificantTimeChange.Reason(rawValue: text) else {
-                throw DaemonError.invalidArgs("time-change reason '\(text.prefix(32))' is not clock-set, timezone, midnight or dst")
+                throw DaemonError.invalidArgs(
+                    "time-change reason '\(text.prefix(32))' is not clock-set, timezone, midnight or dst")
             }
-            return .event(.significantTimeChange(SignificantTimeChange(reason: reason, timeZoneIdentifier: try string(arguments, "timezone"))))
+            return .event(
+                .significantTimeChange(
+                    SignificantTimeChange(reason: reason, timeZoneIdentifier: try string(arguments, "timezone"))))
         case "terminate":
             guard let app = try string(arguments, "app") else { return .event(.terminate(.hostRequest)) }
-            guard LifecycledProtocol.isValidAppID(app) else { throw DaemonError.invalidArgs("'\(app.prefix(64))' is not a valid app id") }
+            guard LifecycledProtocol.isValidAppID(app) else {
+                throw DaemonError.invalidArgs("'\(app.prefix(64))' is not a valid app id")
+            }
             return .terminateApp(app)
         default:
             throw DaemonError.invalidArgs(
-                "unknown simulation '\(kind.prefix(32))' (sleep, wake, lock, unlock, memory-warning, time-change, terminate)")
+                "unknown simulation '\(kind.prefix(32))' (sleep, wake, lock, unlock, memory-warning, time-change, terminate)"
+            )
         }
     }
 

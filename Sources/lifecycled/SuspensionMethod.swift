@@ -31,7 +31,8 @@ enum SuspensionMethod: Sendable, Hashable, CustomStringConvertible {
         hasFreezeFile: (String) -> Bool
     ) -> SuspensionMethod {
         guard let mount = cgroup2MountPoint, let app = appCgroup, app.hasPrefix("/"), app != "/",
-              app != daemonCgroup else { return .stopSignal }
+            app != daemonCgroup
+        else { return .stopSignal }
         let directory = (mount.hasSuffix("/") ? String(mount.dropLast()) : mount) + app
         return hasFreezeFile(directory + "/cgroup.freeze") ? .freezer(cgroupDirectory: directory) : .stopSignal
     }

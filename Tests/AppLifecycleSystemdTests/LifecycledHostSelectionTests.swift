@@ -1,8 +1,8 @@
-import LifecycledClient
-import LifecycledTestSupport
 import AppLifecycle
 import AppLifecycleSystemd
 import AppLifecycleTesting
+import LifecycledClient
+import LifecycledTestSupport
 import SystemdBus
 import SystemdBusTesting
 import Testing
@@ -20,14 +20,21 @@ struct LifecycledHostSelectionTests {
         #expect(off.reason.contains("LIFECYCLE_USE_DAEMON=0"))
         let on = await HostSelection.automatic.decide(environment: ["LIFECYCLE_USE_DAEMON": "1"], sessionBus: address)
         #expect(on.host == .lifecycled)
-        let launched = await HostSelection.automatic.decide(environment: ["LIFECYCLE_APP_ID": "org.example.Counter"], sessionBus: address)
+        let launched = await HostSelection.automatic.decide(
+            environment: ["LIFECYCLE_APP_ID": "org.example.Counter"], sessionBus: address)
         #expect(launched.host == .lifecycled)
         #expect(launched.reason.contains("org.example.Counter"))
-        #expect(await HostSelection.systemd.decide(environment: ["LIFECYCLE_USE_DAEMON": "1"], sessionBus: address).host == .systemd)
-        #expect(await HostSelection.lifecycled.decide(environment: ["LIFECYCLE_USE_DAEMON": "0"], sessionBus: address).host == .lifecycled)
+        #expect(
+            await HostSelection.systemd.decide(environment: ["LIFECYCLE_USE_DAEMON": "1"], sessionBus: address).host
+                == .systemd)
+        #expect(
+            await HostSelection.lifecycled.decide(environment: ["LIFECYCLE_USE_DAEMON": "0"], sessionBus: address).host
+                == .lifecycled)
     }
 
-    @Test("otherwise the bus decides: lifecycled when its name has an owner, the bridge when not or when the bus is unreachable")
+    @Test(
+        "otherwise the bus decides: lifecycled when its name has an owner, the bridge when not or when the bus is unreachable"
+    )
     func bus() async throws {
         let bus = try PrivateBus()
         defer { bus.stop() }

@@ -6,10 +6,12 @@ import Testing
 @testable import AppLifecycleSystemd
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
-private func expectCode(_ code: HostSourceError.Code, _ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) {
+private func expectCode(
+    _ code: HostSourceError.Code, _ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation
+) {
     do {
         try body()
         Issue.record("expected HostSourceError \(code), nothing was thrown", sourceLocation: sourceLocation)
@@ -26,7 +28,8 @@ struct PressureStallTriggerTests {
     func someAndFullTriggersOnTheSystemFile() throws {
         let some = try PressureStallTrigger(kind: .some, path: PressureStallTrigger.systemPressureFile)
         defer { some.close() }
-        let full = try PressureStallTrigger(kind: .full, stallMicroseconds: 100_000, path: PressureStallTrigger.systemPressureFile)
+        let full = try PressureStallTrigger(
+            kind: .full, stallMicroseconds: 100_000, path: PressureStallTrigger.systemPressureFile)
         defer { full.close() }
         #expect(some.triggerText == "some 150000 2000000")
         #expect(some.pollEvents == Int16(POLLPRI))
@@ -55,7 +58,8 @@ struct PressureStallTriggerTests {
 
     @Test func thresholdAboveWindowIsRejectedBeforeTheKernel() {
         expectCode(.invalidArgument) {
-            _ = try PressureStallTrigger(stallMicroseconds: 3_000_000, windowMicroseconds: 2_000_000, path: "/nonexistent")
+            _ = try PressureStallTrigger(
+                stallMicroseconds: 3_000_000, windowMicroseconds: 2_000_000, path: "/nonexistent")
         }
     }
 
@@ -63,7 +67,8 @@ struct PressureStallTriggerTests {
     func kernelRejectsATooShortWindow() {
         // The kernel accepts windows from 500 ms to 10 s.
         expectCode(.invalidArgument) {
-            _ = try PressureStallTrigger(stallMicroseconds: 10_000, windowMicroseconds: 100_000, path: PressureStallTrigger.systemPressureFile)
+            _ = try PressureStallTrigger(
+                stallMicroseconds: 10_000, windowMicroseconds: 100_000, path: PressureStallTrigger.systemPressureFile)
         }
     }
 
@@ -75,11 +80,17 @@ struct PressureStallTriggerTests {
         let path = PressureStallTrigger.cgroupPressureFile(
             procSelfCgroup: "0::/user.slice/user-1000.slice/app.service\n", mountInfo: mountInfo)
         #expect(path == "/sys/fs/cgroup/user.slice/user-1000.slice/app.service/memory.pressure")
-        #expect(PressureStallTrigger.discoverPressureFile(procSelfCgroup: "0::/a.service\n", mountInfo: mountInfo) { _ in true }
-            == "/sys/fs/cgroup/a.service/memory.pressure")
+        #expect(
+            PressureStallTrigger.discoverPressureFile(procSelfCgroup: "0::/a.service\n", mountInfo: mountInfo) { _ in
+                true
+            }
+                == "/sys/fs/cgroup/a.service/memory.pressure")
         // The file is missing (no memory controller delegated): fall back to the system file.
-        #expect(PressureStallTrigger.discoverPressureFile(procSelfCgroup: "0::/a.service\n", mountInfo: mountInfo) { _ in false }
-            == "/proc/pressure/memory")
+        #expect(
+            PressureStallTrigger.discoverPressureFile(procSelfCgroup: "0::/a.service\n", mountInfo: mountInfo) { _ in
+                false
+            }
+                == "/proc/pressure/memory")
     }
 
     @Test func discoveryUsesTheSystemFileOnHybridSystems() {
@@ -90,13 +101,17 @@ struct PressureStallTriggerTests {
             41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
             """
         #expect(PressureStallTrigger.cgroupPressureFile(procSelfCgroup: cgroup, mountInfo: mountInfo) == nil)
-        #expect(PressureStallTrigger.discoverPressureFile(procSelfCgroup: cgroup, mountInfo: mountInfo) { _ in true }
-            == "/proc/pressure/memory")
+        #expect(
+            PressureStallTrigger.discoverPressureFile(procSelfCgroup: cgroup, mountInfo: mountInfo) { _ in true }
+                == "/proc/pressure/memory")
     }
 
     @Test func mountInfoUnescapesMountPoints() {
         let entries = MountInfoEntry.parse("41 31 0:38 / /mnt/with\\040space rw shared:1 - cgroup2 cgroup2 rw\n")
-        #expect(entries == [MountInfoEntry(major: 0, minor: 38, root: "/", mountPoint: "/mnt/with space", fileSystemType: "cgroup2")])
+        #expect(
+            entries == [
+                MountInfoEntry(major: 0, minor: 38, root: "/", mountPoint: "/mnt/with space", fileSystemType: "cgroup2")
+            ])
     }
 }
 
@@ -109,13 +124,20 @@ struct MemoryPressureWatchTests {
         #expect(try MemoryPressureWatch.configuration(from: ["MEMORY_PRESSURE_WATCH": "/dev/null"]) == .disabled)
         #expect(try MemoryPressureWatch.configuration(from: ["MEMORY_PRESSURE_WATCH": ""]) == .disabled)
         let write = Data("some 100000 2000000\0".utf8).base64EncodedString()
-        #expect(try MemoryPressureWatch.configuration(from: [
-            "MEMORY_PRESSURE_WATCH": "/sys/fs/cgroup/a.service/memory.pressure", "MEMORY_PRESSURE_WRITE": write,
-        ]) == .watch(path: "/sys/fs/cgroup/a.service/memory.pressure", write: Array("some 100000 2000000\0".utf8)))
-        expectCode(.invalidConfiguration) { _ = try MemoryPressureWatch.configuration(from: ["MEMORY_PRESSURE_WATCH": "relative/path"]) }
-        expectCode(.invalidConfiguration) { _ = try MemoryPressureWatch.configuration(from: ["MEMORY_PRESSURE_WATCH": "/a/../b"]) }
+        #expect(
+            try MemoryPressureWatch.configuration(from: [
+                "MEMORY_PRESSURE_WATCH": "/sys/fs/cgroup/a.service/memory.pressure", "MEMORY_PRESSURE_WRITE": write,
+            ]) == .watch(path: "/sys/fs/cgroup/a.service/memory.pressure", write: Array("some 100000 2000000\0".utf8)))
         expectCode(.invalidConfiguration) {
-            _ = try MemoryPressureWatch.configuration(from: ["MEMORY_PRESSURE_WATCH": "/x", "MEMORY_PRESSURE_WRITE": "%%%"])
+            _ = try MemoryPressureWatch.configuration(from: ["MEMORY_PRESSURE_WATCH": "relative/path"])
+        }
+        expectCode(.invalidConfiguration) {
+            _ = try MemoryPressureWatch.configuration(from: ["MEMORY_PRESSURE_WATCH": "/a/../b"])
+        }
+        expectCode(.invalidConfiguration) {
+            _ = try MemoryPressureWatch.configuration(from: [
+                "MEMORY_PRESSURE_WATCH": "/x", "MEMORY_PRESSURE_WRITE": "%%%",
+            ])
         }
     }
 
@@ -135,7 +157,8 @@ struct MemoryPressureWatchTests {
         defer { directory.remove() }
         let fifo = directory.appending("pressure.fifo")
         try #require(mkfifo(fifo, 0o600) == 0)
-        guard case .watching(let watch) = try MemoryPressureWatch.setUp(environment: ["MEMORY_PRESSURE_WATCH": fifo]) else {
+        guard case .watching(let watch) = try MemoryPressureWatch.setUp(environment: ["MEMORY_PRESSURE_WATCH": fifo])
+        else {
             Issue.record("expected a running watch")
             return
         }
@@ -166,7 +189,9 @@ struct MemoryPressureWatchTests {
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         try #require(bound == 0 && listen(listener, 4) == 0)
 
@@ -187,7 +212,10 @@ struct MemoryPressureWatchTests {
 
         _ = Glibc.write(peer, "x", 1)
         guard let revents = waitForReadiness(watch.fileDescriptor, events: watch.pollEvents) else { return }
-        #expect(try watch.handleReadiness(revents) == [.memoryWarning(.init(level: .critical, source: "memory-pressure-watch"))])
+        #expect(
+            try watch.handleReadiness(revents) == [
+                .memoryWarning(.init(level: .critical, source: "memory-pressure-watch"))
+            ])
 
         close(peer)
         peerOpen = false
@@ -208,7 +236,8 @@ struct MemoryPressureWatchTests {
         defer { watch.close() }
         #expect(watch.kind == .pressureFile)
         #expect(watch.pollEvents == Int16(POLLPRI))
-        #expect(pendingEvents(watch.fileDescriptor, events: watch.pollEvents) & Int16(POLLERR) == 0, "trigger installed")
+        #expect(
+            pendingEvents(watch.fileDescriptor, events: watch.pollEvents) & Int16(POLLERR) == 0, "trigger installed")
         #expect(try watch.handleReadiness(Int16(POLLPRI)) == warning)
         expectCode(.sourceGone) { _ = try watch.handleReadiness(Int16(POLLERR)) }
     }

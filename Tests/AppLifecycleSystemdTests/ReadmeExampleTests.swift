@@ -14,7 +14,10 @@ private enum Drafts {
     static var cacheLimit = -1
     static var refreshed: [SignificantTimeChange.Reason] = []
     static func save() async { saved += 1 }
-    static func open(_ url: URL, from source: String?) -> Bool { opened.append(url); return true }
+    static func open(_ url: URL, from source: String?) -> Bool {
+        opened.append(url)
+        return true
+    }
     static func trimCache(to limit: Int) { cacheLimit = limit }
     static func refreshToday(reason: SignificantTimeChange.Reason) { refreshed.append(reason) }
 }
@@ -48,11 +51,13 @@ private final class AppDelegate: ApplicationDelegate {
 @MainActor
 private func subscribe() -> [NotificationObservation] {
     // Any object, typed:
-    let typed = LifecycleNotificationCenter.default.addObserver(for: Application.DidReceiveMemoryWarningMessage.self) { message in
+    let typed = LifecycleNotificationCenter.default.addObserver(for: Application.DidReceiveMemoryWarningMessage.self) {
+        message in
         Drafts.trimCache(to: message.warning.level == .critical ? 0 : 100)
     }
     // …or by UIKit's name, with a userInfo:
-    let named = LifecycleNotificationCenter.default.addObserver(forName: Application.didBecomeActiveNotification) { note in
+    let named = LifecycleNotificationCenter.default.addObserver(forName: Application.didBecomeActiveNotification) {
+        note in
         print(note.name.rawValue, note.userInfo)  // "UIApplicationDidBecomeActiveNotification" {}
     }
     // …or as an AsyncSequence, from any task:
@@ -71,7 +76,8 @@ struct ReadmeExampleTests {
         let tokens = subscribe()
         defer { tokens.forEach { $0.cancel() } }
         let host = VirtualHost()
-        let app = Application(delegate: AppDelegate(), host: host, configuration: .init(isStateRestorationEnabled: false))
+        let app = Application(
+            delegate: AppDelegate(), host: host, configuration: .init(isStateRestorationEnabled: false))
         var options = LaunchOptions()
         options.url = URL(string: "notes://today")
         app.launch(options: options)

@@ -10,7 +10,7 @@ import UnixSignals
 @testable import AppLifecycleSystemd
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A bound AF_UNIX datagram socket standing in for systemd's notify socket.
@@ -29,7 +29,9 @@ private struct NotifySocket {
         let bytes = Array(path.utf8)
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard result == 0 else {
             let error = errno
@@ -86,10 +88,14 @@ struct ServiceManagerTests {
     }
 
     @Test func watchdogIntervalFollowsWatchdogUsecAndPid() throws {
-        #expect(ServiceManagerNotifier(environment: ["WATCHDOG_USEC": "3000000", "WATCHDOG_PID": String(getpid())]).watchdogInterval == .seconds(3))
+        #expect(
+            ServiceManagerNotifier(environment: ["WATCHDOG_USEC": "3000000", "WATCHDOG_PID": String(getpid())])
+                .watchdogInterval == .seconds(3))
         #expect(ServiceManagerNotifier(environment: ["WATCHDOG_USEC": "3000000"]).watchdogInterval == .seconds(3))
-        #expect(ServiceManagerNotifier(environment: ["WATCHDOG_USEC": "3000000", "WATCHDOG_PID": String(getpid() + 1)]).watchdogInterval == nil,
-                "meant for another process")
+        #expect(
+            ServiceManagerNotifier(environment: ["WATCHDOG_USEC": "3000000", "WATCHDOG_PID": String(getpid() + 1)])
+                .watchdogInterval == nil,
+            "meant for another process")
         let none = ServiceManagerNotifier(environment: [:])
         #expect(none.watchdogInterval == nil)
         #expect(try WatchdogTimer(notifier: none) == nil, "no watchdog, no timer")

@@ -3,7 +3,7 @@ import SystemdBusTesting
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// How long a test waits for readiness before it gives up: a hang guard, not an assertion on timing.
@@ -39,8 +39,8 @@ func pendingEvents(_ fd: Int32, events: Int16) -> Int16 {
 /// Whether this process holds CAP_SYS_TIME (bit 25 of CapEff), i.e. may call `clock_settime(CLOCK_REALTIME)`.
 let canSetRealtimeClock: Bool = {
     guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("CapEff:") }),
-          let mask = UInt64(line.dropFirst("CapEff:".count).trimmingCharacters(in: .whitespaces), radix: 16)
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("CapEff:") }),
+        let mask = UInt64(line.dropFirst("CapEff:".count).trimmingCharacters(in: .whitespaces), radix: 16)
     else { return false }
     return mask & (1 << 25) != 0
 }()

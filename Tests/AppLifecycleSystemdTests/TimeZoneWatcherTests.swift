@@ -6,7 +6,7 @@ import Testing
 @testable import AppLifecycleSystemd
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @Suite("TimeZoneWatcher")
@@ -37,7 +37,8 @@ struct TimeZoneWatcherTests {
 
     @Test func identifierFromLinkTarget() {
         #expect(TimeZoneWatcher.identifier(forLinkTarget: "/usr/share/zoneinfo/Europe/Berlin") == "Europe/Berlin")
-        #expect(TimeZoneWatcher.identifier(forLinkTarget: "../usr/share/zoneinfo/America/Sao_Paulo") == "America/Sao_Paulo")
+        #expect(
+            TimeZoneWatcher.identifier(forLinkTarget: "../usr/share/zoneinfo/America/Sao_Paulo") == "America/Sao_Paulo")
         #expect(TimeZoneWatcher.identifier(forLinkTarget: "/usr/share/zoneinfo/Etc/UTC") == "Etc/UTC")
         #expect(TimeZoneWatcher.identifier(forLinkTarget: "/etc/some-file") == nil)
         #expect(TimeZoneWatcher.identifier(forLinkTarget: "/usr/share/zoneinfo/") == nil)

@@ -7,7 +7,7 @@ import Testing
 @testable import AppLifecycleSystemd
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 private func utc(_ text: String) -> Date {
@@ -29,16 +29,20 @@ struct WallClockTimerDeadlineTests {
 
     @Test func berlinSpringForwardAfterMidnight() {
         let now = utc("2024-03-30T23:30:00Z")  // 00:30 CET on the DST day
-        #expect(WallClockTimer.nextDeadline(after: now, in: berlin)
-            == .init(date: utc("2024-03-31T01:00:00Z"), reason: .daylightSavingTime))
+        #expect(
+            WallClockTimer.nextDeadline(after: now, in: berlin)
+                == .init(date: utc("2024-03-31T01:00:00Z"), reason: .daylightSavingTime))
         // The day after the change is 23 hours long: the next midnight is at 22:00 UTC (00:00 CEST).
-        #expect(WallClockTimer.nextLocalMidnight(after: utc("2024-03-31T01:00:00Z"), in: berlin) == utc("2024-03-31T22:00:00Z"))
+        #expect(
+            WallClockTimer.nextLocalMidnight(after: utc("2024-03-31T01:00:00Z"), in: berlin)
+                == utc("2024-03-31T22:00:00Z"))
     }
 
     @Test func berlinFallBack() {
         let now = utc("2024-10-26T22:30:00Z")  // 00:30 CEST on the fall-back day
-        #expect(WallClockTimer.nextDeadline(after: now, in: berlin)
-            == .init(date: utc("2024-10-27T01:00:00Z"), reason: .daylightSavingTime))
+        #expect(
+            WallClockTimer.nextDeadline(after: now, in: berlin)
+                == .init(date: utc("2024-10-27T01:00:00Z"), reason: .daylightSavingTime))
         // That day is 25 hours long: the next midnight is 23:00 UTC (00:00 CET).
         #expect(WallClockTimer.nextLocalMidnight(after: now, in: berlin) == utc("2024-10-27T23:00:00Z"))
     }
@@ -49,11 +53,13 @@ struct WallClockTimerDeadlineTests {
         let now = utc("2018-11-03T13:00:00Z")
         #expect(WallClockTimer.nextLocalMidnight(after: now, in: saoPaulo) == utc("2018-11-04T03:00:00Z"))
         #expect(WallClockTimer.nextOffsetTransition(after: now, in: saoPaulo) == utc("2018-11-04T03:00:00Z"))
-        #expect(WallClockTimer.nextDeadline(after: now, in: saoPaulo)
-            == .init(date: utc("2018-11-04T03:00:00Z"), reason: .midnight))
+        #expect(
+            WallClockTimer.nextDeadline(after: now, in: saoPaulo)
+                == .init(date: utc("2018-11-04T03:00:00Z"), reason: .midnight))
         // The following (23-hour) day starts at 00:00 BRST = 02:00 UTC.
-        #expect(WallClockTimer.nextDeadline(after: utc("2018-11-04T03:00:00Z"), in: saoPaulo)
-            == .init(date: utc("2018-11-05T02:00:00Z"), reason: .midnight))
+        #expect(
+            WallClockTimer.nextDeadline(after: utc("2018-11-04T03:00:00Z"), in: saoPaulo)
+                == .init(date: utc("2018-11-05T02:00:00Z"), reason: .midnight))
     }
 
     @Test func havanaDSTAtMidnightCoincides() {
@@ -65,8 +71,9 @@ struct WallClockTimerDeadlineTests {
         let utcZone = TimeZone(identifier: "UTC")!
         #expect(WallClockTimer.nextOffsetTransition(after: utc("2024-06-01T00:00:00Z"), in: utcZone) == nil)
         // Exactly at midnight, the next deadline is the following midnight, never the same instant.
-        #expect(WallClockTimer.nextDeadline(after: utc("2024-06-01T00:00:00Z"), in: utcZone)
-            == .init(date: utc("2024-06-02T00:00:00Z"), reason: .midnight))
+        #expect(
+            WallClockTimer.nextDeadline(after: utc("2024-06-01T00:00:00Z"), in: utcZone)
+                == .init(date: utc("2024-06-02T00:00:00Z"), reason: .midnight))
     }
 }
 

@@ -7,7 +7,8 @@ import Testing
 @MainActor
 private final class PostingDelegate: ApplicationDelegate {
     func application(_ application: Application, didFinishLaunchingWithOptions launchOptions: LaunchOptions?) -> Bool {
-        application.notificationCenter.post(name: Notification.Name("Inside"), object: application, userInfo: ["k": .int(1)])
+        application.notificationCenter.post(
+            name: Notification.Name("Inside"), object: application, userInfo: ["k": .int(1)])
         return true
     }
 
@@ -20,9 +21,12 @@ private final class NothingDelegate: ApplicationDelegate {}
 @Suite("LifecycleRecorder: what it records and how it verifies")
 @MainActor
 struct LifecycleRecorderTests {
-    private func launched(_ delegate: any ApplicationDelegate, recordingStateChanges: Bool = false) -> (Application, LifecycleRecorder) {
-        let app = Application(delegate: delegate, host: VirtualHost(), notificationCenter: LifecycleNotificationCenter(),
-                              configuration: .init(isStateRestorationEnabled: false))
+    private func launched(_ delegate: any ApplicationDelegate, recordingStateChanges: Bool = false) -> (
+        Application, LifecycleRecorder
+    ) {
+        let app = Application(
+            delegate: delegate, host: VirtualHost(), notificationCenter: LifecycleNotificationCenter(),
+            configuration: .init(isStateRestorationEnabled: false))
         let recorder = LifecycleRecorder(application: app)
         recorder.recordsStateChanges = recordingStateChanges
         app.launch(options: LaunchOptions())
@@ -32,7 +36,10 @@ struct LifecycleRecorderTests {
     @Test("implemented callbacks only; a call that posts is recorded before what it posts, once")
     func implementedCallsInRealOrder() {
         let (_, recorder) = launched(PostingDelegate())
-        #expect(recorder.delegateCalls == ["application(_:didFinishLaunchingWithOptions:)", "applicationDidBecomeActive(_:)"])
+        #expect(
+            recorder.delegateCalls == [
+                "application(_:didFinishLaunchingWithOptions:)", "applicationDidBecomeActive(_:)",
+            ])
         #expect(recorder.count(of: "application(_:didFinishLaunchingWithOptions:)") == 1)
         #expect(throws: Never.self) {
             try recorder.verifyConsecutive(["application(_:didFinishLaunchingWithOptions:)", "Inside"])
@@ -57,12 +64,15 @@ struct LifecycleRecorderTests {
     @Test("verifyOrder allows gaps, verifyConsecutive does not, verifyAbsent rejects any; failures carry the timeline")
     func verification() {
         let (_, recorder) = launched(PostingDelegate())
-        let launch = "application(_:didFinishLaunchingWithOptions:)", active = "applicationDidBecomeActive(_:)"
+        let launch = "application(_:didFinishLaunchingWithOptions:)"
+        let active = "applicationDidBecomeActive(_:)"
         #expect(throws: Never.self) { try recorder.verifyOrder([launch, active]) }
         #expect(throws: Never.self) { try recorder.verifyOrder([]) }
         #expect(throws: Never.self) { try recorder.verifyAbsent("applicationWillTerminate(_:)") }
 
-        let reversed = #expect(throws: LifecycleRecorder.OrderError.self) { try recorder.verifyOrder([active, launch]) }
+        let reversed = #expect(throws: LifecycleRecorder.OrderError.self) {
+            try recorder.verifyOrder([active, launch])
+        }
         #expect(reversed?.description.contains(recorder.timeline) == true)
         #expect(throws: LifecycleRecorder.OrderError.self) { try recorder.verifyConsecutive([launch, active]) }
         #expect(throws: LifecycleRecorder.OrderError.self) { try recorder.verifyAbsent(active) }

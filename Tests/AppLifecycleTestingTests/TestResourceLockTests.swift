@@ -6,8 +6,18 @@ import Testing
 private final class HolderLog: Sendable {
     private let state = Mutex<(entries: [String], inside: Int, overlapped: Bool)>(([], 0, false))
 
-    func enter() { state.withLock { $0.inside += 1; if $0.inside > 1 { $0.overlapped = true } } }
-    func leave(_ entry: String) { state.withLock { $0.entries.append(entry); $0.inside -= 1 } }
+    func enter() {
+        state.withLock {
+            $0.inside += 1
+            if $0.inside > 1 { $0.overlapped = true }
+        }
+    }
+    func leave(_ entry: String) {
+        state.withLock {
+            $0.entries.append(entry)
+            $0.inside -= 1
+        }
+    }
     var entries: [String] { state.withLock { $0.entries } }
     var overlapped: Bool { state.withLock { $0.overlapped } }
 }

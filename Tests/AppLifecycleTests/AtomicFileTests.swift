@@ -8,7 +8,8 @@ struct AtomicFileTests {
     /// A fresh directory with `count.txt`'s leftovers: an abandoned temporary file and one that a
     /// live writer (another open file description with the lock) still holds.
     @Test func theNextWriteRemovesAbandonedTemporaryFilesAndLeavesALiveWritersOne() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("atomic-\(UUID().uuidString.prefix(8))")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "atomic-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let target = directory.appendingPathComponent("count.txt")

@@ -20,7 +20,8 @@ struct BackgroundExecutionTests {
             Application.names.willEnterForeground, "applicationWillEnterForeground(_:)",
             "applicationDidBecomeActive(_:)", Application.names.didBecomeActive,
         ])
-        #expect(harness.host.stateChanges.suffix(5).map(\.to) == [.background, .suspended, .background, .inactive, .active])
+        #expect(
+            harness.host.stateChanges.suffix(5).map(\.to) == [.background, .suspended, .background, .inactive, .active])
     }
 
     @Test("a background task keeps the app from suspending until it ends")
@@ -54,7 +55,8 @@ struct BackgroundExecutionTests {
             }
             _ = app.beginBackgroundTask(withName: "second") { expired.append("second") }  // never ends itself
         }
-        let harness = Harness(delegate, configuration: .init(backgroundTimeLimit: .seconds(30), isStateRestorationEnabled: false))
+        let harness = Harness(
+            delegate, configuration: .init(backgroundTimeLimit: .seconds(30), isStateRestorationEnabled: false))
         harness.launch()
         harness.host.send(.foreground(false))
         harness.host.advance(by: .seconds(29))
@@ -94,14 +96,17 @@ struct BackgroundExecutionTests {
         #expect(harness.app.applicationState == .suspended)
         harness.recorder.clear()
         harness.host.send(.significantTimeChange(SignificantTimeChange(reason: .clockSet)))
-        harness.host.send(.significantTimeChange(SignificantTimeChange(reason: .timeZone, timeZoneIdentifier: "Asia/Tokyo")))
+        harness.host.send(
+            .significantTimeChange(SignificantTimeChange(reason: .timeZone, timeZoneIdentifier: "Asia/Tokyo")))
         harness.host.send(.significantTimeChange(SignificantTimeChange(reason: .midnight)))
         #expect(harness.recorder.entries.isEmpty)
         harness.host.send(.sleeping(false))
         #expect(harness.recorder.count(of: "applicationSignificantTimeChange(_:)") == 1)
         let delivered = try #require(harness.recorder.entries(named: Application.names.timeChange).first)
         #expect(delivered.userInfo[ApplicationUserInfoKey.significantTimeChangeReason] == "midnight")
-        try harness.recorder.verifyOrder(["applicationWillEnterForeground(_:)", Application.names.timeChange, "applicationSignificantTimeChange(_:)"])
+        try harness.recorder.verifyOrder([
+            "applicationWillEnterForeground(_:)", Application.names.timeChange, "applicationSignificantTimeChange(_:)",
+        ])
     }
 
     @Test("a time change in the (running) background is delivered at once")
@@ -132,7 +137,9 @@ struct BackgroundExecutionTests {
         harness.launch()
         patient.onWillTerminate = { _ in harness.host.advance(by: .seconds(4)) }
         harness.host.send(.terminate(.signal))
-        try harness.recorder.verifyOrder(["applicationWillResignActive(_:)", "applicationWillTerminate(_:)", Application.names.willTerminate])
+        try harness.recorder.verifyOrder([
+            "applicationWillResignActive(_:)", "applicationWillTerminate(_:)", Application.names.willTerminate,
+        ])
         #expect(harness.host.overruns.isEmpty)
         #expect(harness.host.terminationDeadline == .seconds(5))
 
@@ -202,7 +209,8 @@ struct BackgroundExecutionTests {
     @Test("a completion handler never called is given up at its deadline")
     func completionDeadline() {
         let delegate = FullDelegate()
-        let harness = Harness(delegate, configuration: .init(completionHandlerDeadline: .seconds(30), isStateRestorationEnabled: false))
+        let harness = Harness(
+            delegate, configuration: .init(completionHandlerDeadline: .seconds(30), isStateRestorationEnabled: false))
         harness.launch()
         harness.host.send(.foreground(false))
         harness.host.send(.backgroundFetch)

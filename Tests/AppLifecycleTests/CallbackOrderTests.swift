@@ -34,7 +34,9 @@ struct CallbackOrderTests {
     func didEnterBackground() throws {
         let harness = launched()
         harness.host.send(.foreground(false))
-        try harness.recorder.verifyConsecutive(["applicationDidEnterBackground(_:)", Application.names.didEnterBackground])
+        try harness.recorder.verifyConsecutive([
+            "applicationDidEnterBackground(_:)", Application.names.didEnterBackground,
+        ])
     }
 
     @Test("UIApplicationWillEnterForegroundNotification shortly before willEnterForeground")
@@ -42,7 +44,9 @@ struct CallbackOrderTests {
         let harness = launched()
         harness.host.send(.foreground(false))
         harness.host.send(.foreground(true))
-        try harness.recorder.verifyConsecutive([Application.names.willEnterForeground, "applicationWillEnterForeground(_:)"])
+        try harness.recorder.verifyConsecutive([
+            Application.names.willEnterForeground, "applicationWillEnterForeground(_:)",
+        ])
         try harness.recorder.verifyOrder(["applicationWillEnterForeground(_:)", "applicationDidBecomeActive(_:)"])
     }
 
@@ -59,7 +63,9 @@ struct CallbackOrderTests {
     func memoryWarning() throws {
         let harness = launched()
         harness.host.send(.memoryWarning(MemoryWarning(level: .critical, source: "psi")))
-        try harness.recorder.verifyConsecutive(["applicationDidReceiveMemoryWarning(_:)", Application.names.memoryWarning])
+        try harness.recorder.verifyConsecutive([
+            "applicationDidReceiveMemoryWarning(_:)", Application.names.memoryWarning,
+        ])
         let posted = try #require(harness.recorder.entries(named: Application.names.memoryWarning).first)
         #expect(posted.userInfo[ApplicationUserInfoKey.memoryWarningLevel] == "critical")
         #expect(posted.userInfo[ApplicationUserInfoKey.memoryWarningSource] == "psi")
@@ -70,7 +76,8 @@ struct CallbackOrderTests {
         let harness = launched()
         harness.host.send(.significantTimeChange(SignificantTimeChange(reason: .midnight)))
         try harness.recorder.verifyConsecutive([Application.names.timeChange, "applicationSignificantTimeChange(_:)"])
-        #expect(harness.recorder.entries.first?.userInfo[ApplicationUserInfoKey.significantTimeChangeReason] == "midnight")
+        #expect(
+            harness.recorder.entries.first?.userInfo[ApplicationUserInfoKey.significantTimeChangeReason] == "midnight")
     }
 
     @Test("lock: protected data will become unavailable, then resign active; unlock: the reverse")
@@ -107,11 +114,16 @@ struct CallbackOrderTests {
         let harness = launched()
         harness.host.send(.statusBarOrientation(.landscapeLeft, duration: 0.3))
         try harness.recorder.verifyConsecutive([
-            "application(_:willChangeStatusBarOrientation:duration:)", "UIApplicationWillChangeStatusBarOrientationNotification",
+            "application(_:willChangeStatusBarOrientation:duration:)",
+            "UIApplicationWillChangeStatusBarOrientationNotification",
             "application(_:didChangeStatusBarOrientation:)", "UIApplicationDidChangeStatusBarOrientationNotification",
         ])
-        #expect(harness.recorder.entries(named: "UIApplicationWillChangeStatusBarOrientationNotification").first?.userInfo[ApplicationUserInfoKey.statusBarOrientation] == .int(4))
-        #expect(harness.recorder.entries(named: "UIApplicationDidChangeStatusBarOrientationNotification").first?.userInfo[ApplicationUserInfoKey.statusBarOrientation] == .int(1))
+        #expect(
+            harness.recorder.entries(named: "UIApplicationWillChangeStatusBarOrientationNotification").first?.userInfo[
+                ApplicationUserInfoKey.statusBarOrientation] == .int(4))
+        #expect(
+            harness.recorder.entries(named: "UIApplicationDidChangeStatusBarOrientationNotification").first?.userInfo[
+                ApplicationUserInfoKey.statusBarOrientation] == .int(1))
         let frame = Rect(x: 0, y: 0, width: 1920, height: 32)
         harness.host.send(.statusBarFrame(frame))
         try harness.recorder.verifyConsecutive([
@@ -129,7 +141,8 @@ struct CallbackOrderTests {
         harness.host.send(.sessionActive(true))
         try harness.recorder.verifyOrder([
             "applicationWillResignActive(_:)", "applicationDidEnterBackground(_:)",
-            Application.names.willEnterForeground, "applicationWillEnterForeground(_:)", "applicationDidBecomeActive(_:)",
+            Application.names.willEnterForeground, "applicationWillEnterForeground(_:)",
+            "applicationDidBecomeActive(_:)",
         ])
         #expect(harness.app.applicationState == .active)
     }
@@ -149,10 +162,13 @@ struct CallbackOrderTests {
     @Test("the transition table: exactly the documented pairs are legal")
     func transitionTable() {
         let legal = Set(ApplicationState.legalTransitions.map { "\($0.from)→\($0.to)" })
-        #expect(legal == [
-            "not-running→inactive", "inactive→active", "active→inactive", "inactive→background", "background→inactive",
-            "background→suspended", "suspended→background", "inactive→not-running", "background→not-running", "suspended→not-running",
-        ])
+        #expect(
+            legal == [
+                "not-running→inactive", "inactive→active", "active→inactive", "inactive→background",
+                "background→inactive",
+                "background→suspended", "suspended→background", "inactive→not-running", "background→not-running",
+                "suspended→not-running",
+            ])
         #expect(!ApplicationState.active.canTransition(to: .background))
         #expect(!ApplicationState.suspended.canTransition(to: .active))
     }

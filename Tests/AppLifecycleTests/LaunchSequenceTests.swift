@@ -22,7 +22,8 @@ struct LaunchSequenceTests {
         ])
         let launched = try #require(harness.recorder.entries(named: Application.names.didFinishLaunching).first)
         #expect(launched.userInfo["UIApplicationLaunchOptionsSourceApplicationKey"] == .string("org.example.Mail"))
-        #expect(harness.recorder.entries(named: "application(_:willFinishLaunchingWithOptions:)").first?.state == .inactive)
+        #expect(
+            harness.recorder.entries(named: "application(_:willFinishLaunchingWithOptions:)").first?.state == .inactive)
         #expect(harness.app.applicationState == .active)
         #expect(harness.host.didFinishLaunching)
         #expect(harness.host.stateChanges.map(\.to) == [.inactive, .active])
@@ -48,7 +49,10 @@ struct LaunchSequenceTests {
         var options = LaunchOptions()
         options.launchedInBackground = true
         harness.launch(options)
-        try harness.recorder.verifyOrder([Application.names.didFinishLaunching, "applicationDidEnterBackground(_:)", Application.names.didEnterBackground])
+        try harness.recorder.verifyOrder([
+            Application.names.didFinishLaunching, "applicationDidEnterBackground(_:)",
+            Application.names.didEnterBackground,
+        ])
         try harness.recorder.verifyAbsent("applicationDidBecomeActive(_:)")
         #expect(harness.app.applicationState == .suspended)
     }
@@ -62,7 +66,8 @@ struct LaunchSequenceTests {
         #expect(!harness.app.isProtectedDataAvailable)
         harness.host.send(.locked(false))
         try harness.recorder.verifyOrder([
-            Application.names.didFinishLaunching, "applicationProtectedDataDidBecomeAvailable(_:)", "applicationDidBecomeActive(_:)",
+            Application.names.didFinishLaunching, "applicationProtectedDataDidBecomeAvailable(_:)",
+            "applicationDidBecomeActive(_:)",
         ])
         #expect(harness.app.applicationState == .active)
     }
@@ -102,7 +107,9 @@ struct LaunchSequenceTests {
         #expect(delegate.opened == (opened ? [URL(string: "notes://open/42")!] : []))
         #expect(harness.host.openedURLs.map(\.handled) == [opened])
         if opened {
-            try harness.recorder.verifyOrder([Application.names.didFinishLaunching, "application(_:open:options:)", Application.names.didBecomeActive])
+            try harness.recorder.verifyOrder([
+                Application.names.didFinishLaunching, "application(_:open:options:)", Application.names.didBecomeActive,
+            ])
         }
     }
 
@@ -122,7 +129,9 @@ struct LaunchSequenceTests {
     func remoteNotificationLaunch() throws {
         @MainActor final class PlainOnly: ApplicationDelegate {
             var received = 0
-            func application(_ application: Application, didReceiveRemoteNotification userInfo: UserInfo) { received += 1 }
+            func application(_ application: Application, didReceiveRemoteNotification userInfo: UserInfo) {
+                received += 1
+            }
         }
         let plain = PlainOnly()
         let harness = Harness(plain)
@@ -135,29 +144,42 @@ struct LaunchSequenceTests {
         let fetching = Harness(full)
         fetching.launch(options)
         #expect(full.fetchCompletion != nil)
-        try fetching.recorder.verifyOrder([Application.names.didFinishLaunching, "application(_:didReceiveRemoteNotification:fetchCompletionHandler:)"])
+        try fetching.recorder.verifyOrder([
+            Application.names.didFinishLaunching, "application(_:didReceiveRemoteNotification:fetchCompletionHandler:)",
+        ])
     }
 
     @Test("service-manager launch reasons become launch options")
     func serviceManagerOptions() {
         let options = LaunchOptions.fromServiceManager(
-            environment: ["TRIGGER_UNIT": "backup.timer", "TRIGGER_PATH": "/srv/inbox", "LISTEN_PID": "77", "LISTEN_FDS": "2", "LISTEN_FDNAMES": "http:admin"],
+            environment: [
+                "TRIGGER_UNIT": "backup.timer", "TRIGGER_PATH": "/srv/inbox", "LISTEN_PID": "77", "LISTEN_FDS": "2",
+                "LISTEN_FDNAMES": "http:admin",
+            ],
             processID: 77)
         #expect(options.triggerUnit == "backup.timer")
         #expect(options.triggerPath == "/srv/inbox")
         #expect(options.listenFileDescriptorNames == ["http", "admin"])
-        let foreign = LaunchOptions.fromServiceManager(environment: ["LISTEN_PID": "78", "LISTEN_FDS": "2", "TRIGGER_PATH": "relative"], processID: 77)
+        let foreign = LaunchOptions.fromServiceManager(
+            environment: ["LISTEN_PID": "78", "LISTEN_FDS": "2", "TRIGGER_PATH": "relative"], processID: 77)
         #expect(foreign.isEmpty)
     }
 
     @Test("every UIKit launch-option key keeps UIKit's raw string")
     func launchOptionKeys() {
-        let keys: [LaunchOptions.Key] = [.url, .sourceApplication, .annotation, .remoteNotification, .localNotification, .location, .newsstandDownloads, .bluetoothCentrals, .bluetoothPeripherals]
-        #expect(keys.map(\.rawValue) == [
-            "UIApplicationLaunchOptionsURLKey", "UIApplicationLaunchOptionsSourceApplicationKey", "UIApplicationLaunchOptionsAnnotationKey",
-            "UIApplicationLaunchOptionsRemoteNotificationKey", "UIApplicationLaunchOptionsLocalNotificationKey", "UIApplicationLaunchOptionsLocationKey",
-            "UIApplicationLaunchOptionsNewsstandDownloadsKey", "UIApplicationLaunchOptionsBluetoothCentralsKey", "UIApplicationLaunchOptionsBluetoothPeripheralsKey",
-        ])
+        let keys: [LaunchOptions.Key] = [
+            .url, .sourceApplication, .annotation, .remoteNotification, .localNotification, .location,
+            .newsstandDownloads, .bluetoothCentrals, .bluetoothPeripherals,
+        ]
+        #expect(
+            keys.map(\.rawValue) == [
+                "UIApplicationLaunchOptionsURLKey", "UIApplicationLaunchOptionsSourceApplicationKey",
+                "UIApplicationLaunchOptionsAnnotationKey",
+                "UIApplicationLaunchOptionsRemoteNotificationKey", "UIApplicationLaunchOptionsLocalNotificationKey",
+                "UIApplicationLaunchOptionsLocationKey",
+                "UIApplicationLaunchOptionsNewsstandDownloadsKey", "UIApplicationLaunchOptionsBluetoothCentralsKey",
+                "UIApplicationLaunchOptionsBluetoothPeripheralsKey",
+            ])
         var options = LaunchOptions()
         options.bluetoothCentrals = ["central-1"]
         options.newsstandDownloads = ["issue-7"]

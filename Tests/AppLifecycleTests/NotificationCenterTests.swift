@@ -23,9 +23,15 @@ struct NotificationCenterTests {
     func namedToTyped() {
         let center = LifecycleNotificationCenter()
         var levels: [MemoryWarning.Level] = []
-        let token = center.addObserver(for: Application.DidReceiveMemoryWarningMessage.self) { levels.append($0.warning.level) }
-        center.post(name: Application.didReceiveMemoryWarningNotification, userInfo: [ApplicationUserInfoKey.memoryWarningLevel: "critical"])
-        center.post(name: Application.didReceiveMemoryWarningNotification, userInfo: [ApplicationUserInfoKey.memoryWarningLevel: "enormous"])
+        let token = center.addObserver(for: Application.DidReceiveMemoryWarningMessage.self) {
+            levels.append($0.warning.level)
+        }
+        center.post(
+            name: Application.didReceiveMemoryWarningNotification,
+            userInfo: [ApplicationUserInfoKey.memoryWarningLevel: "critical"])
+        center.post(
+            name: Application.didReceiveMemoryWarningNotification,
+            userInfo: [ApplicationUserInfoKey.memoryWarningLevel: "enormous"])
         center.post(name: Application.didReceiveMemoryWarningNotification)
         #expect(levels == [.critical, .low])
         _ = token
@@ -50,7 +56,8 @@ struct NotificationCenterTests {
     @Test("object filters match only the posting object")
     func objectFilter() {
         let center = LifecycleNotificationCenter()
-        let mine = Sender(), other = Sender()
+        let mine = Sender()
+        let other = Sender()
         var count = 0
         let token = center.addObserver(for: Application.WillTerminateMessage.self, object: mine) { _ in count += 1 }
         center.post(Application.WillTerminateMessage(), object: other)
@@ -104,9 +111,14 @@ struct NotificationCenterTests {
                 nestedOnce = true
                 // Replace the observer list many times while both posts borrow snapshots of it.
                 victim?.cancel()
-                for _ in 0..<64 { churn.append(center.addObserver(for: Application.DidBecomeActiveMessage.self) { _ in log.append("churn") }) }
+                for _ in 0..<64 {
+                    churn.append(
+                        center.addObserver(for: Application.DidBecomeActiveMessage.self) { _ in log.append("churn") })
+                }
                 churn.removeAll()
-                late = center.addObserver(for: Application.DidBecomeActiveMessage.self) { _ in log.append("late@\(depth)") }
+                late = center.addObserver(for: Application.DidBecomeActiveMessage.self) { _ in
+                    log.append("late@\(depth)")
+                }
             }
         }
         victim = center.addObserver(for: Application.DidBecomeActiveMessage.self) { _ in log.append("victim@\(depth)") }
@@ -126,7 +138,9 @@ struct NotificationCenterTests {
     func tokens() {
         let center = LifecycleNotificationCenter()
         var count = 0
-        var token: NotificationObservation? = center.addObserver(for: Application.DidEnterBackgroundMessage.self) { _ in count += 1 }
+        var token: NotificationObservation? = center.addObserver(for: Application.DidEnterBackgroundMessage.self) { _ in
+            count += 1
+        }
         center.post(Application.DidEnterBackgroundMessage())
         token = nil
         center.post(Application.DidEnterBackgroundMessage())
@@ -184,7 +198,8 @@ struct NotificationCenterTests {
     @Test("async sequence: delivers to a consumer on another task, and unregisters when dropped")
     func asyncConsumer() async {
         let center = LifecycleNotificationCenter()
-        var sequence: NotificationSequence<Application.DidBecomeActiveMessage>? = center.messages(of: Application.DidBecomeActiveMessage.self)
+        var sequence: NotificationSequence<Application.DidBecomeActiveMessage>? = center.messages(
+            of: Application.DidBecomeActiveMessage.self)
         let consumer = Task { [sequence] in
             var count = 0
             for await _ in sequence! {
@@ -196,7 +211,9 @@ struct NotificationCenterTests {
         for _ in 0..<3 { center.post(Application.DidBecomeActiveMessage()) }
         #expect(await consumer.value == 3)
         sequence = nil
-        for _ in 0..<10 where center.observerCount(for: Application.DidBecomeActiveMessage.self) > 0 { await Task.yield() }
+        for _ in 0..<10 where center.observerCount(for: Application.DidBecomeActiveMessage.self) > 0 {
+            await Task.yield()
+        }
         #expect(center.observerCount(for: Application.DidBecomeActiveMessage.self) == 0)
     }
 
@@ -208,13 +225,28 @@ struct NotificationCenterTests {
         #expect(Application.didEnterBackgroundNotification.rawValue == "UIApplicationDidEnterBackgroundNotification")
         #expect(Application.willEnterForegroundNotification.rawValue == "UIApplicationWillEnterForegroundNotification")
         #expect(Application.willTerminateNotification.rawValue == "UIApplicationWillTerminateNotification")
-        #expect(Application.didReceiveMemoryWarningNotification.rawValue == "UIApplicationDidReceiveMemoryWarningNotification")
-        #expect(Application.significantTimeChangeNotification.rawValue == "UIApplicationSignificantTimeChangeNotification")
-        #expect(Application.protectedDataWillBecomeUnavailableNotification.rawValue == "UIApplicationProtectedDataWillBecomeUnavailable")
-        #expect(Application.protectedDataDidBecomeAvailableNotification.rawValue == "UIApplicationProtectedDataDidBecomeAvailable")
-        #expect(Application.willChangeStatusBarOrientationNotification.rawValue == "UIApplicationWillChangeStatusBarOrientationNotification")
-        #expect(Application.didChangeStatusBarOrientationNotification.rawValue == "UIApplicationDidChangeStatusBarOrientationNotification")
-        #expect(Application.willChangeStatusBarFrameNotification.rawValue == "UIApplicationWillChangeStatusBarFrameNotification")
-        #expect(Application.didChangeStatusBarFrameNotification.rawValue == "UIApplicationDidChangeStatusBarFrameNotification")
+        #expect(
+            Application.didReceiveMemoryWarningNotification.rawValue
+                == "UIApplicationDidReceiveMemoryWarningNotification")
+        #expect(
+            Application.significantTimeChangeNotification.rawValue == "UIApplicationSignificantTimeChangeNotification")
+        #expect(
+            Application.protectedDataWillBecomeUnavailableNotification.rawValue
+                == "UIApplicationProtectedDataWillBecomeUnavailable")
+        #expect(
+            Application.protectedDataDidBecomeAvailableNotification.rawValue
+                == "UIApplicationProtectedDataDidBecomeAvailable")
+        #expect(
+            Application.willChangeStatusBarOrientationNotification.rawValue
+                == "UIApplicationWillChangeStatusBarOrientationNotification")
+        #expect(
+            Application.didChangeStatusBarOrientationNotification.rawValue
+                == "UIApplicationDidChangeStatusBarOrientationNotification")
+        #expect(
+            Application.willChangeStatusBarFrameNotification.rawValue
+                == "UIApplicationWillChangeStatusBarFrameNotification")
+        #expect(
+            Application.didChangeStatusBarFrameNotification.rawValue
+                == "UIApplicationDidChangeStatusBarFrameNotification")
     }
 }

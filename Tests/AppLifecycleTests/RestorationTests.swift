@@ -7,14 +7,16 @@ import Testing
 @Suite("State preservation and restoration")
 struct RestorationTests {
     func temporaryDirectory() -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("restoration-\(UUID().uuidString)", isDirectory: true)
+        FileManager.default.temporaryDirectory.appendingPathComponent(
+            "restoration-\(UUID().uuidString)", isDirectory: true)
     }
 
     @Test("state saved on entering the background is restored at the next launch, in order")
     func saveAndRestore() throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let configuration = Application.Configuration(applicationIdentifier: "org.example.Notes", stateRestorationDirectory: directory)
+        let configuration = Application.Configuration(
+            applicationIdentifier: "org.example.Notes", stateRestorationDirectory: directory)
 
         let first = Harness(FullDelegate(), configuration: configuration)
         first.launch()

@@ -17,8 +17,12 @@ final class FullDelegate: ApplicationDelegate {
     var saveState = true
     var restoredPaths: [[String]] = []
 
-    func application(_ application: Application, willFinishLaunchingWithOptions launchOptions: LaunchOptions?) -> Bool { willFinishResult }
-    func application(_ application: Application, didFinishLaunchingWithOptions launchOptions: LaunchOptions?) -> Bool { didFinishResult }
+    func application(_ application: Application, willFinishLaunchingWithOptions launchOptions: LaunchOptions?) -> Bool {
+        willFinishResult
+    }
+    func application(_ application: Application, didFinishLaunchingWithOptions launchOptions: LaunchOptions?) -> Bool {
+        didFinishResult
+    }
     func applicationDidFinishLaunching(_ application: Application) {}
     func applicationDidBecomeActive(_ application: Application) { onDidBecomeActive?(application) }
     func applicationWillResignActive(_ application: Application) { onWillResignActive?(application) }
@@ -29,30 +33,46 @@ final class FullDelegate: ApplicationDelegate {
     func applicationSignificantTimeChange(_ application: Application) {}
     func applicationProtectedDataWillBecomeUnavailable(_ application: Application) {}
     func applicationProtectedDataDidBecomeAvailable(_ application: Application) {}
-    func application(_ application: Application, willChangeStatusBarOrientation newStatusBarOrientation: InterfaceOrientation, duration: TimeInterval) {}
-    func application(_ application: Application, didChangeStatusBarOrientation oldStatusBarOrientation: InterfaceOrientation) {}
+    func application(
+        _ application: Application, willChangeStatusBarOrientation newStatusBarOrientation: InterfaceOrientation,
+        duration: TimeInterval
+    ) {}
+    func application(
+        _ application: Application, didChangeStatusBarOrientation oldStatusBarOrientation: InterfaceOrientation
+    ) {}
     func application(_ application: Application, willChangeStatusBarFrame newStatusBarFrame: Rect) {}
     func application(_ application: Application, didChangeStatusBarFrame oldStatusBarFrame: Rect) {}
     func application(_ application: Application, shouldSaveApplicationState coder: StateRestorationCoder) -> Bool {
         coder.encode("2", forKey: "version")
         return saveState
     }
-    func application(_ application: Application, shouldRestoreApplicationState coder: StateRestorationCoder) -> Bool { restoreState }
+    func application(_ application: Application, shouldRestoreApplicationState coder: StateRestorationCoder) -> Bool {
+        restoreState
+    }
     func application(_ application: Application, willEncodeRestorableStateWith coder: StateRestorationCoder) {
         coder.encode("note-42", forKey: "openDocument")
         coder.encodeRestorableObject(identifierPath: ["root", "editor"])
     }
     func application(_ application: Application, didDecodeRestorableStateWith coder: StateRestorationCoder) {}
-    func application(_ application: Application, restorableObjectWithIdentifierPath identifierComponents: [String], coder: StateRestorationCoder) -> AnyObject? {
+    func application(
+        _ application: Application, restorableObjectWithIdentifierPath identifierComponents: [String],
+        coder: StateRestorationCoder
+    ) -> AnyObject? {
         restoredPaths.append(identifierComponents)
         return self
     }
     func application(_ application: Application, open url: URL, options: OpenURLOptions) -> Bool { openResult }
-    func application(_ application: Application, didReceiveRemoteNotification userInfo: UserInfo, fetchCompletionHandler completionHandler: @escaping @Sendable (BackgroundFetchResult) -> Void) {
+    func application(
+        _ application: Application, didReceiveRemoteNotification userInfo: UserInfo,
+        fetchCompletionHandler completionHandler: @escaping @Sendable (BackgroundFetchResult) -> Void
+    ) {
         fetchCompletion = completionHandler
     }
     func application(_ application: Application, didReceive notification: LocalNotification) {}
-    func application(_ application: Application, performFetchWithCompletionHandler completionHandler: @escaping @Sendable (BackgroundFetchResult) -> Void) {
+    func application(
+        _ application: Application,
+        performFetchWithCompletionHandler completionHandler: @escaping @Sendable (BackgroundFetchResult) -> Void
+    ) {
         fetchCompletion = completionHandler
     }
 }
@@ -69,7 +89,10 @@ struct Harness {
     let recorder: LifecycleRecorder
     let center: LifecycleNotificationCenter
 
-    init(_ delegate: any ApplicationDelegate, configuration: Application.Configuration = .init(isStateRestorationEnabled: false)) {
+    init(
+        _ delegate: any ApplicationDelegate,
+        configuration: Application.Configuration = .init(isStateRestorationEnabled: false)
+    ) {
         host = VirtualHost()
         center = LifecycleNotificationCenter()
         app = Application(delegate: delegate, host: host, notificationCenter: center, configuration: configuration)

@@ -8,23 +8,42 @@ import Testing
 struct URLAndNotificationTests {
     @MainActor final class AllOpeners: ApplicationDelegate {
         var calls: [String] = []
-        func application(_ application: Application, open url: URL, options: OpenURLOptions) -> Bool { calls.append("options"); return true }
-        func application(_ application: Application, open url: URL, sourceApplication: String?, annotation: UserInfoValue?) -> Bool { calls.append("source"); return true }
-        func application(_ application: Application, handleOpen url: URL) -> Bool { calls.append("handle"); return true }
+        func application(_ application: Application, open url: URL, options: OpenURLOptions) -> Bool {
+            calls.append("options")
+            return true
+        }
+        func application(
+            _ application: Application, open url: URL, sourceApplication: String?, annotation: UserInfoValue?
+        ) -> Bool {
+            calls.append("source")
+            return true
+        }
+        func application(_ application: Application, handleOpen url: URL) -> Bool {
+            calls.append("handle")
+            return true
+        }
     }
     @MainActor final class OldOpeners: ApplicationDelegate {
         var calls: [String] = []
         var annotation: UserInfoValue?
-        func application(_ application: Application, open url: URL, sourceApplication: String?, annotation: UserInfoValue?) -> Bool {
+        func application(
+            _ application: Application, open url: URL, sourceApplication: String?, annotation: UserInfoValue?
+        ) -> Bool {
             calls.append("source:\(sourceApplication ?? "-")")
             self.annotation = annotation
             return false
         }
-        func application(_ application: Application, handleOpen url: URL) -> Bool { calls.append("handle"); return true }
+        func application(_ application: Application, handleOpen url: URL) -> Bool {
+            calls.append("handle")
+            return true
+        }
     }
     @MainActor final class OldestOpener: ApplicationDelegate {
         var calls: [String] = []
-        func application(_ application: Application, handleOpen url: URL) -> Bool { calls.append("handle"); return true }
+        func application(_ application: Application, handleOpen url: URL) -> Bool {
+            calls.append("handle")
+            return true
+        }
     }
 
     @Test("open:options: wins; then open:sourceApplication:annotation:; then handleOpen")
@@ -52,7 +71,9 @@ struct URLAndNotificationTests {
         #expect(oldest.calls == ["handle"])
     }
 
-    @Test("a URL for a background app brings it to the foreground first: will enter foreground → open → did become active")
+    @Test(
+        "a URL for a background app brings it to the foreground first: will enter foreground → open → did become active"
+    )
     func urlWhileSuspended() throws {
         let harness = Harness(FullDelegate())
         harness.launch()
@@ -61,7 +82,8 @@ struct URLAndNotificationTests {
         harness.recorder.clear()
         harness.host.send(.openURL(URL(string: "notes://n/2")!, OpenURLOptions()))
         try harness.recorder.verifyOrder([
-            "applicationWillEnterForeground(_:)", "application(_:open:options:)", "ApplicationDidOpenURLNotification", "applicationDidBecomeActive(_:)",
+            "applicationWillEnterForeground(_:)", "application(_:open:options:)", "ApplicationDidOpenURLNotification",
+            "applicationDidBecomeActive(_:)",
         ])
         let opened = try #require(harness.recorder.entries(named: "ApplicationDidOpenURLNotification").first)
         #expect(opened.userInfo[ApplicationUserInfoKey.url] == "notes://n/2")
@@ -77,7 +99,10 @@ struct URLAndNotificationTests {
         @MainActor final class Both: ApplicationDelegate {
             var plain = 0, fetch = 0
             func application(_ application: Application, didReceiveRemoteNotification userInfo: UserInfo) { plain += 1 }
-            func application(_ application: Application, didReceiveRemoteNotification userInfo: UserInfo, fetchCompletionHandler completionHandler: @escaping @Sendable (BackgroundFetchResult) -> Void) {
+            func application(
+                _ application: Application, didReceiveRemoteNotification userInfo: UserInfo,
+                fetchCompletionHandler completionHandler: @escaping @Sendable (BackgroundFetchResult) -> Void
+            ) {
                 fetch += 1
                 completionHandler(.noData)
             }
@@ -110,7 +135,9 @@ struct URLAndNotificationTests {
         harness.launch()
         let note = LocalNotification(identifier: "tea", alertBody: "Tea is ready")
         harness.host.send(.localNotification(note))
-        try harness.recorder.verifyConsecutive(["application(_:didReceive:)", "ApplicationDidReceiveLocalNotificationNotification"])
+        try harness.recorder.verifyConsecutive([
+            "application(_:didReceive:)", "ApplicationDidReceiveLocalNotificationNotification",
+        ])
         harness.host.send(.foreground(false))
         harness.host.send(.localNotification(note))
         #expect(harness.recorder.count(of: "application(_:didReceive:)") == 1)
@@ -119,11 +146,15 @@ struct URLAndNotificationTests {
 
     @Test("question callbacks post their answers")
     func questions() {
-        let harness = Harness(FullDelegate(), configuration: .init(supportedInterfaceOrientations: .landscape, isStateRestorationEnabled: false))
+        let harness = Harness(
+            FullDelegate(),
+            configuration: .init(supportedInterfaceOrientations: .landscape, isStateRestorationEnabled: false))
         harness.launch()
         #expect(harness.app.supportedInterfaceOrientations(for: nil) == .landscape)
         #expect(harness.app.allowsExtensionPoint(.keyboard))
         #expect(harness.recorder.count(of: "ApplicationSupportedInterfaceOrientationsNotification") == 1)
-        #expect(harness.recorder.entries(named: "ApplicationShouldAllowExtensionPointNotification").first?.userInfo[ApplicationUserInfoKey.result] == true)
+        #expect(
+            harness.recorder.entries(named: "ApplicationShouldAllowExtensionPointNotification").first?.userInfo[
+                ApplicationUserInfoKey.result] == true)
     }
 }

@@ -7,7 +7,9 @@ import Testing
 
 @Suite("ScreenSaverClient, TimedatedClient and LowMemoryMonitorClient against python-dbusmock")
 struct DesktopServiceClientTests {
-    @Test("screensaver: the start state, then ActiveChanged as locked, once per change; the absent freedesktop name is fine")
+    @Test(
+        "screensaver: the start state, then ActiveChanged as locked, once per change; the absent freedesktop name is fine"
+    )
     func screensaver() async throws {
         try await BusTestEnvironment.with { env in
             let mock = try DBusMock(template: "gnome_screensaver", address: env.bus.address)
@@ -20,7 +22,8 @@ struct DesktopServiceClientTests {
             // The template's SetActive emits ActiveChanged(b).
             try mock.call(interface: "org.gnome.ScreenSaver", method: "SetActive", arguments: ["true"])
             try mock.call(interface: "org.gnome.ScreenSaver", method: "SetActive", arguments: ["true"])
-            try mock.emitSignal(interface: "org.gnome.ScreenSaver", name: "ActiveChanged", signature: "s", arguments: ["'no'"])
+            try mock.emitSignal(
+                interface: "org.gnome.ScreenSaver", name: "ActiveChanged", signature: "s", arguments: ["'no'"])
             try mock.call(interface: "org.gnome.ScreenSaver", method: "SetActive", arguments: ["false"])
             // The state read at start comes first, inactive too: the bridge combines it with logind's.
             try await events.expectNext(.locked(false), .locked(true), .locked(false))
@@ -28,10 +31,12 @@ struct DesktopServiceClientTests {
             // A spoofer's ActiveChanged is dropped; the marker proves the client has seen it.
             let spoofer = try await env.spoofer()
             defer { spoofer.close() }
-            try spoofer.emitSignal(path: "/org/gnome/ScreenSaver", interface: "org.gnome.ScreenSaver",
-                                   member: "ActiveChanged", arguments: [.bool(true)])
-            try spoofer.emitSignal(path: "/org/freedesktop/ScreenSaver", interface: "org.freedesktop.ScreenSaver",
-                                   member: "ActiveChanged", arguments: [.bool(true)])
+            try spoofer.emitSignal(
+                path: "/org/gnome/ScreenSaver", interface: "org.gnome.ScreenSaver",
+                member: "ActiveChanged", arguments: [.bool(true)])
+            try spoofer.emitSignal(
+                path: "/org/freedesktop/ScreenSaver", interface: "org.freedesktop.ScreenSaver",
+                member: "ActiveChanged", arguments: [.bool(true)])
             _ = try await spoofer.flush()
             #expect(events.untaken.isEmpty)
             #expect(client.isActive == false)
@@ -56,8 +61,9 @@ struct DesktopServiceClientTests {
     @Test("timedated Timezone: one event per real change, none for the same value or a bogus one")
     func timedated() async throws {
         try await BusTestEnvironment.with { env in
-            let mock = try DBusMock(template: "timedated", address: env.bus.address,
-                                    parameters: #"{"Timezone": "Europe/Berlin"}"#)
+            let mock = try DBusMock(
+                template: "timedated", address: env.bus.address,
+                parameters: #"{"Timezone": "Europe/Berlin"}"#)
             defer { mock.stop() }
             let events = ValueRecorder<HostEvent>()
             let client = TimedatedClient(connection: env.connection) { events.add($0) }
@@ -72,7 +78,8 @@ struct DesktopServiceClientTests {
             try mock.updateProperties(interface: interface, properties: ["Timezone": "uint32 3"])
             try mock.updateProperties(interface: interface, properties: ["Timezone": "'Asia/Tokyo'"])
             try await events.expectNext(
-                .significantTimeChange(SignificantTimeChange(reason: .timeZone, timeZoneIdentifier: "America/Sao_Paulo")),
+                .significantTimeChange(
+                    SignificantTimeChange(reason: .timeZone, timeZoneIdentifier: "America/Sao_Paulo")),
                 .significantTimeChange(SignificantTimeChange(reason: .timeZone, timeZoneIdentifier: "Asia/Tokyo")))
             #expect(client.timeZoneIdentifier == "Asia/Tokyo")
         }
@@ -89,8 +96,9 @@ struct DesktopServiceClientTests {
             try await client.start()
             // The template's EmitWarning(y) emits LowMemoryWarning(y) from the main object.
             for level in ["byte 50", "byte 0", "byte 255"] { try mock.mockCall("EmitWarning", [level]) }
-            try mock.emitSignal(interface: LowMemoryMonitorClient.interface, name: "LowMemoryWarning",
-                                signature: "u", arguments: ["uint32 100"])
+            try mock.emitSignal(
+                interface: LowMemoryMonitorClient.interface, name: "LowMemoryWarning",
+                signature: "u", arguments: ["uint32 100"])
             try mock.mockCall("EmitWarning", ["byte 100"])
             try await events.expectNext(
                 .memoryWarning(MemoryWarning(level: .low, source: "low-memory-monitor")),
@@ -117,9 +125,13 @@ struct DesktopServiceClientTests {
     func absentServices() async throws {
         try await BusTestEnvironment.with { env in
             let timedated = TimedatedClient(connection: env.connection) { _ in }
-            #expect(await errorCode { () async throws(BusServiceError) in _ = try await timedated.start() } == .serviceUnavailable)
+            #expect(
+                await errorCode { () async throws(BusServiceError) in _ = try await timedated.start() }
+                    == .serviceUnavailable)
             let monitor = LowMemoryMonitorClient(connection: env.connection) { _ in }
-            #expect(await errorCode { () async throws(BusServiceError) in try await monitor.start() } == .serviceUnavailable)
+            #expect(
+                await errorCode { () async throws(BusServiceError) in try await monitor.start() } == .serviceUnavailable
+            )
         }
     }
 }

@@ -37,8 +37,9 @@ private func sessionPath(_ id: String) -> String { "/org/freedesktop/login1/sess
 
 /// `ListInhibitors` of the logind on the bus, as (what, who, why, mode).
 private func inhibitors(_ connection: BusConnection) async throws -> [[String]] {
-    let reply = try await connection.call(destination: LogindClient.busName, path: LogindClient.managerPath,
-                                          interface: manager, member: "ListInhibitors")
+    let reply = try await connection.call(
+        destination: LogindClient.busName, path: LogindClient.managerPath,
+        interface: manager, member: "ListInhibitors")
     return (reply.first?.arrayValue ?? []).compactMap { row in
         row.structValue.map { Array($0.prefix(4)).compactMap(\.stringValue) }
     }
@@ -56,15 +57,18 @@ struct LogindClientTests {
 
             // systemd ≥ 255 sends both signals for one shutdown: one terminate, whichever comes first.
             try mock.emitSignal(interface: manager, name: "PrepareForShutdown", signature: "b", arguments: ["true"])
-            try mock.emitSignal(interface: manager, name: "PrepareForShutdownWithMetadata", signature: "ba{sv}",
-                                arguments: ["true", "@a{sv} {'type': <'poweroff'>}"])
+            try mock.emitSignal(
+                interface: manager, name: "PrepareForShutdownWithMetadata", signature: "ba{sv}",
+                arguments: ["true", "@a{sv} {'type': <'poweroff'>}"])
             try await events.expectNext(.terminate(.shutdown))
             // Cancelled, then a new shutdown announced by the metadata signal first.
             try mock.emitSignal(interface: manager, name: "PrepareForShutdown", signature: "b", arguments: ["false"])
-            try mock.emitSignal(interface: manager, name: "PrepareForShutdownWithMetadata", signature: "ba{sv}",
-                                arguments: ["false", "@a{sv} {}"])
-            try mock.emitSignal(interface: manager, name: "PrepareForShutdownWithMetadata", signature: "ba{sv}",
-                                arguments: ["true", "@a{sv} {'type': <'reboot'>}"])
+            try mock.emitSignal(
+                interface: manager, name: "PrepareForShutdownWithMetadata", signature: "ba{sv}",
+                arguments: ["false", "@a{sv} {}"])
+            try mock.emitSignal(
+                interface: manager, name: "PrepareForShutdownWithMetadata", signature: "ba{sv}",
+                arguments: ["true", "@a{sv} {'type': <'reboot'>}"])
             try mock.emitSignal(interface: manager, name: "PrepareForShutdown", signature: "b", arguments: ["true"])
             // A sentinel from the same sender: nothing came between the terminate and it.
             try mock.emitSignal(interface: manager, name: "PrepareForSleep", signature: "b", arguments: ["true"])
@@ -100,11 +104,16 @@ struct LogindClientTests {
 
     @Test("initial state is read: a locked, inactive session is reported as such")
     func initialState() async throws {
-        try await withLogind(sessions: [("c1", testUID, false)], prepare: { mock in
-            try mock.updateProperties(path: sessionPath("c1"), interface: session, properties: ["LockedHint": "true"])
-        }) { _, mock, _, events in
+        try await withLogind(
+            sessions: [("c1", testUID, false)],
+            prepare: { mock in
+                try mock.updateProperties(
+                    path: sessionPath("c1"), interface: session, properties: ["LockedHint": "true"])
+            }
+        ) { _, mock, _, events in
             try await events.expectNext(.locked(true), .sessionActive(false))
-            try mock.emitSignal(path: sessionPath("c1"), interface: session, name: "Unlock", signature: "", arguments: [])
+            try mock.emitSignal(
+                path: sessionPath("c1"), interface: session, name: "Unlock", signature: "", arguments: [])
             try await events.expectNext(.locked(false))
         }
     }
@@ -136,15 +145,18 @@ struct LogindClientTests {
             // logind's session/auto object names the caller's session by its Id. The template has no such
             // object; its ListSessions lists every object under /session/ and reads User, Name and Seat, so the
             // stand-in has them too, for a uid that is not the app's.
-            try mock.mockCall("AddObject", [
-                DBusMock.quote(LogindClient.autoSessionPath), DBusMock.quote(session),
-                "{'Id': <'c1'>, 'Name': <'nobody'>, 'User': <(uint32 65534, objectpath '/')>, "
-                    + "'Seat': <('seat0', objectpath '/org/freedesktop/login1/seat/seat0')>}",
-                "@a(ssss) []",
-            ])
+            try mock.mockCall(
+                "AddObject",
+                [
+                    DBusMock.quote(LogindClient.autoSessionPath), DBusMock.quote(session),
+                    "{'Id': <'c1'>, 'Name': <'nobody'>, 'User': <(uint32 65534, objectpath '/')>, "
+                        + "'Seat': <('seat0', objectpath '/org/freedesktop/login1/seat/seat0')>}",
+                    "@a(ssss) []",
+                ])
             #expect(try await resolved([:]) == "c1")
             // session/auto naming a session that does not exist falls back to ListSessions.
-            try mock.updateProperties(path: LogindClient.autoSessionPath, interface: session, properties: ["Id": "'c7'"])
+            try mock.updateProperties(
+                path: LogindClient.autoSessionPath, interface: session, properties: ["Id": "'c7'"])
             #expect(try await resolved([:]) == "c3")
         }
     }
@@ -154,11 +166,13 @@ struct LogindClientTests {
         try await withLogind(sessions: [], environment: [:]) { _, mock, client, events in
             #expect(client.sessionPath == nil)
             try mock.addSession(id: "c5", uid: 1001, username: "other", active: true)
-            try mock.emitSignal(interface: manager, name: "SessionNew", signature: "so",
-                                arguments: ["'c5'", "objectpath '\(sessionPath("c5"))'"])
+            try mock.emitSignal(
+                interface: manager, name: "SessionNew", signature: "so",
+                arguments: ["'c5'", "objectpath '\(sessionPath("c5"))'"])
             try mock.addSession(id: "c4", uid: testUID, username: "me", active: false)
-            try mock.emitSignal(interface: manager, name: "SessionNew", signature: "so",
-                                arguments: ["'c4'", "objectpath '\(sessionPath("c4"))'"])
+            try mock.emitSignal(
+                interface: manager, name: "SessionNew", signature: "so",
+                arguments: ["'c4'", "objectpath '\(sessionPath("c4"))'"])
             try await events.expectNext(.locked(false), .sessionActive(false))
             #expect(client.sessionID == "c4")
             try mock.call(path: sessionPath("c4"), interface: session, method: "Lock")
@@ -188,20 +202,24 @@ struct LogindClientTests {
         }
     }
 
-    @Test("a release while Inhibit is in flight wins: the fd that arrives is closed, the lock is not held",
-          .timeLimit(.minutes(1)))
+    @Test(
+        "a release while Inhibit is in flight wins: the fd that arrives is closed, the lock is not held",
+        .timeLimit(.minutes(1)))
     func releaseDuringInhibit() async throws {
         // Two FIFOs hold logind's Inhibit in the middle: it says "started", then waits for "go".
         let directory = try TemporaryDirectory(prefix: "inhibit-gate")
         defer { directory.remove() }
-        let started = directory.appending("started"), go = directory.appending("go")
+        let started = directory.appending("started")
+        let go = directory.appending("go")
         #expect(mkfifo(started, 0o600) == 0 && mkfifo(go, 0o600) == 0)
         try await withLogind { _, mock, client, _ in
-            try mock.addMethod(interface: manager, name: "Inhibit", inSignature: "ssss", outSignature: "h", code: [
-                "import os", "f = open('\(started)', 'w')", "f.write('x')", "f.close()",
-                "g = open('\(go)')", "g.read()", "g.close()",
-                "r, w = os.pipe()", "self.gated_fds = (r, w)", "ret = dbus.types.UnixFd(w)",
-            ].joined(separator: "; "))
+            try mock.addMethod(
+                interface: manager, name: "Inhibit", inSignature: "ssss", outSignature: "h",
+                code: [
+                    "import os", "f = open('\(started)', 'w')", "f.write('x')", "f.close()",
+                    "g = open('\(go)')", "g.read()", "g.close()",
+                    "r, w = os.pipe()", "self.gated_fds = (r, w)", "ret = dbus.types.UnixFd(w)",
+                ].joined(separator: "; "))
             let take = Task { try await client.takeDelayLock(what: .sleep, who: "AppLifecycle tests", why: "gated") }
             // Blocking FIFO opens, on threads of their own: the first returns once logind is inside Inhibit.
             await onThread { readAll(started) }
@@ -227,25 +245,30 @@ struct LogindClientTests {
             // client has handled (and dropped) them.
             let spoofer = try await env.spoofer()
             defer { spoofer.close() }
-            try spoofer.emitSignal(path: LogindClient.managerPath, interface: manager, member: "PrepareForSleep",
-                                   arguments: [.bool(true)])
-            try spoofer.emitSignal(path: LogindClient.managerPath, interface: manager, member: "PrepareForShutdown",
-                                   arguments: [.bool(true)])
+            try spoofer.emitSignal(
+                path: LogindClient.managerPath, interface: manager, member: "PrepareForSleep",
+                arguments: [.bool(true)])
+            try spoofer.emitSignal(
+                path: LogindClient.managerPath, interface: manager, member: "PrepareForShutdown",
+                arguments: [.bool(true)])
             try spoofer.emitSignal(path: sessionPath("c1"), interface: session, member: "Lock")
-            try spoofer.emitSignal(path: sessionPath("c1"), interface: "org.freedesktop.DBus.Properties",
-                                   member: "PropertiesChanged",
-                                   arguments: [.string(session), .vardict(["Active": .bool(false)]), .stringArray([])])
+            try spoofer.emitSignal(
+                path: sessionPath("c1"), interface: "org.freedesktop.DBus.Properties",
+                member: "PropertiesChanged",
+                arguments: [.string(session), .vardict(["Active": .bool(false)]), .stringArray([])])
             #expect(try await spoofer.flush() == "Done")
             #expect(events.untaken.isEmpty)
 
             // Wrong signatures from the real owner: dropped.
             try mock.emitSignal(interface: manager, name: "PrepareForSleep", signature: "s", arguments: ["'true'"])
             try mock.emitSignal(interface: manager, name: "PrepareForShutdown", signature: "i", arguments: ["1"])
-            try mock.emitSignal(path: sessionPath("c1"), interface: session, name: "Lock", signature: "b", arguments: ["true"])
+            try mock.emitSignal(
+                path: sessionPath("c1"), interface: session, name: "Lock", signature: "b", arguments: ["true"])
             try mock.updateProperties(path: sessionPath("c1"), interface: session, properties: ["LockedHint": "'yes'"])
             // A SessionNew with a bogus id is ignored too (the app has a session anyway).
-            try mock.emitSignal(interface: manager, name: "SessionNew", signature: "so",
-                                arguments: ["'../x'", "objectpath '/org/freedesktop/login1/session/x'"])
+            try mock.emitSignal(
+                interface: manager, name: "SessionNew", signature: "so",
+                arguments: ["'../x'", "objectpath '/org/freedesktop/login1/session/x'"])
             // The genuine ones, from the owner, are the next events.
             try mock.emitSignal(interface: manager, name: "PrepareForSleep", signature: "b", arguments: ["true"])
             try mock.emitSignal(path: sessionPath("c1"), interface: session, name: "Lock", signature: "", arguments: [])
@@ -261,8 +284,10 @@ struct LogindClientTests {
             try first?.addSession(id: "c1", uid: testUID, username: "me", active: true)
             let events = ValueRecorder<HostEvent>()
             let resyncs = ValueRecorder<LogindClient.Resync>()
-            let client = LogindClient(connection: env.connection, environment: ["XDG_SESSION_ID": "c1"], uid: testUID,
-                                      onResync: { resyncs.add($0) }) { events.add($0) }
+            let client = LogindClient(
+                connection: env.connection, environment: ["XDG_SESSION_ID": "c1"], uid: testUID,
+                onResync: { resyncs.add($0) }
+            ) { events.add($0) }
             defer { client.stop() }
             try await client.start()
             try await events.expectNext(.locked(false), .sessionActive(true))
@@ -284,8 +309,9 @@ struct LogindClientTests {
 
             // The session comes back (inactive now): adopted on SessionNew, and only the changed fact is reported.
             try second.addSession(id: "c1", uid: testUID, username: "me", active: false)
-            try second.emitSignal(interface: manager, name: "SessionNew", signature: "so",
-                                  arguments: ["'c1'", "objectpath '\(sessionPath("c1"))'"])
+            try second.emitSignal(
+                interface: manager, name: "SessionNew", signature: "so",
+                arguments: ["'c1'", "objectpath '\(sessionPath("c1"))'"])
             try await events.expectNext(.sessionActive(false))
             #expect(client.sessionID == "c1")
             try second.emitSignal(interface: manager, name: "PrepareForSleep", signature: "b", arguments: ["true"])
@@ -331,7 +357,10 @@ struct LogindClientTests {
 /// Runs blocking work on a thread of its own, off the Swift concurrency pool.
 private func onThread(_ body: @escaping @Sendable () -> Void) async {
     await withCheckedContinuation { continuation in
-        Thread { body(); continuation.resume() }.start()
+        Thread {
+            body()
+            continuation.resume()
+        }.start()
     }
 }
 

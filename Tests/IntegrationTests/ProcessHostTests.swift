@@ -24,7 +24,9 @@ struct ProcessHostTests {
                 raw.copyBytes(from: bytes.prefix(raw.count - 1))
             }
             let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
             }
             guard bound == 0 else { throw FixtureError("bind \(path): errno \(errno)") }
         }
@@ -53,15 +55,20 @@ struct ProcessHostTests {
 
     static func productsDirectory() -> String? {
         var candidates = [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path]
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         candidates.append(root.appendingPathComponent(".build/debug").path)
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0 + "/lifecycle-example") }
     }
 
-    @Test("READY=1 after launch, delay locks held, SIGTERM → applicationWillTerminate with STOPPING=1 and EXTEND_TIMEOUT_USEC, exit 0")
+    @Test(
+        "READY=1 after launch, delay locks held, SIGTERM → applicationWillTerminate with STOPPING=1 and EXTEND_TIMEOUT_USEC, exit 0"
+    )
     func sigterm() throws {
-        let example = try #require(Self.productsDirectory().map { $0 + "/lifecycle-example" }, "lifecycle-example not built")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("process-host-\(UUID().uuidString)")
+        let example = try #require(
+            Self.productsDirectory().map { $0 + "/lifecycle-example" }, "lifecycle-example not built")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "process-host-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let notify = try NotifySocket(directory: directory)
@@ -79,7 +86,8 @@ struct ProcessHostTests {
         environment["XDG_SESSION_ID"] = "c1"
         environment["NOTIFY_SOCKET"] = notify.path
         environment["MEMORY_PRESSURE_WATCH"] = "/dev/null"
-        let app = try ChildProcess.spawn(example, ["--host", "systemd", "--trace-json"], environment: environment, stdout: .pipe)
+        let app = try ChildProcess.spawn(
+            example, ["--host", "systemd", "--trace-json"], environment: environment, stdout: .pipe)
         defer { app.terminateAndWait() }
 
         _ = try #require(notify.until("READY=1"), "no READY=1 from the app")
@@ -95,10 +103,12 @@ struct ProcessHostTests {
         let lines = app.readAll().split(separator: "\n").map(String.init)
         let names = lines.compactMap { line -> String? in
             guard let data = line.data(using: .utf8),
-                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+                let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+            else { return nil }
             return object["name"] as? String
         }
-        let terminate = try #require(names.firstIndex(of: "applicationWillTerminate(_:)"), "no applicationWillTerminate in \(names)")
+        let terminate = try #require(
+            names.firstIndex(of: "applicationWillTerminate(_:)"), "no applicationWillTerminate in \(names)")
         let notification = try #require(names.firstIndex(of: "UIApplicationWillTerminateNotification"))
         #expect(terminate < notification)
         #expect(names.first == "application(_:willFinishLaunchingWithOptions:)")

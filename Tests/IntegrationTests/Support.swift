@@ -1,8 +1,8 @@
 import AppLifecycle
 import AppLifecycleTesting
-import SystemdBusTesting
 import Synchronization
 import SystemdBus
+import SystemdBusTesting
 import Testing
 
 extension BusTestEnvironment {
@@ -27,7 +27,8 @@ final class Spoofer {
         let markers = self.markers
         do {
             match = try await listener.addMatch(
-                "type='signal',sender='\(connection.uniqueName)',interface='org.example.Marker'") { markers.add($0.member) }
+                "type='signal',sender='\(connection.uniqueName)',interface='org.example.Marker'"
+            ) { markers.add($0.member) }
         } catch {
             connection.close()
             throw error

@@ -53,17 +53,22 @@ final class HostRig {
         systemBus = try PrivateBus()
         sessionBus = try PrivateBus()
         logind = try DBusMock(template: "logind", address: systemBus.address)
-        timedated = try DBusMock(template: "timedated", address: systemBus.address, parameters: #"{"Timezone": "Europe/Berlin"}"#)
+        timedated = try DBusMock(
+            template: "timedated", address: systemBus.address, parameters: #"{"Timezone": "Europe/Berlin"}"#)
         lowMemory = try DBusMock(template: "low_memory_monitor", address: systemBus.address)
         screensaver = try DBusMock(template: "gnome_screensaver", address: sessionBus.address, system: false)
         sessionPath = try logind.addSession(id: "c1", uid: getuid(), username: "tester", active: true)
         if let inhibitDelayMaxUSec {
-            try logind.addProperty(interface: "org.freedesktop.login1.Manager", name: "InhibitDelayMaxUSec", value: "uint64 \(inhibitDelayMaxUSec)")
+            try logind.addProperty(
+                interface: "org.freedesktop.login1.Manager", name: "InhibitDelayMaxUSec",
+                value: "uint64 \(inhibitDelayMaxUSec)")
         }
-        host = SystemdHost(configuration: .init(
-            sources: sources, systemBus: .address(systemBus.address), sessionBus: .address(sessionBus.address),
-            environment: environment.merging(["XDG_SESSION_ID": "c1"]) { a, _ in a },
-            memoryWarningInterval: .seconds(60), sleepDelayMargin: .milliseconds(500), inhibitorWho: "lifecycle-tests"))
+        host = SystemdHost(
+            configuration: .init(
+                sources: sources, systemBus: .address(systemBus.address), sessionBus: .address(sessionBus.address),
+                environment: environment.merging(["XDG_SESSION_ID": "c1"]) { a, _ in a },
+                memoryWarningInterval: .seconds(60), sleepDelayMargin: .milliseconds(500),
+                inhibitorWho: "lifecycle-tests"))
         delegate = ProbeDelegate()
         delegate.beginsEndlessTask = beginsEndlessTask
         app = Application(
@@ -91,7 +96,9 @@ final class HostRig {
             try? await Task.sleep(for: .seconds(30))
             guard let self else { return }
             if let index = self.waiters.firstIndex(where: { $0.name == name && $0.count == count }) {
-                Issue.record("hang guard: \(name) ×\(count) not seen; timeline:\n\(self.recorder.timeline)", sourceLocation: sourceLocation)
+                Issue.record(
+                    "hang guard: \(name) ×\(count) not seen; timeline:\n\(self.recorder.timeline)",
+                    sourceLocation: sourceLocation)
                 self.waiters.remove(at: index).continuation.resume()
             }
         }
@@ -114,11 +121,14 @@ final class HostRig {
     }
 
     func emitManager(_ member: String, _ value: Bool) throws {
-        try logind.emitSignal(interface: "org.freedesktop.login1.Manager", name: member, signature: "b", arguments: [value ? "true" : "false"])
+        try logind.emitSignal(
+            interface: "org.freedesktop.login1.Manager", name: member, signature: "b",
+            arguments: [value ? "true" : "false"])
     }
 
     func session(_ method: String, _ arguments: [String] = []) throws {
-        try logind.call(path: sessionPath, interface: "org.freedesktop.login1.Session", method: method, arguments: arguments)
+        try logind.call(
+            path: sessionPath, interface: "org.freedesktop.login1.Session", method: method, arguments: arguments)
     }
 
     func stop() async {
@@ -137,7 +147,9 @@ final class HostRig {
 @MainActor
 @Suite("The host bridge drives the app: each row of the host-fact table", .serialized)
 struct SystemdHostTests {
-    @Test("PrepareForSleep: the delay lock is held through the callbacks, released on suspend, re-taken before the foreground callbacks")
+    @Test(
+        "PrepareForSleep: the delay lock is held through the callbacks, released on suspend, re-taken before the foreground callbacks"
+    )
     func sleepAndWake() async throws {
         let rig = try HostRig()
         await rig.launch()
@@ -153,7 +165,8 @@ struct SystemdHostTests {
         #expect(rig.delegate.heldSleepLockAt["foreground"] == true)
         #expect(try rig.inhibitors().contains("'sleep', 'lifecycle-tests'"))
         try rig.recorder.verifyOrder([
-            "applicationWillResignActive(_:)", "applicationDidEnterBackground(_:)", Application.didEnterBackgroundNotification.rawValue,
+            "applicationWillResignActive(_:)", "applicationDidEnterBackground(_:)",
+            Application.didEnterBackgroundNotification.rawValue,
             "applicationWillEnterForeground(_:)", "applicationDidBecomeActive(_:)",
         ])
         await rig.stop()
@@ -178,7 +191,10 @@ struct SystemdHostTests {
         try rig.emitManager("PrepareForShutdown", true)
         await rig.wait(for: Application.willTerminateNotification.rawValue)
         #expect(rig.app.applicationState == .notRunning)
-        try rig.recorder.verifyOrder(["applicationWillResignActive(_:)", "applicationWillTerminate(_:)", Application.willTerminateNotification.rawValue])
+        try rig.recorder.verifyOrder([
+            "applicationWillResignActive(_:)", "applicationWillTerminate(_:)",
+            Application.willTerminateNotification.rawValue,
+        ])
         await rig.stop()
     }
 
@@ -205,7 +221,8 @@ struct SystemdHostTests {
         await rig.stop()
     }
 
-    @Test("launched into a locked session, the app starts inactive without protected data, and becomes active on unlock")
+    @Test(
+        "launched into a locked session, the app starts inactive without protected data, and becomes active on unlock")
     func launchIntoLockedSession() async throws {
         let rig = try HostRig(sources: [.logind])
         try rig.session("SetLockedHint", ["true"])
@@ -238,7 +255,8 @@ struct SystemdHostTests {
         // A marker through the system bus, behind logind's change: the screensaver still locks.
         try rig.lowMemory.call(interface: "org.freedesktop.DBus.Mock", method: "EmitWarning", arguments: ["byte 255"])
         await rig.wait(for: Application.didReceiveMemoryWarningNotification.rawValue)
-        #expect(rig.recorder.count(of: "applicationDidBecomeActive(_:)") == 1, "unlocked while the screensaver was active")
+        #expect(
+            rig.recorder.count(of: "applicationDidBecomeActive(_:)") == 1, "unlocked while the screensaver was active")
         try rig.screensaver.call(interface: "org.gnome.ScreenSaver", method: "SetActive", arguments: ["false"])
         await rig.wait(for: Application.didBecomeActiveNotification.rawValue, count: 2)
         #expect(rig.recorder.count(of: "applicationWillResignActive(_:)") == 1)
@@ -262,11 +280,15 @@ struct SystemdHostTests {
     func sessionSwitch() async throws {
         let rig = try HostRig()
         await rig.launch()
-        try rig.logind.updateProperties(path: rig.sessionPath, interface: "org.freedesktop.login1.Session", properties: ["Active": "false"])
+        try rig.logind.updateProperties(
+            path: rig.sessionPath, interface: "org.freedesktop.login1.Session", properties: ["Active": "false"])
         await rig.wait(for: Application.didEnterBackgroundNotification.rawValue)
-        try rig.logind.updateProperties(path: rig.sessionPath, interface: "org.freedesktop.login1.Session", properties: ["Active": "true"])
+        try rig.logind.updateProperties(
+            path: rig.sessionPath, interface: "org.freedesktop.login1.Session", properties: ["Active": "true"])
         await rig.wait(for: Application.didBecomeActiveNotification.rawValue, count: 2)
-        try rig.recorder.verifyOrder(["applicationDidEnterBackground(_:)", "applicationWillEnterForeground(_:)", "applicationDidBecomeActive(_:)"])
+        try rig.recorder.verifyOrder([
+            "applicationDidEnterBackground(_:)", "applicationWillEnterForeground(_:)", "applicationDidBecomeActive(_:)",
+        ])
         await rig.stop()
     }
 
@@ -274,9 +296,11 @@ struct SystemdHostTests {
     func timeZone() async throws {
         let rig = try HostRig()
         await rig.launch()
-        try rig.timedated.call(interface: "org.freedesktop.timedate1", method: "SetTimezone", arguments: ["'Asia/Tokyo'", "false"])
+        try rig.timedated.call(
+            interface: "org.freedesktop.timedate1", method: "SetTimezone", arguments: ["'Asia/Tokyo'", "false"])
         await rig.wait(for: Application.significantTimeChangeNotification.rawValue)
-        let change = try #require(rig.recorder.entries(named: Application.significantTimeChangeNotification.rawValue).first)
+        let change = try #require(
+            rig.recorder.entries(named: Application.significantTimeChangeNotification.rawValue).first)
         #expect(change.userInfo[ApplicationUserInfoKey.timeZone] == "Asia/Tokyo")
         #expect(change.userInfo[ApplicationUserInfoKey.significantTimeChangeReason] == "timezone")
         await rig.stop()
@@ -286,7 +310,8 @@ struct SystemdHostTests {
     func timeZoneFixedByTZ() async throws {
         let rig = try HostRig(environment: ["TZ": "UTC"])
         await rig.launch()
-        try rig.timedated.call(interface: "org.freedesktop.timedate1", method: "SetTimezone", arguments: ["'Asia/Tokyo'", "false"])
+        try rig.timedated.call(
+            interface: "org.freedesktop.timedate1", method: "SetTimezone", arguments: ["'Asia/Tokyo'", "false"])
         // A marker through the system bus, behind timedated's change.
         try rig.lowMemory.call(interface: "org.freedesktop.DBus.Mock", method: "EmitWarning", arguments: ["byte 255"])
         await rig.wait(for: Application.didReceiveMemoryWarningNotification.rawValue)
@@ -308,16 +333,17 @@ struct SystemdHostTests {
         clock_gettime(CLOCK_REALTIME, &now)
         #expect(clock_settime(CLOCK_REALTIME, &now) == 0)
         await rig.wait(for: Application.significantTimeChangeNotification.rawValue)
-        #expect(rig.recorder.entries(named: Application.significantTimeChangeNotification.rawValue).first?
-            .userInfo[ApplicationUserInfoKey.significantTimeChangeReason] == "clock-set")
+        #expect(
+            rig.recorder.entries(named: Application.significantTimeChangeNotification.rawValue).first?
+                .userInfo[ApplicationUserInfoKey.significantTimeChangeReason] == "clock-set")
         await rig.stop()
     }
 
     nonisolated static func canSetClock() -> Bool {
         // CAP_SYS_TIME is capability 25; read the effective set from /proc.
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("CapEff:") }),
-              let mask = UInt64(line.dropFirst("CapEff:".count).trimmingCharacters(in: .whitespaces), radix: 16)
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("CapEff:") }),
+            let mask = UInt64(line.dropFirst("CapEff:".count).trimmingCharacters(in: .whitespaces), radix: 16)
         else { return false }
         return mask & (1 << 25) != 0
     }
@@ -329,7 +355,8 @@ struct SystemdHostTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let fifo = directory.appendingPathComponent("memory.pressure").path
         #expect(mkfifo(fifo, 0o600) == 0)
-        let rig = try HostRig(sources: [.logind, .lowMemoryMonitor, .memoryPressure], environment: ["MEMORY_PRESSURE_WATCH": fifo])
+        let rig = try HostRig(
+            sources: [.logind, .lowMemoryMonitor, .memoryPressure], environment: ["MEMORY_PRESSURE_WATCH": fifo])
         await rig.launch()
         let writer = open(fifo, O_WRONLY | O_NONBLOCK)
         #expect(writer >= 0)
@@ -344,7 +371,10 @@ struct SystemdHostTests {
         try rig.session("Lock")
         await rig.wait(for: Application.willResignActiveNotification.rawValue)
         let warnings = rig.recorder.entries(named: Application.didReceiveMemoryWarningNotification.rawValue)
-        #expect(warnings.map { $0.userInfo[ApplicationUserInfoKey.memoryWarningSource] } == ["memory-pressure-watch", "low-memory-monitor"])
+        #expect(
+            warnings.map { $0.userInfo[ApplicationUserInfoKey.memoryWarningSource] } == [
+                "memory-pressure-watch", "low-memory-monitor",
+            ])
         #expect(warnings.last?.userInfo[ApplicationUserInfoKey.memoryWarningLevel] == "critical")
         await rig.stop()
     }
@@ -357,10 +387,13 @@ struct SystemdHostTests {
         defer { loop.shutdown() }
         let spoofer = try BusConnection(.address(rig.systemBus.address), loop: loop, description: "spoofer")
         defer { spoofer.close() }
-        try spoofer.emitSignal(path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager", member: "PrepareForSleep", arguments: [.bool(true)])
+        try spoofer.emitSignal(
+            path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager", member: "PrepareForSleep",
+            arguments: [.bool(true)])
         try spoofer.emitSignal(path: rig.sessionPath, interface: "org.freedesktop.login1.Session", member: "Lock")
         // The real timedated's change arrives after the spoofed signals on the same bus.
-        try rig.timedated.call(interface: "org.freedesktop.timedate1", method: "SetTimezone", arguments: ["'America/Lima'", "false"])
+        try rig.timedated.call(
+            interface: "org.freedesktop.timedate1", method: "SetTimezone", arguments: ["'America/Lima'", "false"])
         await rig.wait(for: Application.significantTimeChangeNotification.rawValue)
         #expect(rig.app.applicationState == .active)
         try rig.recorder.verifyAbsent("applicationWillResignActive(_:)")
@@ -380,7 +413,10 @@ struct SystemdHostTests {
         rig.sessionPath = try rig.logind.addSession(id: "c1", uid: getuid(), username: "tester", active: true)
         // Wait for the bridge to be back (through several reconnect backoff steps): its delay lock
         // shows up on the new logind.
-        #expect(try await eventually(pause: .milliseconds(50)) { try rig.inhibitors().contains("'sleep', 'lifecycle-tests'") })
+        #expect(
+            try await eventually(pause: .milliseconds(50)) {
+                try rig.inhibitors().contains("'sleep', 'lifecycle-tests'")
+            })
         try rig.session("Lock")
         await rig.wait(for: Application.willResignActiveNotification.rawValue)
         await rig.stop()

@@ -1,13 +1,14 @@
-import LifecycledClient
-import LifecycledTestSupport
 import AppLifecycle
 import AppLifecycleTesting
 import Dispatch
 import Foundation
+import LifecycledClient
+import LifecycledTestSupport
 import Synchronization
 import SystemdBus
 import SystemdBusTesting
 import Testing
+
 @testable import lifecyclectl
 
 /// Captures a command's output lines and tells when a long-running command listens.
@@ -26,9 +27,18 @@ final class Capture: Sendable {
     var output: CtlOutput {
         CtlOutput(
             isTerminal: isTerminal,
-            out: { [self] line in lines.withLock { $0.out.append(line) }; changes.signal() },
-            err: { [self] line in lines.withLock { $0.err.append(line) }; changes.signal() },
-            ready: { [self] in isReady.withLock { $0 = true }; changes.signal() })
+            out: { [self] line in
+                lines.withLock { $0.out.append(line) }
+                changes.signal()
+            },
+            err: { [self] line in
+                lines.withLock { $0.err.append(line) }
+                changes.signal()
+            },
+            ready: { [self] in
+                isReady.withLock { $0 = true }
+                changes.signal()
+            })
     }
 }
 
@@ -44,7 +54,9 @@ struct CtlFixture {
         }
     }
 
-    func run<C: CtlCommand>(_ command: C.Type, _ arguments: [String], capture: Capture = Capture()) async -> (status: Int32, capture: Capture) {
+    func run<C: CtlCommand>(_ command: C.Type, _ arguments: [String], capture: Capture = Capture()) async -> (
+        status: Int32, capture: Capture
+    ) {
         let status = await C.invoke(arguments + ["--address", bus.address], output: capture.output)
         return (status, capture)
     }
@@ -69,11 +81,12 @@ struct CtlCommandTests {
 
             let (appsStatus, apps) = await env.run(AppsCommand.self, [])
             #expect(appsStatus == 0)
-            #expect(apps.out == [
-                "ID                   STATE       NAME     PID",
-                "org.example.Counter  active      Counter  4242",
-                "org.example.Notes    notRunning  Notes    -",
-            ])
+            #expect(
+                apps.out == [
+                    "ID                   STATE       NAME     PID",
+                    "org.example.Counter  active      Counter  4242",
+                    "org.example.Notes    notRunning  Notes    -",
+                ])
             let (_, appsJSON) = await env.run(AppsCommand.self, ["--json"])
             let decoded = try JSONDecoder().decode([LifecycledApp].self, from: Data(appsJSON.out.joined().utf8))
             #expect(decoded.map(\.id) == [FakeLifecycled.counterID, FakeLifecycled.notesID])
@@ -86,9 +99,12 @@ struct CtlCommandTests {
             let (openStatus, open) = await env.run(OpenCommand.self, ["counter://increment?by=2"])
             #expect(openStatus == 0)
             #expect(open.out == [FakeLifecycled.counterID])
-            #expect(env.fake.log.calls(LifecycledProtocol.Method.openURL).first?.arguments.first == .string("counter://increment?by=2"))
+            #expect(
+                env.fake.log.calls(LifecycledProtocol.Method.openURL).first?.arguments.first
+                    == .string("counter://increment?by=2"))
 
-            let (postStatus, _) = await env.run(PostCommand.self, [FakeLifecycled.counterID, "Refresh", "--user-info", #"{"count": 3, "tag": "x"}"#])
+            let (postStatus, _) = await env.run(
+                PostCommand.self, [FakeLifecycled.counterID, "Refresh", "--user-info", #"{"count": 3, "tag": "x"}"#])
             #expect(postStatus == 0)
             let post = try #require(env.fake.log.calls(LifecycledProtocol.Method.post).first)
             #expect(post.arguments[0] == .string(FakeLifecycled.counterID))
@@ -100,10 +116,16 @@ struct CtlCommandTests {
             #expect(await env.run(SimulateCommand.self, ["sleep"]).status == 0)
             #expect(await env.run(SimulateCommand.self, ["terminate", "--app", FakeLifecycled.counterID]).status == 0)
             let simulated = env.fake.log.calls(LifecycledProtocol.Method.simulate)
-            #expect(simulated.map { $0.arguments[0] } == [.string("memory-warning"), .string("sleep"), .string("terminate")])
+            #expect(
+                simulated.map { $0.arguments[0] } == [
+                    .string("memory-warning"), .string("sleep"), .string("terminate"),
+                ])
             #expect(try UserInfoBusCodec.decodeUserInfo(simulated[0].arguments[1]) == ["level": "critical"])
             #expect(try UserInfoBusCodec.decodeUserInfo(simulated[1].arguments[1]) == [:])
-            #expect(try UserInfoBusCodec.decodeUserInfo(simulated[2].arguments[1]) == ["app": .string(FakeLifecycled.counterID)])
+            #expect(
+                try UserInfoBusCodec.decodeUserInfo(simulated[2].arguments[1]) == [
+                    "app": .string(FakeLifecycled.counterID)
+                ])
         }
     }
 
@@ -139,7 +161,9 @@ struct CtlCommandTests {
         }
         // No bus at all is a runtime failure too.
         let capture = Capture()
-        #expect(await StatusCommand.invoke(["--address", "unix:path=\(bus.directory.path)/none"], output: capture.output) == 1)
+        #expect(
+            await StatusCommand.invoke(["--address", "unix:path=\(bus.directory.path)/none"], output: capture.output)
+                == 1)
         #expect(!capture.err.isEmpty)
     }
 
@@ -158,7 +182,10 @@ struct CtlCommandTests {
                 (SimulateCommand.self, ["memory-warning", "huge"], "The value 'huge' is invalid for '<level>'"),
                 (SimulateCommand.self, ["sleep", "low"], "'sleep' takes no level"),
                 (SimulateCommand.self, ["terminate", "--app", "x"], "not a valid app id"),
-                (SimulateCommand.self, ["sleep", "--app", FakeLifecycled.counterID], "--app only applies to terminate"),
+                (
+                    SimulateCommand.self, ["sleep", "--app", FakeLifecycled.counterID],
+                    "--app only applies to terminate"
+                ),
                 (MonitorCommand.self, ["--app", "x"], "not a valid app id"),
                 (AppsCommand.self, ["--no-such-flag"], "no-such-flag"),
             ]
@@ -187,14 +214,19 @@ struct CtlCommandTests {
                     if !gateOpen.withLock({ $0 }) {
                         stalled.add(())
                         let semaphore = DispatchSemaphore(value: 0)
-                        Task { for await _ in gate.stream { break }; semaphore.signal() }
+                        Task {
+                            for await _ in gate.stream { break }
+                            semaphore.signal()
+                        }
                         semaphore.wait()
                         gateOpen.withLock { $0 = true }
                     }
                     inner.out(line)
                 },
                 err: { inner.err($0) }, ready: { inner.ready() })
-            let task = Task { await MonitorCommand.invoke(["--json", "--buffer", "4", "--address", env.bus.address], output: output) }
+            let task = Task {
+                await MonitorCommand.invoke(["--json", "--buffer", "4", "--address", env.bus.address], output: output)
+            }
             defer { task.cancel() }
             try await capture.changes.wait(for: "monitor ready") { capture.ready }
             let sent = 40
@@ -210,9 +242,12 @@ struct CtlCommandTests {
             }
             task.cancel()
             #expect(await task.value == 0)
-            let objects = try capture.out.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
+            let objects = try capture.out.map {
+                try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+            }
             let shown = objects.filter { $0["kind"] as? String == "notification" }.count
-            let dropped = objects.filter { $0["kind"] as? String == "dropped" }.compactMap { $0["count"] as? Int }.reduce(0, +)
+            let dropped = objects.filter { $0["kind"] as? String == "dropped" }.compactMap { $0["count"] as? Int }
+                .reduce(0, +)
             // Nothing vanishes unannounced: what was shown and what was counted as dropped add up.
             #expect(dropped > 0)
             #expect(shown + dropped == sent, "shown \(shown), dropped \(dropped)")
@@ -223,14 +258,17 @@ struct CtlCommandTests {
     @Test("monitor prints one line per signal (plain, coloured, JSON), honours --app, and ends when cancelled")
     func monitor() async throws {
         try await CtlFixture.with { env in
-            for (arguments, terminal) in [([String](), false), (["--json"], false), (["--app", FakeLifecycled.notesID], true)] {
+            for (arguments, terminal) in [
+                ([String](), false), (["--json"], false), (["--app", FakeLifecycled.notesID], true),
+            ] {
                 let capture = Capture(isTerminal: terminal)
                 let task = Task { await env.run(MonitorCommand.self, arguments, capture: capture).status }
                 defer { task.cancel() }
                 try await capture.changes.wait(for: "monitor ready") { capture.ready }
                 try env.fake.stateChanged(FakeLifecycled.counterID, "inactive", "active")
                 try env.fake.notification(FakeLifecycled.counterID, "UIApplicationDidBecomeActiveNotification")
-                try env.fake.notification(FakeLifecycled.notesID, "UIApplicationDidReceiveMemoryWarningNotification", ["level": "low"])
+                try env.fake.notification(
+                    FakeLifecycled.notesID, "UIApplicationDidReceiveMemoryWarningNotification", ["level": "low"])
                 let expected = arguments.contains("--app") ? 1 : 3
                 try await capture.changes.wait(for: "\(expected) lines") { capture.out.count >= expected }
                 task.cancel()
@@ -238,7 +276,9 @@ struct CtlCommandTests {
                 let lines = capture.out
                 #expect(lines.count == expected, "\(lines)")
                 if arguments == ["--json"] {
-                    let objects = try lines.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
+                    let objects = try lines.map {
+                        try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+                    }
                     #expect(objects[0]["kind"] as? String == "state")
                     #expect(objects[0]["state"] as? String == "active")
                     #expect(objects[1]["name"] as? String == "UIApplicationDidBecomeActiveNotification")
@@ -249,7 +289,8 @@ struct CtlCommandTests {
                 } else {
                     #expect(!lines.joined().contains("\u{1B}["))
                     #expect(lines[0].hasSuffix("  \(FakeLifecycled.counterID)  inactive → active"))
-                    #expect(lines[1].hasSuffix("  \(FakeLifecycled.counterID)  UIApplicationDidBecomeActiveNotification"))
+                    #expect(
+                        lines[1].hasSuffix("  \(FakeLifecycled.counterID)  UIApplicationDidBecomeActiveNotification"))
                 }
             }
         }

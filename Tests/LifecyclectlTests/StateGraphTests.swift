@@ -25,6 +25,9 @@ struct StateGraphTests {
     @Test func everyCallbackingTransitionIsKnown() {
         // Only the three silent system transitions have no callback.
         let silent = ApplicationState.legalTransitions.filter { StateGraph.isSilent(from: $0.from, to: $0.to) }
-        #expect(silent.map { "\($0.from)->\($0.to)" }.sorted() == ["background->suspended", "suspended->background", "suspended->not-running"])
+        #expect(
+            silent.map { "\($0.from)->\($0.to)" }.sorted() == [
+                "background->suspended", "suspended->background", "suspended->not-running",
+            ])
     }
 }

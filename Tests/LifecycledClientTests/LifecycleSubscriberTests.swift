@@ -1,8 +1,8 @@
-import LifecycledClient
-import LifecycledTestSupport
 import AppLifecycle
 import AppLifecycleTesting
 import Foundation
+import LifecycledClient
+import LifecycledTestSupport
 import Synchronization
 import SystemdBus
 import SystemdBusTesting
@@ -34,7 +34,10 @@ struct LifecycleSubscriberTests {
         var memoryLevels: [MemoryWarning.Level] = []
     }
 
-    @MainActor @Test("signals arrive as closure calls, async sequence elements and typed messages; spoofed, mistyped and undecodable ones are dropped")
+    @MainActor
+    @Test(
+        "signals arrive as closure calls, async sequence elements and typed messages; spoofed, mistyped and undecodable ones are dropped"
+    )
     func deliversThreeWays() async throws {
         try await withFakeLifecycled { env in
             let bus = env.bus
@@ -67,28 +70,37 @@ struct LifecycleSubscriberTests {
             defer { memory.cancel() }
 
             // Dropped: a spoofed signal, a wrong signature from the owner, an undecodable userInfo.
-            try spoof.emitSignal(path: LifecycledProtocol.objectPath, interface: LifecycledProtocol.interface,
-                                 member: LifecycledProtocol.Signal.notification,
-                                 arguments: [.string(FakeLifecycled.counterID), .string("Spoofed"), .vardict([:])])
+            try spoof.emitSignal(
+                path: LifecycledProtocol.objectPath, interface: LifecycledProtocol.interface,
+                member: LifecycledProtocol.Signal.notification,
+                arguments: [.string(FakeLifecycled.counterID), .string("Spoofed"), .vardict([:])])
             try await busBarrier(spoof)
-            try fake.connection.emitSignal(path: LifecycledProtocol.objectPath, interface: LifecycledProtocol.interface,
-                                           member: LifecycledProtocol.Signal.notification,
-                                           arguments: [.string(FakeLifecycled.counterID), .string("WrongSignature")])
-            try fake.connection.emitSignal(path: LifecycledProtocol.objectPath, interface: LifecycledProtocol.interface,
-                                           member: LifecycledProtocol.Signal.notification,
-                                           arguments: [.string(FakeLifecycled.counterID), .string("Undecodable"),
-                                                       .vardict(["k": .variant(.dictionary(keySignature: "i", valueSignature: "s", []))])])
+            try fake.connection.emitSignal(
+                path: LifecycledProtocol.objectPath, interface: LifecycledProtocol.interface,
+                member: LifecycledProtocol.Signal.notification,
+                arguments: [.string(FakeLifecycled.counterID), .string("WrongSignature")])
+            try fake.connection.emitSignal(
+                path: LifecycledProtocol.objectPath, interface: LifecycledProtocol.interface,
+                member: LifecycledProtocol.Signal.notification,
+                arguments: [
+                    .string(FakeLifecycled.counterID), .string("Undecodable"),
+                    .vardict(["k": .variant(.dictionary(keySignature: "i", valueSignature: "s", []))]),
+                ])
             // Delivered.
             try fake.stateChanged(FakeLifecycled.counterID, "inactive", "active")
             try fake.notification(FakeLifecycled.counterID, Self.active)
-            let warning = Application.DidReceiveMemoryWarningMessage(warning: MemoryWarning(level: .critical, source: "psi"))
-            try fake.notification(FakeLifecycled.notesID, Application.didReceiveMemoryWarningNotification.rawValue, warning.userInfo)
+            let warning = Application.DidReceiveMemoryWarningMessage(
+                warning: MemoryWarning(level: .critical, source: "psi"))
+            try fake.notification(
+                FakeLifecycled.notesID, Application.didReceiveMemoryWarningNotification.rawValue, warning.userInfo)
 
             try await received.wait(for: "three events", count: 3)
             let expected: [LifecycleSubscriber.Event] = [
                 .stateChanged(appID: FakeLifecycled.counterID, previous: "inactive", state: "active"),
                 .notification(appID: FakeLifecycled.counterID, name: Self.active, userInfo: [:]),
-                .notification(appID: FakeLifecycled.notesID, name: Application.didReceiveMemoryWarningNotification.rawValue, userInfo: warning.userInfo),
+                .notification(
+                    appID: FakeLifecycled.notesID, name: Application.didReceiveMemoryWarningNotification.rawValue,
+                    userInfo: warning.userInfo),
             ]
             #expect(received.all == expected)
 
@@ -99,7 +111,9 @@ struct LifecycleSubscriberTests {
             }
             #expect(fromStream == expected)
 
-            try await typedChanges.wait(for: "typed messages") { @MainActor in typed.active == 1 && typed.memoryLevels.count == 1 }
+            try await typedChanges.wait(for: "typed messages") { @MainActor in
+                typed.active == 1 && typed.memoryLevels.count == 1
+            }
             #expect(typed.active == 1)
             #expect(typed.memoryLevels == [.critical])
         }
@@ -110,7 +124,8 @@ struct LifecycleSubscriberTests {
         try await withFakeLifecycled { env in
             let bus = env.bus
             let fake = env.fake
-            let subscriber = try await LifecycleSubscriber.connect(to: .address(bus.address), appID: FakeLifecycled.notesID)
+            let subscriber = try await LifecycleSubscriber.connect(
+                to: .address(bus.address), appID: FakeLifecycled.notesID)
             defer { subscriber.close() }
             let received = Received()
             let registration = subscriber.addHandler { received.add($0) }

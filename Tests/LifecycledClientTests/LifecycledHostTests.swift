@@ -1,8 +1,8 @@
-import LifecycledClient
-import LifecycledTestSupport
 import AppLifecycle
 import AppLifecycleTesting
 import Foundation
+import LifecycledClient
+import LifecycledTestSupport
 import SystemdBus
 import SystemdBusTesting
 import Testing
@@ -35,7 +35,9 @@ struct LifecycledHostTests {
         let changes: ChangeSignal
 
         init(address: String, appID: String = FakeLifecycled.counterID) {
-            host = LifecycledHost(configuration: .init(appID: appID, busAddress: .address(address), environment: [:], handlesTerminationSignals: false))
+            host = LifecycledHost(
+                configuration: .init(
+                    appID: appID, busAddress: .address(address), environment: [:], handlesTerminationSignals: false))
             delegate = Delegate()
             app = Application(
                 delegate: delegate, host: host, notificationCenter: LifecycleNotificationCenter(),
@@ -54,10 +56,15 @@ struct LifecycledHostTests {
 
     static let didEnterBackground = "UIApplicationDidEnterBackgroundNotification"
 
-    @MainActor @Test("registers with its app id, launches with the daemon's facts and options, follows its own verified Commands in order, reports back")
+    @MainActor
+    @Test(
+        "registers with its app id, launches with the daemon's facts and options, follows its own verified Commands in order, reports back"
+    )
     func registersFollowsAndReports() async throws {
-        try await withFakeLifecycled(facts: ["sleeping": false, "locked": true, "session-active": true, "foreground": true],
-            launchOptions: ["UIApplicationLaunchOptionsURLKey": "counter://start"]) { env in
+        try await withFakeLifecycled(
+            facts: ["sleeping": false, "locked": true, "session-active": true, "foreground": true],
+            launchOptions: ["UIApplicationLaunchOptionsURLKey": "counter://start"]
+        ) { env in
             let bus = env.bus
             let loop = env.loop
             let fake = env.fake
@@ -67,7 +74,10 @@ struct LifecycledHostTests {
             let hosted = Hosted(address: bus.address)
             defer { hosted.host.stop() }
             await hosted.host.prepare(hosted.app)
-            #expect(fake.log.calls(LifecycledProtocol.Method.registerApp).map(CallLog.strings) == [[FakeLifecycled.counterID]])
+            #expect(
+                fake.log.calls(LifecycledProtocol.Method.registerApp).map(CallLog.strings) == [
+                    [FakeLifecycled.counterID]
+                ])
             #expect(hosted.host.status.isHosted)
             #expect(hosted.host.launchOptions.url?.absoluteString == "counter://start")
 
@@ -78,9 +88,13 @@ struct LifecycledHostTests {
 
             // A spoofed Command (not from the name's owner), then one for another app, then the real ones.
             let spoofed = HostEventBusCodec.encode(.terminate(.hostRequest))!
-            try spoof.emitSignal(path: LifecycledProtocol.objectPath, interface: LifecycledProtocol.interface,
-                                 member: LifecycledProtocol.Signal.command,
-                                 arguments: [.string(FakeLifecycled.counterID), .string(spoofed.command), UserInfoBusCodec.encode(spoofed.arguments)])
+            try spoof.emitSignal(
+                path: LifecycledProtocol.objectPath, interface: LifecycledProtocol.interface,
+                member: LifecycledProtocol.Signal.command,
+                arguments: [
+                    .string(FakeLifecycled.counterID), .string(spoofed.command),
+                    UserInfoBusCodec.encode(spoofed.arguments),
+                ])
             try await busBarrier(spoof)
             try fake.command(FakeLifecycled.notesID, .memoryWarning(MemoryWarning(level: .critical, source: "test")))
             try fake.command(FakeLifecycled.counterID, .locked(false))
@@ -96,14 +110,23 @@ struct LifecycledHostTests {
             #expect(hosted.host.hostFacts["sleeping"] == .bool(true))
 
             // Reports: every state in order, and the notifications the app posted.
-            try await fake.log.wait(for: LifecycledProtocol.Method.reportState, "suspended") { CallLog.strings($0) == [FakeLifecycled.counterID, "suspended"] }
-            try await fake.log.wait(for: LifecycledProtocol.Method.reportNotification, Self.didEnterBackground) { CallLog.strings($0).dropFirst().first == Self.didEnterBackground }
+            try await fake.log.wait(for: LifecycledProtocol.Method.reportState, "suspended") {
+                CallLog.strings($0) == [FakeLifecycled.counterID, "suspended"]
+            }
+            try await fake.log.wait(for: LifecycledProtocol.Method.reportNotification, Self.didEnterBackground) {
+                CallLog.strings($0).dropFirst().first == Self.didEnterBackground
+            }
             let states = fake.log.calls(LifecycledProtocol.Method.reportState).map { CallLog.strings($0)[1] }
             #expect(states == ["inactive", "active", "inactive", "background", "suspended"])
             let names = fake.log.calls(LifecycledProtocol.Method.reportNotification).map { CallLog.strings($0)[1] }
             #expect(names.contains("UIApplicationDidFinishLaunchingNotification"))
-            #expect(names.firstIndex(of: "UIApplicationWillResignActiveNotification")! < names.firstIndex(of: Self.didEnterBackground)!)
-            #expect(fake.log.calls(LifecycledProtocol.Method.reportNotification).allSatisfy { $0.arguments[0] == .string(FakeLifecycled.counterID) })
+            #expect(
+                names.firstIndex(of: "UIApplicationWillResignActiveNotification")! < names.firstIndex(
+                    of: Self.didEnterBackground)!)
+            #expect(
+                fake.log.calls(LifecycledProtocol.Method.reportNotification).allSatisfy {
+                    $0.arguments[0] == .string(FakeLifecycled.counterID)
+                })
         }
     }
 
@@ -118,13 +141,19 @@ struct LifecycledHostTests {
             await hosted.host.prepare(hosted.app)
             hosted.app.launch()
             var levels: [MemoryWarning.Level] = []
-            let token = hosted.app.notificationCenter.addObserver(for: Application.DidReceiveMemoryWarningMessage.self) { levels.append($0.warning.level) }
+            let token = hosted.app.notificationCenter.addObserver(for: Application.DidReceiveMemoryWarningMessage.self)
+            { levels.append($0.warning.level) }
             defer { token.cancel() }
-            try fake.object.emitSignal(LifecycledProtocol.Signal.command, arguments: [
-                .string(FakeLifecycled.counterID), .string(LifecycledProtocol.postCommand),
-                UserInfoBusCodec.encode(UserInfo(["name": "UIApplicationDidReceiveMemoryWarningNotification",
-                                                  "userInfo": [ApplicationUserInfoKey.memoryWarningLevel: "critical"]])),
-            ])
+            try fake.object.emitSignal(
+                LifecycledProtocol.Signal.command,
+                arguments: [
+                    .string(FakeLifecycled.counterID), .string(LifecycledProtocol.postCommand),
+                    UserInfoBusCodec.encode(
+                        UserInfo([
+                            "name": "UIApplicationDidReceiveMemoryWarningNotification",
+                            "userInfo": [ApplicationUserInfoKey.memoryWarningLevel: "critical"],
+                        ])),
+                ])
             let recorder = hosted.recorder
             try await hosted.changes.wait(for: "posted notification") { @MainActor in
                 recorder.notificationNames.contains("UIApplicationDidReceiveMemoryWarningNotification")
@@ -154,10 +183,13 @@ struct LifecycledHostTests {
             hosted.app.endBackgroundTask(task)
             #expect(hosted.app.applicationState == .suspended)
             try await fake.log.wait(for: LifecycledProtocol.Method.backgroundTaskEnded)
-            try await fake.log.wait(for: LifecycledProtocol.Method.reportState, "suspended") { CallLog.strings($0).last == "suspended" }
+            try await fake.log.wait(for: LifecycledProtocol.Method.reportState, "suspended") {
+                CallLog.strings($0).last == "suspended"
+            }
 
             let began = try #require(fake.log.calls(LifecycledProtocol.Method.backgroundTaskBegan).first)
-            #expect(began.arguments == [.string(FakeLifecycled.counterID), .uint32(UInt32(task.rawValue)), .string("save")])
+            #expect(
+                began.arguments == [.string(FakeLifecycled.counterID), .uint32(UInt32(task.rawValue)), .string("save")])
             let ended = try #require(fake.log.calls(LifecycledProtocol.Method.backgroundTaskEnded).first)
             #expect(ended.arguments == [.string(FakeLifecycled.counterID), .uint32(UInt32(task.rawValue))])
             // The task ended before the app reported suspended.
@@ -167,7 +199,8 @@ struct LifecycledHostTests {
         }
     }
 
-    @MainActor @Test("a lifecycled restart (name released, taken by a new connection) leads to re-registration and a state resync")
+    @MainActor
+    @Test("a lifecycled restart (name released, taken by a new connection) leads to re-registration and a state resync")
     func reregistersAfterRestart() async throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
@@ -188,8 +221,12 @@ struct LifecycledHostTests {
             facts: ["sleeping": false, "locked": false, "session-active": true, "foreground": true])
         defer { second.connection.close() }
         try await second.log.wait(for: LifecycledProtocol.Method.registerApp)
-        try await second.log.wait(for: LifecycledProtocol.Method.reportState, "resync") { CallLog.strings($0) == [FakeLifecycled.counterID, "active"] }
-        #expect(second.log.calls(LifecycledProtocol.Method.registerApp).map(CallLog.strings) == [[FakeLifecycled.counterID]])
+        try await second.log.wait(for: LifecycledProtocol.Method.reportState, "resync") {
+            CallLog.strings($0) == [FakeLifecycled.counterID, "active"]
+        }
+        #expect(
+            second.log.calls(LifecycledProtocol.Method.registerApp).map(CallLog.strings) == [[FakeLifecycled.counterID]]
+        )
         #expect(hosted.host.status.snapshot.registrations == 2)
         #expect(hosted.host.status.snapshot.daemonOwner == second.connection.uniqueName)
 
@@ -233,13 +270,17 @@ struct LifecycledHostTests {
 
         let fake = try await FakeLifecycled.start(address: bus.address, loop: loop)
         defer { fake.connection.close() }
-        try await fake.log.wait(for: LifecycledProtocol.Method.reportState, "resync") { CallLog.strings($0).last == "active" }
+        try await fake.log.wait(for: LifecycledProtocol.Method.reportState, "resync") {
+            CallLog.strings($0).last == "active"
+        }
         #expect(hosted.host.status.isHosted)
     }
 
     @Test("the environment tells a process it is hosted")
     func environmentAppID() {
-        #expect(LifecycledHostStatus.environmentAppID(in: ["LIFECYCLE_APP_ID": "org.example.Counter"]) == "org.example.Counter")
+        #expect(
+            LifecycledHostStatus.environmentAppID(in: ["LIFECYCLE_APP_ID": "org.example.Counter"])
+                == "org.example.Counter")
         #expect(LifecycledHostStatus.environmentAppID(in: ["LIFECYCLE_APP_ID": "not an id"]) == nil)
         #expect(LifecycledHostStatus.environmentAppID(in: [:]) == nil)
     }

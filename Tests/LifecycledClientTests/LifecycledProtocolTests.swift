@@ -11,7 +11,9 @@ struct LifecycledProtocolTests {
             .sleeping(true), .locked(false), .sessionActive(true), .foreground(false), .terminate(.shutdown),
             .significantTimeChange(.init(reason: .timeZone, timeZoneIdentifier: "Europe/Berlin")),
             .memoryWarning(.init(level: .critical, source: "psi")),
-            .openURL(URL(string: "notes://n/1")!, OpenURLOptions(sourceApplication: "org.example.Mail", annotation: ["k": 1])),
+            .openURL(
+                URL(string: "notes://n/1")!, OpenURLOptions(sourceApplication: "org.example.Mail", annotation: ["k": 1])
+            ),
             .remoteNotification(["aps": ["alert": "hi"]]),
             .localNotification(LocalNotification(identifier: "tea", alertBody: "Tea")),
             .backgroundFetch,
@@ -29,7 +31,9 @@ struct LifecycledProtocolTests {
         #expect(HostEventBusCodec.decode(command: "sleeping", arguments: ["value": "yes"]) == nil)
         #expect(HostEventBusCodec.decode(command: "memory-warning", arguments: ["level": "huge"]) == nil)
         #expect(HostEventBusCodec.decode(command: "open-url", arguments: ["url": "no scheme"]) == nil)
-        #expect(HostEventBusCodec.decode(command: "open-url", arguments: ["url": .string("x://" + String(repeating: "a", count: 9000))]) == nil)
+        #expect(
+            HostEventBusCodec.decode(
+                command: "open-url", arguments: ["url": .string("x://" + String(repeating: "a", count: 9000))]) == nil)
     }
 
     @Test("app ids and userInfo limits")
@@ -38,7 +42,8 @@ struct LifecycledProtocolTests {
         #expect(LifecycledProtocol.isValidAppID("io.github.my-app_2"))
         #expect(LifecycledProtocol.isValidAppID("_org.Example9.a-1"))
         for bad in [
-            "", "notes", "org..example", "org.1example", "org.example.-x", "org.exa mple", "org.ex/ample", "org.example.",
+            "", "notes", "org..example", "org.1example", "org.example.-x", "org.exa mple", "org.ex/ample",
+            "org.example.",
             ".org.example", "org.exämple.x", String(repeating: "a.", count: 200) + "a",
         ] {
             #expect(!LifecycledProtocol.isValidAppID(bad), "\(bad)")
@@ -47,14 +52,17 @@ struct LifecycledProtocolTests {
         for _ in 0..<10 { deep = ["k": deep] }
         #expect(throws: ApplicationError.self) { try LifecycledProtocol.validate(["deep": deep]) }
         #expect(throws: Never.self) { try LifecycledProtocol.validate(["ok": ["a": 1]]) }
-        let many = UserInfo(Dictionary(uniqueKeysWithValues: (0..<2000).map { ("k\($0)", UserInfoValue.int(Int64($0))) }))
+        let many = UserInfo(
+            Dictionary(uniqueKeysWithValues: (0..<2000).map { ("k\($0)", UserInfoValue.int(Int64($0))) }))
         #expect(throws: ApplicationError.self) { try LifecycledProtocol.validate(many) }
     }
 
     @Test("a NaN or infinity is refused wherever it sits, and cannot hide a payload over the size limit")
     func nonFiniteNumbersAndTheSizeOfWhatIsSent() throws {
         for bad: UserInfoValue in [.double(.nan), .double(.infinity), .double(-.infinity)] {
-            let refused = #expect(throws: ApplicationError.self) { try LifecycledProtocol.validate(["n": ["deep": [1, bad]]]) }
+            let refused = #expect(throws: ApplicationError.self) {
+                try LifecycledProtocol.validate(["n": ["deep": [1, bad]]])
+            }
             #expect(refused?.description.contains("n.deep[1]") == true, "\(String(describing: refused))")
         }
         // 4 MiB next to an infinity: before, the JSON encoder threw on the infinity, the size check

@@ -30,15 +30,23 @@ struct UserInfoBusCodecTests {
     func refused() throws {
         #expect(throws: ApplicationError.self) { try UserInfoBusCodec.decode(.uint64(.max)) }
         #expect(throws: ApplicationError.self) {
-            try UserInfoBusCodec.decode(.dictionary(keySignature: "i", valueSignature: "v", [BusDictionaryEntry(key: .int32(1), value: .variant(.bool(true)))]))
+            try UserInfoBusCodec.decode(
+                .dictionary(
+                    keySignature: "i", valueSignature: "v",
+                    [BusDictionaryEntry(key: .int32(1), value: .variant(.bool(true)))]))
         }
         var deep = BusValue.string("leaf")
         for _ in 0..<40 { deep = .array(elementSignature: "v", [.variant(deep)]) }
         #expect(throws: ApplicationError.self) { try UserInfoBusCodec.decode(deep) }
         #expect(throws: ApplicationError.self) { try UserInfoBusCodec.decodeUserInfo(.string("x")) }
         let (a, b) = try #require(pipeFDs())
-        defer { close(a); close(b) }
-        #expect(throws: ApplicationError.self) { try UserInfoBusCodec.decode(.unixFD(BusFileDescriptor(owning: dup(a)))) }
+        defer {
+            close(a)
+            close(b)
+        }
+        #expect(throws: ApplicationError.self) {
+            try UserInfoBusCodec.decode(.unixFD(BusFileDescriptor(owning: dup(a))))
+        }
     }
 
     private func pipeFDs() -> (Int32, Int32)? {

@@ -1,5 +1,5 @@
-import AppLifecycleTesting
 import AppLifecycle
+import AppLifecycleTesting
 import Foundation
 import LifecycledClient
 import Synchronization
@@ -67,7 +67,9 @@ public final class CallLog: Sendable {
 
     /// Waits until a call of `member` whose arguments satisfy `matching` has arrived.
     @discardableResult
-    public func wait(for member: String, _ what: String = "", matching: @escaping @Sendable (BusMethodCall) -> Bool = { _ in true }) async throws -> BusMethodCall {
+    public func wait(
+        for member: String, _ what: String = "", matching: @escaping @Sendable (BusMethodCall) -> Bool = { _ in true }
+    ) async throws -> BusMethodCall {
         try await changes.wait(for: "\(member) \(what)") { [self] in calls(member).contains(where: matching) }
         return calls(member).first(where: matching)!
     }
@@ -94,7 +96,8 @@ public final class FakeLifecycled: Sendable {
     ) async throws -> FakeLifecycled {
         let connection = try BusConnection(.address(address), loop: loop, description: "fake-lifecycled")
         let log = CallLog()
-        let interface = makeInterface(log: log, facts: facts, launchOptions: launchOptions, apps: apps, simulationEnabled: simulationEnabled)
+        let interface = makeInterface(
+            log: log, facts: facts, launchOptions: launchOptions, apps: apps, simulationEnabled: simulationEnabled)
         let object = try connection.export(interface, at: LifecycledProtocol.objectPath)
         guard try await connection.requestName(LifecycledProtocol.busName) == .primaryOwner else {
             connection.close()
@@ -118,15 +121,20 @@ public final class FakeLifecycled: Sendable {
 
     public func command(_ appID: String, _ event: HostEvent) throws {
         let (command, arguments) = HostEventBusCodec.encode(event)!
-        try object.emitSignal(LifecycledProtocol.Signal.command, arguments: [.string(appID), .string(command), UserInfoBusCodec.encode(arguments)])
+        try object.emitSignal(
+            LifecycledProtocol.Signal.command,
+            arguments: [.string(appID), .string(command), UserInfoBusCodec.encode(arguments)])
     }
 
     public func notification(_ appID: String, _ name: String, _ userInfo: UserInfo = [:]) throws {
-        try object.emitSignal(LifecycledProtocol.Signal.notification, arguments: [.string(appID), .string(name), UserInfoBusCodec.encode(userInfo)])
+        try object.emitSignal(
+            LifecycledProtocol.Signal.notification,
+            arguments: [.string(appID), .string(name), UserInfoBusCodec.encode(userInfo)])
     }
 
     public func stateChanged(_ appID: String, _ previous: String, _ state: String) throws {
-        try object.emitSignal(LifecycledProtocol.Signal.stateChanged, arguments: [.string(appID), .string(previous), .string(state)])
+        try object.emitSignal(
+            LifecycledProtocol.Signal.stateChanged, arguments: [.string(appID), .string(previous), .string(state)])
     }
 
     public static func makeInterface(
@@ -136,8 +144,10 @@ public final class FakeLifecycled: Sendable {
         let appsValue = BusValue.array(elementSignature: "(sssu)", apps.map(\.busValue))
         let known = Set(apps.map(\.id))
         @Sendable func error(_ name: String, _ message: String) -> BusError { BusError(name: name, message: message) }
-        @Sendable func recorded(_ name: String, _ inSignature: String, _ outSignature: String = "",
-                      _ body: @escaping @Sendable (BusMethodCall) throws -> [BusValue] = { _ in [] }) -> M {
+        @Sendable func recorded(
+            _ name: String, _ inSignature: String, _ outSignature: String = "",
+            _ body: @escaping @Sendable (BusMethodCall) throws -> [BusValue] = { _ in [] }
+        ) -> M {
             M(name, inSignature: inSignature, outSignature: outSignature) { call in
                 log.add(call)
                 return try body(call)
@@ -155,23 +165,31 @@ public final class FakeLifecycled: Sendable {
                 recorded(LifecycledProtocol.Method.backgroundTaskEnded, "su"),
                 recorded(LifecycledProtocol.Method.openURL, "sa{sv}", "s") { call in
                     let url = call.arguments[0].stringValue ?? ""
-                    guard url.hasPrefix("counter:") else { throw error(LifecycledProtocol.ErrorName.noHandler, "no app claims \(url)") }
+                    guard url.hasPrefix("counter:") else {
+                        throw error(LifecycledProtocol.ErrorName.noHandler, "no app claims \(url)")
+                    }
                     return [.string(counterID)]
                 },
                 recorded(LifecycledProtocol.Method.launch, "sa{sv}"),
                 recorded(LifecycledProtocol.Method.terminate, "s"),
                 recorded(LifecycledProtocol.Method.post, "ssa{sv}") { call in
                     let app = call.arguments[0].stringValue ?? ""
-                    guard known.contains(app) else { throw error(LifecycledProtocol.ErrorName.unknownApp, "no app \(app)") }
+                    guard known.contains(app) else {
+                        throw error(LifecycledProtocol.ErrorName.unknownApp, "no app \(app)")
+                    }
                     return []
                 },
                 recorded(LifecycledProtocol.Method.simulate, "sa{sv}") { _ in
-                    guard simulationEnabled else { throw error(LifecycledProtocol.ErrorName.simulationDisabled, "Simulate is not enabled") }
+                    guard simulationEnabled else {
+                        throw error(LifecycledProtocol.ErrorName.simulationDisabled, "Simulate is not enabled")
+                    }
                     return []
                 },
                 recorded(LifecycledProtocol.Method.getState, "s", "s") { call in
                     let app = call.arguments[0].stringValue ?? ""
-                    guard let entry = apps.first(where: { $0.id == app }) else { throw error(LifecycledProtocol.ErrorName.unknownApp, "no app \(app)") }
+                    guard let entry = apps.first(where: { $0.id == app }) else {
+                        throw error(LifecycledProtocol.ErrorName.unknownApp, "no app \(app)")
+                    }
                     return [.string(entry.state)]
                 },
                 recorded(LifecycledProtocol.Method.listApps, "", "a(sssu)") { _ in [appsValue] },
@@ -185,7 +203,9 @@ public final class FakeLifecycled: Sendable {
                 .init(LifecycledProtocol.Property.hostState, initialValue: UserInfoBusCodec.encode(facts)),
                 .init(LifecycledProtocol.Property.apps, initialValue: appsValue),
                 .init(LifecycledProtocol.Property.simulationEnabled, initialValue: .bool(simulationEnabled)),
-                .init(LifecycledProtocol.Property.version, initialValue: .uint32(LifecycledProtocol.version), changeSignal: .constant),
+                .init(
+                    LifecycledProtocol.Property.version, initialValue: .uint32(LifecycledProtocol.version),
+                    changeSignal: .constant),
             ])
     }
 }
@@ -193,8 +213,9 @@ public final class FakeLifecycled: Sendable {
 /// Makes sure the bus daemon has processed everything `connection` sent so far: messages from
 /// one connection are handled in order, so once a call's reply is back, earlier signals are routed.
 public func busBarrier(_ connection: BusConnection) async throws {
-    _ = try await connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                  interface: "org.freedesktop.DBus", member: "GetId")
+    _ = try await connection.call(
+        destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+        interface: "org.freedesktop.DBus", member: "GetId")
 }
 
 /// A private bus, an event loop and a fake lifecycled on it, for one test.

@@ -16,25 +16,47 @@ struct AppCgroupPlacementTests {
     @Test("auto uses the daemon's own delegated cgroup, never the root or an unwritable one")
     func automaticResolution() {
         let writable: (String) -> Bool = { _ in true }
-        #expect(AppCgroupPlacement(mode: .automatic, ownCgroup: "/user.slice/user-1000.slice/user@1000.service/app.slice/lifecycled.service",
-                                   mountPoint: "/sys/fs/cgroup", isWritableDirectory: writable).parentDirectory
+        #expect(
+            AppCgroupPlacement(
+                mode: .automatic,
+                ownCgroup: "/user.slice/user-1000.slice/user@1000.service/app.slice/lifecycled.service",
+                mountPoint: "/sys/fs/cgroup", isWritableDirectory: writable
+            ).parentDirectory
                 == "/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice/lifecycled.service")
         // The root cgroup has no freezer and is the whole machine's.
-        #expect(AppCgroupPlacement(mode: .automatic, ownCgroup: "/", mountPoint: "/sys/fs/cgroup", isWritableDirectory: writable).parentDirectory == nil)
+        #expect(
+            AppCgroupPlacement(
+                mode: .automatic, ownCgroup: "/", mountPoint: "/sys/fs/cgroup", isWritableDirectory: writable
+            ).parentDirectory == nil)
         // Not delegated: no children are created.
-        #expect(AppCgroupPlacement(mode: .automatic, ownCgroup: "/system.slice/x.service", mountPoint: "/sys/fs/cgroup",
-                                   isWritableDirectory: { _ in false }).parentDirectory == nil)
+        #expect(
+            AppCgroupPlacement(
+                mode: .automatic, ownCgroup: "/system.slice/x.service", mountPoint: "/sys/fs/cgroup",
+                isWritableDirectory: { _ in false }
+            ).parentDirectory == nil)
         // A cgroup v1-only system.
-        #expect(AppCgroupPlacement(mode: .automatic, ownCgroup: nil, mountPoint: nil, isWritableDirectory: writable).parentDirectory == nil)
-        #expect(AppCgroupPlacement(mode: .automatic, ownCgroup: "/a", mountPoint: "/sys/fs/cgroup/unified/", isWritableDirectory: writable).parentDirectory
+        #expect(
+            AppCgroupPlacement(mode: .automatic, ownCgroup: nil, mountPoint: nil, isWritableDirectory: writable)
+                .parentDirectory == nil)
+        #expect(
+            AppCgroupPlacement(
+                mode: .automatic, ownCgroup: "/a", mountPoint: "/sys/fs/cgroup/unified/", isWritableDirectory: writable
+            ).parentDirectory
                 == "/sys/fs/cgroup/unified/a")
-        #expect(AppCgroupPlacement(mode: .off, ownCgroup: "/a", mountPoint: "/sys/fs/cgroup", isWritableDirectory: writable).parentDirectory == nil)
-        #expect(AppCgroupPlacement(mode: .under("/sys/fs/cgroup/x"), ownCgroup: "/", mountPoint: "/sys/fs/cgroup", isWritableDirectory: writable).parentDirectory
+        #expect(
+            AppCgroupPlacement(mode: .off, ownCgroup: "/a", mountPoint: "/sys/fs/cgroup", isWritableDirectory: writable)
+                .parentDirectory == nil)
+        #expect(
+            AppCgroupPlacement(
+                mode: .under("/sys/fs/cgroup/x"), ownCgroup: "/", mountPoint: "/sys/fs/cgroup",
+                isWritableDirectory: writable
+            ).parentDirectory
                 == "/sys/fs/cgroup/x")
     }
 
-    @Test("a leftover cgroup of the same name is reused only when empty; one with processes gets a new name",
-          .enabled(if: FreezerFixture.available, "needs a writable cgroup2 mount (root, cgroup v2 or hybrid)"))
+    @Test(
+        "a leftover cgroup of the same name is reused only when empty; one with processes gets a new name",
+        .enabled(if: FreezerFixture.available, "needs a writable cgroup2 mount (root, cgroup v2 or hybrid)"))
     func leftoverCgroups() throws {
         let parent = try FreezerFixture()
         defer { parent.remove() }
@@ -59,11 +81,16 @@ struct AppCgroupPlacementTests {
 
     @Test("a missing parent directory falls back to SIGSTOP, and the app still launches")
     func unusableParentFallsBack() async throws {
-        try await withDaemon(termination: TerminationPolicy(deadline: .milliseconds(100), grace: .milliseconds(500)),
-                             appCgroups: .under("/nonexistent-cgroup-parent"), setUp: { dir in
-            try writeManifest(dir, id: "org.example.Test", executable: "/bin/sleep", arguments: ["600"])
-        }) { (h: DaemonHarness) async throws in
-            try await h.client.call(LifecycledProtocol.Method.launch, [.string("org.example.Test"), UserInfoBusCodec.encode([:] as UserInfo)])
+        try await withDaemon(
+            termination: TerminationPolicy(deadline: .milliseconds(100), grace: .milliseconds(500)),
+            appCgroups: .under("/nonexistent-cgroup-parent"),
+            setUp: { dir in
+                try writeManifest(dir, id: "org.example.Test", executable: "/bin/sleep", arguments: ["600"])
+            }
+        ) { (h: DaemonHarness) async throws in
+            try await h.client.call(
+                LifecycledProtocol.Method.launch,
+                [.string("org.example.Test"), UserInfoBusCodec.encode([:] as UserInfo)])
             let process = try #require(h.daemon.registry["org.example.Test"]?.process)
             #expect(process.suspensionMethod == .stopSignal)
         }
@@ -73,33 +100,43 @@ struct AppCgroupPlacementTests {
     func eachAppIsFrozenInItsOwnCgroupWhichIsRemovedWithItsStragglers() async throws {
         let parent = try FreezerFixture()
         defer { parent.remove() }
-        let notes = "org.example.Notes", leaver = "org.example.Leaver"
+        let notes = "org.example.Notes"
+        let leaver = "org.example.Leaver"
         var stragglerFile = ""
-        try await withDaemon(appCgroups: .under(parent.path), setUp: { dir in
-            try writeManifest(dir, id: notes, executable: try writePythonApp(dir), arguments: [dir.path + "/notes.log"])
-            stragglerFile = dir.path + "/straggler.pid"
-            // Starts a process in a session of its own (out of reach of the process-group
-            // kill), records its pid, then exits.
-            let script = try writeScript(dir, "leaver.sh", """
-                setsid /bin/sleep 600 < /dev/null > /dev/null 2>&1 &
-                echo $! > "$1.tmp" && mv "$1.tmp" "$1"
-                """)
-            try writeManifest(dir, id: leaver, executable: script, arguments: [stragglerFile])
-        }) { (h: DaemonHarness) async throws in
-            try await h.client.call(LifecycledProtocol.Method.launch, [.string(notes), UserInfoBusCodec.encode([:] as UserInfo)])
+        try await withDaemon(
+            appCgroups: .under(parent.path),
+            setUp: { dir in
+                try writeManifest(
+                    dir, id: notes, executable: try writePythonApp(dir), arguments: [dir.path + "/notes.log"])
+                stragglerFile = dir.path + "/straggler.pid"
+                // Starts a process in a session of its own (out of reach of the process-group
+                // kill), records its pid, then exits.
+                let script = try writeScript(
+                    dir, "leaver.sh",
+                    """
+                    setsid /bin/sleep 600 < /dev/null > /dev/null 2>&1 &
+                    echo $! > "$1.tmp" && mv "$1.tmp" "$1"
+                    """)
+                try writeManifest(dir, id: leaver, executable: script, arguments: [stragglerFile])
+            }
+        ) { (h: DaemonHarness) async throws in
+            try await h.client.call(
+                LifecycledProtocol.Method.launch, [.string(notes), UserInfoBusCodec.encode([:] as UserInfo)])
             try await h.client.log.waitForState(notes, .active)
             let pid = try #require(h.pid(notes))
             let cgroup = parent.path + "/app-\(notes)-1"
             #expect(h.daemon.registry[notes]?.process?.suspensionMethod == .freezer(cgroupDirectory: cgroup))
             #expect(ProcFS.read(cgroup + "/cgroup.procs")?.split(separator: "\n").contains(Substring("\(pid)")) == true)
 
-            try await h.client.call(LifecycledProtocol.Method.simulate, [.string("sleep"), UserInfoBusCodec.encode([:] as UserInfo)])
+            try await h.client.call(
+                LifecycledProtocol.Method.simulate, [.string("sleep"), UserInfoBusCodec.encode([:] as UserInfo)])
             #expect(try await h.waitForSleepRelease() == "all-suspended")
             #expect(CgroupFreezer(directory: cgroup).isFrozen == true)
             // Frozen, not job-control stopped: the app's parent sees no stop.
             #expect(processState(pid) != "T")
 
-            try await h.client.call(LifecycledProtocol.Method.simulate, [.string("wake"), UserInfoBusCodec.encode([:] as UserInfo)])
+            try await h.client.call(
+                LifecycledProtocol.Method.simulate, [.string("wake"), UserInfoBusCodec.encode([:] as UserInfo)])
             try await h.client.log.waitForState(notes, .active)
             #expect(CgroupFreezer(directory: cgroup).isFrozen == false)
 
@@ -108,11 +145,15 @@ struct AppCgroupPlacementTests {
             #expect(access(cgroup, F_OK) != 0, "\(cgroup) was not removed")
 
             // An app that leaves a process behind in a new session: killed with its cgroup.
-            try await h.client.call(LifecycledProtocol.Method.launch, [.string(leaver), UserInfoBusCodec.encode([:] as UserInfo)])
+            try await h.client.call(
+                LifecycledProtocol.Method.launch, [.string(leaver), UserInfoBusCodec.encode([:] as UserInfo)])
             #expect(try await h.waitForExit(leaver) == .exited(code: 0))
-            let straggler = try #require(pid_t(logLines(stragglerFile).first ?? ""), "the straggler's pid was not recorded")
+            let straggler = try #require(
+                pid_t(logLines(stragglerFile).first ?? ""), "the straggler's pid was not recorded")
             let state = processState(straggler)
-            #expect(state == nil || state == "Z", "the straggler \(straggler) survived its app (state \(String(describing: state)))")
+            #expect(
+                state == nil || state == "Z",
+                "the straggler \(straggler) survived its app (state \(String(describing: state)))")
             #expect(access(parent.path + "/app-\(leaver)-2", F_OK) != 0)
             if state != nil && state != "Z" { kill(straggler, SIGKILL) }
         }

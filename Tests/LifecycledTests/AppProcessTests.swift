@@ -77,7 +77,8 @@ struct AppProcessTests {
         let status = try await withApp(testManifest(app, [fifo])) { process, exits, loop in
             let reader = try FIFOReader(path: fifo, loop: loop)
             #expect(try await reader.line() == "ready")
-            process.terminate(policy: TerminationPolicy(deadline: .milliseconds(200), grace: .milliseconds(200))) { step in
+            process.terminate(policy: TerminationPolicy(deadline: .milliseconds(200), grace: .milliseconds(200))) {
+                step in
                 steps.withLock { $0.append(step) }
             }
             return await exits.wait()
@@ -90,7 +91,9 @@ struct AppProcessTests {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let fifo = try dir.fifo("ready")
-        let app = try dir.script("graceful.sh", """
+        let app = try dir.script(
+            "graceful.sh",
+            """
             trap 'exit 3' TERM
             echo ready > "$1"
             while :; do /bin/sleep 1 & wait $!; done
@@ -127,7 +130,9 @@ struct AppProcessTests {
         let loop = try EventLoop(name: "lifecycled-test")
         defer { loop.shutdown() }
         #expect(throws: AppProcessError.self) {
-            _ = try AppProcess.launch(manifest: testManifest("/bin/true"), environment: ["BAD=NAME": "x"], loop: loop) { _ in }
+            _ = try AppProcess.launch(manifest: testManifest("/bin/true"), environment: ["BAD=NAME": "x"], loop: loop) {
+                _ in
+            }
         }
     }
 
@@ -159,7 +164,9 @@ struct AppProcessTests {
             let fds = "/proc/\(process.pid)/fd"
             #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: fds + "/0")) == "/dev/null")
             // (sleep itself may briefly hold the locale archive open while it starts.)
-            let targets = ((try? FileManager.default.contentsOfDirectory(atPath: fds)) ?? []).filter { (Int($0) ?? 0) >= 3 }.compactMap {
+            let targets = ((try? FileManager.default.contentsOfDirectory(atPath: fds)) ?? []).filter {
+                (Int($0) ?? 0) >= 3
+            }.compactMap {
                 try? FileManager.default.destinationOfSymbolicLink(atPath: fds + "/" + $0)
             }
             #expect(!targets.contains("/dev/zero"), "\(targets)")

@@ -1,10 +1,10 @@
-import LifecycledClient
-import LifecycledTestSupport
 import AppLifecycle
 import AppLifecycleSystemd
 import AppLifecycleTesting
 import Foundation
 import Glibc
+import LifecycledClient
+import LifecycledTestSupport
 import Synchronization
 import SystemdBus
 import SystemdBusTesting
@@ -21,7 +21,10 @@ final class SpawnedDaemon: Sendable {
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
         let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
-        process.terminationHandler = { continuation.yield($0.terminationStatus); continuation.finish() }
+        process.terminationHandler = {
+            continuation.yield($0.terminationStatus)
+            continuation.finish()
+        }
         exits = stream
         try process.run()
         self.process = process
@@ -42,14 +45,16 @@ final class SpawnedDaemon: Sendable {
 @Suite("lifecycled binary", .serialized, .timeLimit(.minutes(2)))
 struct DaemonBinaryTests {
     @Test func ownsTheNameRefusesASecondInstanceAndStopsOnSIGTERM() async throws {
-        let products = try #require(builtProductsDirectory(containing: "lifecycled"), "lifecycled is not built; run `swift build` first")
+        let products = try #require(
+            builtProductsDirectory(containing: "lifecycled"), "lifecycled is not built; run `swift build` first")
         let binary = products + "/lifecycled"
         let bus = try PrivateBus()
         defer { bus.stop() }
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         try FileManager.default.createDirectory(atPath: appsDirectory(dir), withIntermediateDirectories: true)
-        try writeManifest(dir, id: "org.example.Polite", executable: try writePythonApp(dir), arguments: [dir.path + "/polite.log"])
+        try writeManifest(
+            dir, id: "org.example.Polite", executable: try writePythonApp(dir), arguments: [dir.path + "/polite.log"])
 
         let client = try await DaemonTestClient(address: bus.address, name: "binary-client")
         defer { client.close() }
@@ -58,20 +63,25 @@ struct DaemonBinaryTests {
         let watch = try await tracker.addOwnerChangeHandler { _ in owners.signal() }
         defer { watch.cancel() }
 
-        let arguments = ["--address", bus.address, "--apps-directory", appsDirectory(dir), "--enable-simulate", "--no-host-sources"]
+        let arguments = [
+            "--address", bus.address, "--apps-directory", appsDirectory(dir), "--enable-simulate", "--no-host-sources",
+        ]
         let daemon = try SpawnedDaemon(binary, arguments)
         defer { daemon.kill() }
         try await owners.wait(for: "lifecycled to own its name") { tracker.currentOwner != nil }
 
         let second = try await runTool(binary, arguments)
         #expect(second.status == 1)
-        #expect(second.stderr.contains("another lifecycled already owns org.applifecycle.Lifecycled1"), "\(second.stderr)")
+        #expect(
+            second.stderr.contains("another lifecycled already owns org.applifecycle.Lifecycled1"), "\(second.stderr)")
         let usage = try await runTool(binary, ["--bogus"])
         #expect(usage.status == 2)
         #expect(usage.stderr.contains("Unknown option '--bogus'"), "\(usage.stderr)")
         let cgroups = try await runTool(binary, ["--app-cgroups", "relative/dir"])
         #expect(cgroups.status == 2)
-        #expect(cgroups.stderr.contains("--app-cgroups must be auto, off or an absolute cgroup2 directory"), "\(cgroups.stderr)")
+        #expect(
+            cgroups.stderr.contains("--app-cgroups must be auto, off or an absolute cgroup2 directory"),
+            "\(cgroups.stderr)")
 
         // It hosts: an app launched through it, then SIGTERM ends the app and the daemon.
         try await client.call(LifecycledProtocol.Method.launch, [.string("org.example.Polite"), encodeInfo([:])])

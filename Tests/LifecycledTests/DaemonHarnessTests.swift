@@ -1,10 +1,10 @@
-import LifecycledClient
-import LifecycledTestSupport
 import AppLifecycle
 import AppLifecycleSystemd
 import AppLifecycleTesting
 import Foundation
 import Glibc
+import LifecycledClient
+import LifecycledTestSupport
 import Synchronization
 import SystemdBus
 import SystemdBusTesting
@@ -51,7 +51,9 @@ final class DaemonSignalLog: Sendable {
 
     /// Waits until an app's StateChanged list ends with `state`.
     func waitForState(_ id: String, _ state: ApplicationState) async throws {
-        try await wait(for: "\(id) to be \(state)") { $0.stateChanges(id).last?.hasSuffix("->\(state.rawValue)") == true }
+        try await wait(for: "\(id) to be \(state)") {
+            $0.stateChanges(id).last?.hasSuffix("->\(state.rawValue)") == true
+        }
     }
 }
 
@@ -171,7 +173,9 @@ func appsDirectory(_ directory: TemporaryDirectory) -> String { directory.path +
 func writeManifest(
     _ directory: TemporaryDirectory, id: String, executable: String, arguments: [String] = [], schemes: [String] = []
 ) throws -> String {
-    let object: [String: Any] = ["id": id, "name": id, "executable": executable, "arguments": arguments, "urlSchemes": schemes]
+    let object: [String: Any] = [
+        "id": id, "name": id, "executable": executable, "arguments": arguments, "urlSchemes": schemes,
+    ]
     let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
     return try directory.write("apps/\(id).json", String(decoding: data, as: UTF8.self))
 }
@@ -197,9 +201,10 @@ func withDaemon<T>(
     defer { directory.remove() }
     try FileManager.default.createDirectory(atPath: appsDirectory(directory), withIntermediateDirectories: true)
     try setUp(directory)
-    let daemon = LifecycleDaemon(configuration: DaemonConfiguration(
-        busAddress: .address(bus.address), appsDirectories: [appsDirectory(directory)], simulationEnabled: simulate,
-        bridgeSources: [], termination: termination, sleepDeadline: sleepDeadline, appCgroups: appCgroups))
+    let daemon = LifecycleDaemon(
+        configuration: DaemonConfiguration(
+            busAddress: .address(bus.address), appsDirectories: [appsDirectory(directory)], simulationEnabled: simulate,
+            bridgeSources: [], termination: termination, sleepDeadline: sleepDeadline, appCgroups: appCgroups))
     try await daemon.start()
     let client: DaemonTestClient
     do {
@@ -250,68 +255,68 @@ final class FakeApp: Sendable {
 /// exits on `terminate`, and appends every command to a log file. Arguments: the log file and
 /// the megabytes of ballast to hold (to set its resident size).
 let pythonAppSource = #"""
-import os, sys, json, time
-import dbus, dbus.mainloop.glib
-from gi.repository import GLib
+    import os, sys, json, time
+    import dbus, dbus.mainloop.glib
+    from gi.repository import GLib
 
-dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
-app = os.environ["LIFECYCLE_APP_ID"]
-log_path = sys.argv[1]
-ballast = bytearray(int(sys.argv[2]) * 1024 * 1024 if len(sys.argv) > 2 else 0)
-for i in range(0, len(ballast), 4096):
-    ballast[i] = 1
+    dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+    app = os.environ["LIFECYCLE_APP_ID"]
+    log_path = sys.argv[1]
+    ballast = bytearray(int(sys.argv[2]) * 1024 * 1024 if len(sys.argv) > 2 else 0)
+    for i in range(0, len(ballast), 4096):
+        ballast[i] = 1
 
-def log(line):
-    with open(log_path, "a") as f:
-        f.write(line + "\n")
+    def log(line):
+        with open(log_path, "a") as f:
+            f.write(line + "\n")
 
-bus = dbus.bus.BusConnection(os.environ["DBUS_SESSION_BUS_ADDRESS"])
-daemon = dbus.Interface(bus.get_object("org.applifecycle.Lifecycled1", "/org/applifecycle/Lifecycled1"),
-                        "org.applifecycle.Lifecycled1")
-state = "not-running"
-facts = {"sleeping": False, "locked": False, "session-active": True, "foreground": True}
-ORDER = ["suspended", "background", "inactive", "active"]
+    bus = dbus.bus.BusConnection(os.environ["DBUS_SESSION_BUS_ADDRESS"])
+    daemon = dbus.Interface(bus.get_object("org.applifecycle.Lifecycled1", "/org/applifecycle/Lifecycled1"),
+                            "org.applifecycle.Lifecycled1")
+    state = "not-running"
+    facts = {"sleeping": False, "locked": False, "session-active": True, "foreground": True}
+    ORDER = ["suspended", "background", "inactive", "active"]
 
-def target():
-    if facts["foreground"] and facts["session-active"] and not facts["sleeping"]:
-        return "inactive" if facts["locked"] else "active"
-    return "suspended"
+    def target():
+        if facts["foreground"] and facts["session-active"] and not facts["sleeping"]:
+            return "inactive" if facts["locked"] else "active"
+        return "suspended"
 
-def settle():
-    global state
-    goal = target()
-    if state == "not-running":
-        state = "inactive"
-        daemon.ReportState(app, state)
-    while state != goal:
-        i, j = ORDER.index(state), ORDER.index(goal)
-        state = ORDER[i + 1] if j > i else ORDER[i - 1]
-        daemon.ReportState(app, state)
+    def settle():
+        global state
+        goal = target()
+        if state == "not-running":
+            state = "inactive"
+            daemon.ReportState(app, state)
+        while state != goal:
+            i, j = ORDER.index(state), ORDER.index(goal)
+            state = ORDER[i + 1] if j > i else ORDER[i - 1]
+            daemon.ReportState(app, state)
 
-def on_command(app_id, command, arguments):
-    log(command + " " + json.dumps({str(k): (bool(v) if isinstance(v, dbus.Boolean) else str(v)) for k, v in arguments.items()}, sort_keys=True))
-    if command in ("sleeping", "locked", "session-active", "foreground"):
-        facts[command] = bool(arguments["value"])
-        settle()
-    elif command == "post" and state == "suspended":
-        # As LifecycledHost does: the daemon continued the app for the post; still suspended.
-        # Then a pause, so a stop the daemon sends for that report lands before the next command.
-        daemon.ReportState(app, "suspended")
-        time.sleep(0.3)
-    elif command == "terminate":
-        daemon.ReportState(app, "not-running")
-        os._exit(0)
+    def on_command(app_id, command, arguments):
+        log(command + " " + json.dumps({str(k): (bool(v) if isinstance(v, dbus.Boolean) else str(v)) for k, v in arguments.items()}, sort_keys=True))
+        if command in ("sleeping", "locked", "session-active", "foreground"):
+            facts[command] = bool(arguments["value"])
+            settle()
+        elif command == "post" and state == "suspended":
+            # As LifecycledHost does: the daemon continued the app for the post; still suspended.
+            # Then a pause, so a stop the daemon sends for that report lands before the next command.
+            daemon.ReportState(app, "suspended")
+            time.sleep(0.3)
+        elif command == "terminate":
+            daemon.ReportState(app, "not-running")
+            os._exit(0)
 
-bus.add_signal_receiver(on_command, signal_name="Command", dbus_interface="org.applifecycle.Lifecycled1",
-                        bus_name="org.applifecycle.Lifecycled1", arg0=app)
-options, host = daemon.RegisterApp(app)
-log("registered " + json.dumps({str(k): str(v) for k, v in options.items()}, sort_keys=True))
-for key in facts:
-    if key in host:
-        facts[key] = bool(host[key])
-settle()
-GLib.MainLoop().run()
-"""#
+    bus.add_signal_receiver(on_command, signal_name="Command", dbus_interface="org.applifecycle.Lifecycled1",
+                            bus_name="org.applifecycle.Lifecycled1", arg0=app)
+    options, host = daemon.RegisterApp(app)
+    log("registered " + json.dumps({str(k): str(v) for k, v in options.items()}, sort_keys=True))
+    for key in facts:
+        if key in host:
+            facts[key] = bool(host[key])
+    settle()
+    GLib.MainLoop().run()
+    """#
 
 /// Writes the Python app and returns the path of a launcher for it.
 func writePythonApp(_ directory: TemporaryDirectory) throws -> String {
@@ -329,7 +334,9 @@ func processState(_ pid: pid_t) -> Character? { ProcFS.state(of: pid) }
 
 /// Runs a tool on a thread of its own (it may talk to the daemon this process serves on the
 /// main actor), returning its status, stdout and stderr.
-func runTool(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) async throws -> (status: Int32, stdout: String, stderr: String) {
+func runTool(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) async throws -> (
+    status: Int32, stdout: String, stderr: String
+) {
     try await withCheckedThrowingContinuation { continuation in
         Thread.detachNewThread {
             let process = Process()
@@ -349,7 +356,11 @@ func runTool(_ executable: String, _ arguments: [String], environment: [String: 
             let stdout = out.fileHandleForReading.readDataToEndOfFile()
             let stderr = err.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
-            continuation.resume(returning: (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self)))
+            continuation.resume(
+                returning: (
+                    process.terminationStatus, String(decoding: stdout, as: UTF8.self),
+                    String(decoding: stderr, as: UTF8.self)
+                ))
         }
     }
 }
@@ -357,7 +368,8 @@ func runTool(_ executable: String, _ arguments: [String], environment: [String: 
 /// The directory of the built products (`.build/debug`), where `lifecycled` and `counter-app` are.
 func builtProductsDirectory(containing name: String) -> String? {
     var candidates = [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path]
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
     candidates.append(root.appendingPathComponent(".build/debug").path)
     return candidates.first { FileManager.default.isExecutableFile(atPath: $0 + "/" + name) }
 }

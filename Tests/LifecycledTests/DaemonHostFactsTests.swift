@@ -14,7 +14,8 @@ import Testing
 @MainActor
 struct DaemonHostFactsTests {
     private func simulate(_ h: DaemonHarness, _ kind: String, _ arguments: UserInfo = [:]) async throws {
-        try await h.client.call(LifecycledProtocol.Method.simulate, [.string(kind), UserInfoBusCodec.encode(arguments)])
+        try await h.client.call(
+            LifecycledProtocol.Method.simulate, [.string(kind), UserInfoBusCodec.encode(arguments)])
     }
 
     private func launch(_ h: DaemonHarness, _ id: String, background: Bool = false) async throws {
@@ -23,13 +24,16 @@ struct DaemonHostFactsTests {
     }
 
     @Test func lockSleepWakeUnlockMoveEveryAppInOrderAndSleepReallyStopsThem() async throws {
-        let products = try #require(builtProductsDirectory(containing: "counter-app"), "counter-app is not built; run `swift build` first")
-        let counter = "org.example.Counter", notes = "org.example.Notes"
+        let products = try #require(
+            builtProductsDirectory(containing: "counter-app"), "counter-app is not built; run `swift build` first")
+        let counter = "org.example.Counter"
+        let notes = "org.example.Notes"
         var notesLog = ""
         try await withDaemon(setUp: { dir in
             notesLog = dir.path + "/notes.log"
-            try writeManifest(dir, id: counter, executable: products + "/counter-app",
-                              arguments: ["--host", "lifecycled", "--state-directory", dir.path + "/state"])
+            try writeManifest(
+                dir, id: counter, executable: products + "/counter-app",
+                arguments: ["--host", "lifecycled", "--state-directory", dir.path + "/state"])
             try writeManifest(dir, id: notes, executable: try writePythonApp(dir), arguments: [notesLog])
         }) { (h: DaemonHarness) async throws in
             try await launch(h, counter)
@@ -40,7 +44,9 @@ struct DaemonHostFactsTests {
             try await simulate(h, "lock")
             try await h.client.log.waitForState(counter, .inactive)
             try await h.client.log.waitForState(notes, .inactive)
-            #expect(try await h.client.property(LifecycledProtocol.Property.hostState).dictionaryValue?["locked"]?.unwrapped == .bool(true))
+            #expect(
+                try await h.client.property(LifecycledProtocol.Property.hostState).dictionaryValue?["locked"]?.unwrapped
+                    == .bool(true))
 
             try await simulate(h, "sleep")
             // The lock is released once both are suspended and really stopped.
@@ -74,7 +80,10 @@ struct DaemonHostFactsTests {
             #expect(h.client.log.stateChanges(notes) == expected)
             // While it was stopped nothing but the wake reached it, in order.
             #expect(h.emitted.commands(notes) == ["locked", "sleeping", "sleeping", "locked"])
-            #expect(logLines(notesLog).dropFirst().map { String($0.split(separator: " ")[0]) } == ["locked", "sleeping", "sleeping", "locked"])
+            #expect(
+                logLines(notesLog).dropFirst().map { String($0.split(separator: " ")[0]) } == [
+                    "locked", "sleeping", "sleeping", "locked",
+                ])
         }
     }
 
@@ -85,7 +94,9 @@ struct DaemonHostFactsTests {
             _ = try await app.register()
             // Registered, still launching: it has acknowledged nothing, so sleep waits for it.
             try await simulate(h, "sleep")
-            try await app.client.log.wait(for: "the sleeping command") { $0.commands("org.example.Quiet") == ["sleeping"] }
+            try await app.client.log.wait(for: "the sleeping command") {
+                $0.commands("org.example.Quiet") == ["sleeping"]
+            }
             #expect(h.releases.isEmpty, "released while org.example.Quiet had not reported a state: \(h.releases)")
             try await app.report(.background)
             try await app.report(.suspended)
@@ -99,11 +110,14 @@ struct DaemonHostFactsTests {
             defer { app.close() }
             _ = try await app.register()
             try await app.report(.background)
-            try await app.client.call(LifecycledProtocol.Method.backgroundTaskBegan, [.string("org.example.Tasked"), .uint32(1), .string("upload")])
+            try await app.client.call(
+                LifecycledProtocol.Method.backgroundTaskBegan,
+                [.string("org.example.Tasked"), .uint32(1), .string("upload")])
             try await simulate(h, "sleep")
             try await app.report(.suspended)
             #expect(h.releases.isEmpty, "released while a background task ran: \(h.releases)")
-            try await app.client.call(LifecycledProtocol.Method.backgroundTaskEnded, [.string("org.example.Tasked"), .uint32(1)])
+            try await app.client.call(
+                LifecycledProtocol.Method.backgroundTaskEnded, [.string("org.example.Tasked"), .uint32(1)])
             #expect(try await h.waitForSleepRelease() == "all-suspended")
         }
     }
@@ -117,14 +131,20 @@ struct DaemonHostFactsTests {
             try await app.report(.active)
             try await simulate(h, "sleep")
             #expect(try await h.waitForSleepRelease() == "deadline")
-            try await app.client.log.wait(for: "the sleeping command") { $0.commands("org.example.Stubborn") == ["sleeping"] }
-            #expect(try await h.client.property(LifecycledProtocol.Property.hostState).dictionaryValue?["sleeping"]?.unwrapped == .bool(true))
+            try await app.client.log.wait(for: "the sleeping command") {
+                $0.commands("org.example.Stubborn") == ["sleeping"]
+            }
+            #expect(
+                try await h.client.property(LifecycledProtocol.Property.hostState).dictionaryValue?["sleeping"]?
+                    .unwrapped == .bool(true))
         }
     }
 
     @Test func aMemoryWarningPurgesSuspendedAppsLargestFirstThenWarnsTheRunningOnes() async throws {
         var logs: [String: String] = [:]
-        let small = "org.example.Small", large = "org.example.Large", running = "org.example.Running"
+        let small = "org.example.Small"
+        let large = "org.example.Large"
+        let running = "org.example.Running"
         try await withDaemon(setUp: { dir in
             let python = try writePythonApp(dir)
             for (id, megabytes) in [(small, 8), (large, 64), (running, 16)] {
@@ -149,53 +169,77 @@ struct DaemonHostFactsTests {
             try await simulate(h, "memory-warning", ["level": .string("critical")])
             try await h.client.barrier()
             let log = h.emitted
-            let purgedLarge = try #require(log.index { $0.member == "StateChanged" && $0.arguments[0].stringValue == large && $0.arguments[2].stringValue == "not-running" })
-            let purgedSmall = try #require(log.index { $0.member == "StateChanged" && $0.arguments[0].stringValue == small && $0.arguments[2].stringValue == "not-running" })
-            let warned = try #require(log.index { $0.member == "Command" && $0.arguments[0].stringValue == running && $0.arguments[1].stringValue == "memory-warning" })
+            let purgedLarge = try #require(
+                log.index {
+                    $0.member == "StateChanged" && $0.arguments[0].stringValue == large
+                        && $0.arguments[2].stringValue == "not-running"
+                })
+            let purgedSmall = try #require(
+                log.index {
+                    $0.member == "StateChanged" && $0.arguments[0].stringValue == small
+                        && $0.arguments[2].stringValue == "not-running"
+                })
+            let warned = try #require(
+                log.index {
+                    $0.member == "Command" && $0.arguments[0].stringValue == running
+                        && $0.arguments[1].stringValue == "memory-warning"
+                })
             #expect(purgedLarge < purgedSmall)
             #expect(purgedSmall < warned)
             // Purged without being woken: killed by SIGKILL, never given a command.
             #expect(try await h.waitForExit(large) == .signaled(signal: SIGKILL, coreDumped: false))
             #expect(try await h.waitForExit(small) == .signaled(signal: SIGKILL, coreDumped: false))
             #expect(log.commands(large).isEmpty && log.commands(small).isEmpty)
-            #expect(try await h.client.call(LifecycledProtocol.Method.getState, [.string(running)]).first?.stringValue == "active")
+            #expect(
+                try await h.client.call(LifecycledProtocol.Method.getState, [.string(running)]).first?.stringValue
+                    == "active")
         }
     }
 
     @Test func terminateGivesAHungAppSIGTERMThenSIGKILL() async throws {
         var marks = ""
         var fifo = ""
-        try await withDaemon(termination: TerminationPolicy(deadline: .milliseconds(300), grace: .milliseconds(300)), setUp: { dir in
-            marks = dir.path + "/hung.log"
-            fifo = try dir.fifo("hung-ready")
-            // Ignores the terminate command (it never registers) and survives SIGTERM.
-            let hung = try writeScript(dir, "hung.sh", """
-                trap 'echo TERM >> "$1"' TERM
-                echo ready > "$2"
-                /bin/sleep 600 & wait
-                /bin/sleep 600 & wait
-                """)
-            try writeManifest(dir, id: "org.example.Hung", executable: hung, arguments: [marks, fifo])
-        }) { (h: DaemonHarness) async throws in
+        try await withDaemon(
+            termination: TerminationPolicy(deadline: .milliseconds(300), grace: .milliseconds(300)),
+            setUp: { dir in
+                marks = dir.path + "/hung.log"
+                fifo = try dir.fifo("hung-ready")
+                // Ignores the terminate command (it never registers) and survives SIGTERM.
+                let hung = try writeScript(
+                    dir, "hung.sh",
+                    """
+                    trap 'echo TERM >> "$1"' TERM
+                    echo ready > "$2"
+                    /bin/sleep 600 & wait
+                    /bin/sleep 600 & wait
+                    """)
+                try writeManifest(dir, id: "org.example.Hung", executable: hung, arguments: [marks, fifo])
+            }
+        ) { (h: DaemonHarness) async throws in
             let reader = try FIFOReader(path: fifo, loop: h.client.loop)
             try await launch(h, "org.example.Hung")
             #expect(try await reader.line() == "ready")
             try await h.client.call(LifecycledProtocol.Method.terminate, [.string("org.example.Hung")])
             // Terminate returns once the process is gone.
-            #expect(h.exits.first { $0.id == "org.example.Hung" }?.status == .signaled(signal: SIGKILL, coreDumped: false))
+            #expect(
+                h.exits.first { $0.id == "org.example.Hung" }?.status == .signaled(signal: SIGKILL, coreDumped: false))
             #expect(logLines(marks) == ["TERM"])
-            #expect(try await h.client.call(LifecycledProtocol.Method.getState, [.string("org.example.Hung")]).first?.stringValue == "not-running")
+            #expect(
+                try await h.client.call(LifecycledProtocol.Method.getState, [.string("org.example.Hung")]).first?
+                    .stringValue == "not-running")
         }
     }
 
     /// When lifecycled dies while an app is stopped, the kernel sends the orphaned process group
     /// SIGHUP then SIGCONT. SIGHUP must end the app through applicationWillTerminate, not kill it.
     @Test func sigHupEndsAHostedAppThroughApplicationWillTerminate() async throws {
-        let products = try #require(builtProductsDirectory(containing: "counter-app"), "counter-app is not built; run `swift build` first")
+        let products = try #require(
+            builtProductsDirectory(containing: "counter-app"), "counter-app is not built; run `swift build` first")
         let id = "org.example.Counter"
         try await withDaemon(setUp: { dir in
-            try writeManifest(dir, id: id, executable: products + "/counter-app",
-                              arguments: ["--host", "lifecycled", "--state-directory", dir.path + "/state"])
+            try writeManifest(
+                dir, id: id, executable: products + "/counter-app",
+                arguments: ["--host", "lifecycled", "--state-directory", dir.path + "/state"])
         }) { (h: DaemonHarness) async throws in
             try await launch(h, id)
             try await h.client.log.waitForState(id, .active)
@@ -244,20 +288,26 @@ struct DaemonHostFactsTests {
     // deadline to schedule a Python app, and this test is about the cooperative path.
     @Test func terminateGivesACooperativeAppItsCommandAndItExitsOnItsOwn() async throws {
         try await withDaemon(setUp: { dir in
-            try writeManifest(dir, id: "org.example.Polite", executable: try writePythonApp(dir), arguments: [dir.path + "/polite.log"])
+            try writeManifest(
+                dir, id: "org.example.Polite", executable: try writePythonApp(dir),
+                arguments: [dir.path + "/polite.log"])
         }) { (h: DaemonHarness) async throws in
             try await launch(h, "org.example.Polite")
             try await h.client.log.waitForState("org.example.Polite", .active)
             try await h.client.call(LifecycledProtocol.Method.terminate, [.string("org.example.Polite")])
             #expect(h.exits.first { $0.id == "org.example.Polite" }?.status == .exited(code: 0))
             #expect(h.emitted.commands("org.example.Polite") == ["terminate"])
-            #expect(try await h.client.call(LifecycledProtocol.Method.getState, [.string("org.example.Polite")]).first?.stringValue == "not-running")
+            #expect(
+                try await h.client.call(LifecycledProtocol.Method.getState, [.string("org.example.Polite")]).first?
+                    .stringValue == "not-running")
         }
     }
 
     @Test func simulatedTerminateEndsEveryAppAndStopsTheDaemon() async throws {
         try await withDaemon(setUp: { dir in
-            try writeManifest(dir, id: "org.example.Polite", executable: try writePythonApp(dir), arguments: [dir.path + "/polite.log"])
+            try writeManifest(
+                dir, id: "org.example.Polite", executable: try writePythonApp(dir),
+                arguments: [dir.path + "/polite.log"])
         }) { (h: DaemonHarness) async throws in
             try await launch(h, "org.example.Polite")
             try await h.client.log.waitForState("org.example.Polite", .active)

@@ -17,7 +17,8 @@ private func withNotesApp(_ body: @escaping @MainActor (DaemonHarness, String) a
     var appLog = ""
     try await withDaemon(setUp: { dir in
         appLog = dir.path + "/notes.log"
-        try writeManifest(dir, id: "org.example.Notes", executable: try writePythonApp(dir), arguments: [appLog], schemes: ["notes"])
+        try writeManifest(
+            dir, id: "org.example.Notes", executable: try writePythonApp(dir), arguments: [appLog], schemes: ["notes"])
     }) { (h: DaemonHarness) async throws in
         try await body(h, appLog)
     }
@@ -34,7 +35,8 @@ private func registeredLaunchOptions(_ appLog: String) throws -> UserInfo {
 struct DaemonHostingTests {
     @Test func openURLLaunchesTheClaimingAppWithTheURLAndTheCallerAsSourceThenSendsOpenURL() async throws {
         try await withNotesApp { h, appLog in
-            let id = try await h.client.call(LifecycledProtocol.Method.openURL, [.string("notes://open/42"), encodeInfo([:])])
+            let id = try await h.client.call(
+                LifecycledProtocol.Method.openURL, [.string("notes://open/42"), encodeInfo([:])])
             #expect(id.first?.stringValue == "org.example.Notes")
             try await h.client.log.waitForState("org.example.Notes", .active)
             #expect(h.client.log.stateChanges("org.example.Notes") == ["not-running->inactive", "inactive->active"])
@@ -56,12 +58,16 @@ struct DaemonHostingTests {
             #expect(h.pid("org.example.Notes") == pid)
 
             // Unknown scheme and bad URLs.
-            #expect(await h.client.errorName(LifecycledProtocol.Method.openURL, [.string("mail://x"), encodeInfo([:])])
+            #expect(
+                await h.client.errorName(LifecycledProtocol.Method.openURL, [.string("mail://x"), encodeInfo([:])])
                     == LifecycledProtocol.ErrorName.noHandler)
-            #expect(await h.client.errorName(LifecycledProtocol.Method.openURL, [.string("no scheme here"), encodeInfo([:])])
+            #expect(
+                await h.client.errorName(
+                    LifecycledProtocol.Method.openURL, [.string("no scheme here"), encodeInfo([:])])
                     == LifecycledProtocol.ErrorName.invalidURL)
             let long = "notes://" + String(repeating: "a", count: LifecycledProtocol.Limits.urlLength)
-            #expect(await h.client.errorName(LifecycledProtocol.Method.openURL, [.string(long), encodeInfo([:])])
+            #expect(
+                await h.client.errorName(LifecycledProtocol.Method.openURL, [.string(long), encodeInfo([:])])
                     == LifecycledProtocol.ErrorName.invalidURL)
         }
     }
@@ -69,12 +75,19 @@ struct DaemonHostingTests {
     @Test func launchNamesTheCallerAsSourceWhateverTheOptionsSayAndLeavesURLsToOpenURL() async throws {
         try await withNotesApp { h, appLog in
             // A URL through Launch would skip OpenURL's scheme check: refused.
-            #expect(await h.client.errorName(LifecycledProtocol.Method.launch, [
-                .string("org.example.Notes"), encodeInfo([LaunchOptions.Key.url.rawValue: "mail://not-its-scheme"]),
-            ]) == BusError.Name.invalidArgs)
-            try await h.client.call(LifecycledProtocol.Method.launch, [
-                .string("org.example.Notes"), encodeInfo([LaunchOptions.Key.sourceApplication.rawValue: "org.example.Forged"]),
-            ])
+            #expect(
+                await h.client.errorName(
+                    LifecycledProtocol.Method.launch,
+                    [
+                        .string("org.example.Notes"),
+                        encodeInfo([LaunchOptions.Key.url.rawValue: "mail://not-its-scheme"]),
+                    ]) == BusError.Name.invalidArgs)
+            try await h.client.call(
+                LifecycledProtocol.Method.launch,
+                [
+                    .string("org.example.Notes"),
+                    encodeInfo([LaunchOptions.Key.sourceApplication.rawValue: "org.example.Forged"]),
+                ])
             try await h.client.log.waitForState("org.example.Notes", .active)
             let options = try registeredLaunchOptions(appLog)
             let me = try #require(CallerPolicy.executableName(of: getpid()))
@@ -85,9 +98,13 @@ struct DaemonHostingTests {
 
     @Test func commandsForAnAppThatNeverRegistersAreBounded() async throws {
         // /bin/sleep never acknowledges a terminate: a short deadline ends it at the test's end.
-        try await withDaemon(termination: TerminationPolicy(deadline: .milliseconds(100), grace: .milliseconds(500)), setUp: { dir in
-            try writeManifest(dir, id: "org.example.Mute", executable: "/bin/sleep", arguments: ["600"], schemes: ["mute"])
-        }) { (h: DaemonHarness) async throws in
+        try await withDaemon(
+            termination: TerminationPolicy(deadline: .milliseconds(100), grace: .milliseconds(500)),
+            setUp: { dir in
+                try writeManifest(
+                    dir, id: "org.example.Mute", executable: "/bin/sleep", arguments: ["600"], schemes: ["mute"])
+            }
+        ) { (h: DaemonHarness) async throws in
             try await h.client.call(LifecycledProtocol.Method.launch, [.string("org.example.Mute"), encodeInfo([:])])
             let limit = LifecycleDaemon.maximumPendingCommands
             for n in 0..<(limit + 6) {
@@ -114,17 +131,27 @@ struct DaemonHostingTests {
 
             try await app.report(.inactive)
             try await app.report(.active)
-            try await app.client.call(LifecycledProtocol.Method.reportNotification, [
-                .string("org.example.Fake"), .string("UIApplicationDidBecomeActiveNotification"), encodeInfo(["k": .int(1)]),
-            ])
-            try await h.client.log.wait(for: "the Notification signal") { $0.all.contains { $0.member == LifecycledProtocol.Signal.notification } }
-            let notification = try #require(h.client.log.all.first { $0.member == LifecycledProtocol.Signal.notification })
+            try await app.client.call(
+                LifecycledProtocol.Method.reportNotification,
+                [
+                    .string("org.example.Fake"), .string("UIApplicationDidBecomeActiveNotification"),
+                    encodeInfo(["k": .int(1)]),
+                ])
+            try await h.client.log.wait(for: "the Notification signal") {
+                $0.all.contains { $0.member == LifecycledProtocol.Signal.notification }
+            }
+            let notification = try #require(
+                h.client.log.all.first { $0.member == LifecycledProtocol.Signal.notification })
             #expect(notification.arguments[0].stringValue == "org.example.Fake")
             #expect(notification.arguments[1].stringValue == "UIApplicationDidBecomeActiveNotification")
             #expect(try UserInfoBusCodec.decodeUserInfo(notification.arguments[2]) == ["k": .int(1)])
-            #expect(try await h.client.call(LifecycledProtocol.Method.getState, [.string("org.example.Fake")]).first?.stringValue == "active")
+            #expect(
+                try await h.client.call(LifecycledProtocol.Method.getState, [.string("org.example.Fake")]).first?
+                    .stringValue == "active")
 
-            try await h.client.call(LifecycledProtocol.Method.post, [.string("org.example.Fake"), .string("Refresh"), encodeInfo(["n": .int(2)])])
+            try await h.client.call(
+                LifecycledProtocol.Method.post,
+                [.string("org.example.Fake"), .string("Refresh"), encodeInfo(["n": .int(2)])])
             try await app.client.log.wait(for: "the post command") { $0.commands("org.example.Fake") == ["post"] }
             let post = try #require(app.client.log.all.first { $0.member == LifecycledProtocol.Signal.command })
             let arguments = try UserInfoBusCodec.decodeUserInfo(post.arguments[2])
@@ -133,24 +160,33 @@ struct DaemonHostingTests {
             // The command went to the app's connection alone: another client heard nothing of it.
             try await h.client.barrier()
             #expect(h.client.log.commands("org.example.Fake").isEmpty)
-            #expect(h.emitted.all.last { $0.member == LifecycledProtocol.Signal.command }?.destination == app.client.connection.uniqueName)
+            #expect(
+                h.emitted.all.last { $0.member == LifecycledProtocol.Signal.command }?.destination
+                    == app.client.connection.uniqueName)
 
             // Another connection cannot report for it, nor take its id.
             let other = try await FakeApp("org.example.Fake", address: h.bus.address)
             defer { other.close() }
-            #expect(await other.client.errorName(LifecycledProtocol.Method.reportState, [.string("org.example.Fake"), .string("background")])
+            #expect(
+                await other.client.errorName(
+                    LifecycledProtocol.Method.reportState, [.string("org.example.Fake"), .string("background")])
                     == LifecycledProtocol.ErrorName.notRegistered)
-            #expect(await other.client.errorName(LifecycledProtocol.Method.registerApp, [.string("org.example.Fake")])
+            #expect(
+                await other.client.errorName(LifecycledProtocol.Method.registerApp, [.string("org.example.Fake")])
                     == LifecycledProtocol.ErrorName.notRegistered)
 
             // Leaving the bus is leaving: not-running.
             app.close()
             try await h.client.log.waitForState("org.example.Fake", .notRunning)
-            #expect(h.client.log.stateChanges("org.example.Fake") == ["not-running->inactive", "inactive->active", "active->not-running"])
+            #expect(
+                h.client.log.stateChanges("org.example.Fake") == [
+                    "not-running->inactive", "inactive->active", "active->not-running",
+                ])
             // Known only from its registration, it is then forgotten.
             let listed = try await h.client.call(LifecycledProtocol.Method.listApps, [])
             #expect(!"\(listed)".contains("org.example.Fake"), "\(listed)")
-            #expect(await h.client.errorName(LifecycledProtocol.Method.getState, [.string("org.example.Fake")])
+            #expect(
+                await h.client.errorName(LifecycledProtocol.Method.getState, [.string("org.example.Fake")])
                     == LifecycledProtocol.ErrorName.unknownApp)
         }
     }
@@ -160,7 +196,9 @@ struct DaemonHostingTests {
         try await withDaemon(setUp: { dir in
             fifo = try dir.fifo("registered")
             // The app registers through gdbus, a child in its process group, then waits.
-            let script = try writeScript(dir, "gdbus-app.sh", """
+            let script = try writeScript(
+                dir, "gdbus-app.sh",
+                """
                 /usr/bin/gdbus call --address "$DBUS_SESSION_BUS_ADDRESS" --dest org.applifecycle.Lifecycled1 \\
                   --object-path /org/applifecycle/Lifecycled1 --method org.applifecycle.Lifecycled1.RegisterApp "$LIFECYCLE_APP_ID" > "$1"
                 exec /bin/sleep 600
@@ -170,13 +208,16 @@ struct DaemonHostingTests {
             // Opened before the launch, so the script's write finds a reader.
             let reader = try FIFOReader(path: fifo, loop: h.client.loop)
             // Launched in the background; an impostor then tries to take its id and is refused.
-            try await h.client.call(LifecycledProtocol.Method.launch, [
-                .string("org.example.Script"),
-                encodeInfo([LaunchOptions.Key.launchedInBackground.rawValue: .bool(true)]),
-            ])
+            try await h.client.call(
+                LifecycledProtocol.Method.launch,
+                [
+                    .string("org.example.Script"),
+                    encodeInfo([LaunchOptions.Key.launchedInBackground.rawValue: .bool(true)]),
+                ])
             let impostor = try await FakeApp("org.example.Script", address: h.bus.address)
             defer { impostor.close() }
-            #expect(await impostor.client.errorName(LifecycledProtocol.Method.registerApp, [.string("org.example.Script")])
+            #expect(
+                await impostor.client.errorName(LifecycledProtocol.Method.registerApp, [.string("org.example.Script")])
                     == LifecycledProtocol.ErrorName.notRegistered)
             // The script's own gdbus got the launch options and the host facts.
             let reply = try await reader.line()
@@ -195,10 +236,12 @@ struct DaemonHostingTests {
         defer { bus.stop() }
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
-        try writeManifest(dir, id: "org.example.Counter", executable: products + "/counter-app",
-                          arguments: ["--host", "lifecycled", "--state-directory", dir.path + "/state"])
+        try writeManifest(
+            dir, id: "org.example.Counter", executable: products + "/counter-app",
+            arguments: ["--host", "lifecycled", "--state-directory", dir.path + "/state"])
         let configuration = DaemonConfiguration(
-            busAddress: .address(bus.address), appsDirectories: [appsDirectory(dir)], simulationEnabled: true, bridgeSources: [],
+            busAddress: .address(bus.address), appsDirectories: [appsDirectory(dir)], simulationEnabled: true,
+            bridgeSources: [],
             termination: TerminationPolicy(deadline: .milliseconds(500), grace: .milliseconds(500)))
         let client = try await DaemonTestClient(address: bus.address, name: "restart-client")
         defer { client.close() }
@@ -230,13 +273,16 @@ struct DaemonHostingTests {
         do {
             try await client.log.wait(for: "the app to re-register and report active") { log in
                 log.all.contains { signal in
-                    signal.member == LifecycledProtocol.Signal.stateChanged && signal.arguments[0].stringValue == "org.example.Counter"
-                        && signal.arguments[1].stringValue == "not-running" && signal.arguments[2].stringValue == "active"
+                    signal.member == LifecycledProtocol.Signal.stateChanged
+                        && signal.arguments[0].stringValue == "org.example.Counter"
+                        && signal.arguments[1].stringValue == "not-running"
+                        && signal.arguments[2].stringValue == "active"
                         && signal.sender != log.all.first?.sender
                 }
             }
             let apps = try await client.call(LifecycledProtocol.Method.listApps)
-            let entry = try #require(apps.first?.arrayValue?.first { $0.structValue?.first?.stringValue == "org.example.Counter" })
+            let entry = try #require(
+                apps.first?.arrayValue?.first { $0.structValue?.first?.stringValue == "org.example.Counter" })
             #expect(entry.structValue?[1].stringValue == "active")
             #expect(entry.structValue?[3].uint32Value == UInt32(appPID))
             await second.shutdown(reason: .hostRequest)

@@ -17,7 +17,8 @@ import Testing
 @MainActor
 struct DaemonLogindTests {
     @Test func oneSessionSleepLockReleasedWhenAppsAreStoppedAndRetakenOnWake() async throws {
-        let products = try #require(builtProductsDirectory(containing: "counter-app"), "counter-app is not built; run `swift build` first")
+        let products = try #require(
+            builtProductsDirectory(containing: "counter-app"), "counter-app is not built; run `swift build` first")
         let systemBus = try PrivateBus()
         defer { systemBus.stop() }
         let sessionBus = try PrivateBus()
@@ -29,13 +30,17 @@ struct DaemonLogindTests {
         defer { directory.remove() }
         try FileManager.default.createDirectory(atPath: appsDirectory(directory), withIntermediateDirectories: true)
         let counter = "org.example.Counter"
-        try writeManifest(directory, id: counter, executable: products + "/counter-app",
-                          arguments: ["--host", "lifecycled", "--state-directory", directory.path + "/state"])
+        try writeManifest(
+            directory, id: counter, executable: products + "/counter-app",
+            arguments: ["--host", "lifecycled", "--state-directory", directory.path + "/state"])
 
-        let daemon = LifecycleDaemon(configuration: DaemonConfiguration(
-            busAddress: .address(sessionBus.address), appsDirectories: [appsDirectory(directory)], simulationEnabled: false,
-            bridgeSources: [.logind], systemBus: .address(systemBus.address),
-            termination: TerminationPolicy(deadline: .milliseconds(500), grace: .milliseconds(500)), sleepDeadline: .seconds(20)))
+        let daemon = LifecycleDaemon(
+            configuration: DaemonConfiguration(
+                busAddress: .address(sessionBus.address), appsDirectories: [appsDirectory(directory)],
+                simulationEnabled: false,
+                bridgeSources: [.logind], systemBus: .address(systemBus.address),
+                termination: TerminationPolicy(deadline: .milliseconds(500), grace: .milliseconds(500)),
+                sleepDeadline: .seconds(20)))
         try await daemon.start()
         let client = try await DaemonTestClient(address: sessionBus.address, name: "logind-test")
         let h = DaemonHarness(bus: sessionBus, directory: directory, daemon: daemon, client: client)
@@ -45,17 +50,26 @@ struct DaemonLogindTests {
                 try logind.call(interface: "org.freedesktop.login1.Manager", method: "ListInhibitors")
             }
             #expect(try inhibitors().contains("'sleep', 'lifecycled'"))
-            try await client.call(LifecycledProtocol.Method.launch, [.string(counter), UserInfoBusCodec.encode(UserInfo())])
+            try await client.call(
+                LifecycledProtocol.Method.launch, [.string(counter), UserInfoBusCodec.encode(UserInfo())])
             try await client.log.waitForState(counter, .active)
 
-            try logind.emitSignal(interface: "org.freedesktop.login1.Manager", name: "PrepareForSleep", signature: "b", arguments: ["true"])
+            try logind.emitSignal(
+                interface: "org.freedesktop.login1.Manager", name: "PrepareForSleep", signature: "b",
+                arguments: ["true"])
             #expect(try await h.waitForSleepRelease() == "all-suspended")
             let pid = try #require(h.pid(counter))
             #expect(processState(pid) == "T", "counter-app (pid \(pid)) is not stopped")
-            #expect(try await eventually { try !inhibitors().contains("'sleep', 'lifecycled'") }, "the session's sleep lock is still held")
+            #expect(
+                try await eventually { try !inhibitors().contains("'sleep', 'lifecycled'") },
+                "the session's sleep lock is still held")
 
-            try logind.emitSignal(interface: "org.freedesktop.login1.Manager", name: "PrepareForSleep", signature: "b", arguments: ["false"])
-            try await client.log.wait(for: "counter active again") { $0.stateChanges(counter).filter { $0.hasSuffix("->active") }.count >= 2 }
+            try logind.emitSignal(
+                interface: "org.freedesktop.login1.Manager", name: "PrepareForSleep", signature: "b",
+                arguments: ["false"])
+            try await client.log.wait(for: "counter active again") {
+                $0.stateChanges(counter).filter { $0.hasSuffix("->active") }.count >= 2
+            }
             #expect(processState(pid) != "T")
             #expect(try inhibitors().contains("'sleep', 'lifecycled'"), "the sleep lock was not taken again on wake")
         } catch {

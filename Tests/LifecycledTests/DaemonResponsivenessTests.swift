@@ -81,7 +81,8 @@ struct DaemonRegistrationTests {
             let before = try await h.client.call(LifecycledProtocol.Method.listApps)
             // The same connection asks for other ids: each is refused ("already registered as").
             for index in 0..<50 {
-                let name = await app.client.errorName(LifecycledProtocol.Method.registerApp, [.string("org.example.Other\(index)")])
+                let name = await app.client.errorName(
+                    LifecycledProtocol.Method.registerApp, [.string("org.example.Other\(index)")])
                 #expect(name == LifecycledProtocol.ErrorName.notRegistered)
             }
             let after = try await h.client.call(LifecycledProtocol.Method.listApps)

@@ -16,8 +16,13 @@ import Testing
 struct DaemonSecurityTests {
     @Test func theUIDCheckRefusesOtherUsersAndUnknownCredentials() throws {
         let policy = CallerPolicy(uid: 1000)
-        #expect(throws: Never.self) { try policy.check(BusCredentials(uniqueName: ":1.1", uid: 1000, pid: 1), member: "ListApps") }
-        for credentials in [BusCredentials(uniqueName: ":1.2", uid: 0, pid: 1), BusCredentials(uniqueName: ":1.3", uid: nil, pid: 1), nil] {
+        #expect(throws: Never.self) {
+            try policy.check(BusCredentials(uniqueName: ":1.1", uid: 1000, pid: 1), member: "ListApps")
+        }
+        for credentials in [
+            BusCredentials(uniqueName: ":1.2", uid: 0, pid: 1), BusCredentials(uniqueName: ":1.3", uid: nil, pid: 1),
+            nil,
+        ] {
             do {
                 try policy.check(credentials, member: "ListApps")
                 Issue.record("\(String(describing: credentials)) was accepted")
@@ -33,19 +38,25 @@ struct DaemonSecurityTests {
     @Test(.enabled(if: getuid() == 0, "needs root to call as another uid"))
     func aCallerOfAnotherUIDIsRefusedWithAccessDenied() async throws {
         try await withDaemon { (h: DaemonHarness) async throws in
-            let call = ["/usr/bin/gdbus", "call", "--address", h.bus.address, "--dest", LifecycledProtocol.busName,
-                        "--object-path", LifecycledProtocol.objectPath, "--method"]
+            let call = [
+                "/usr/bin/gdbus", "call", "--address", h.bus.address, "--dest", LifecycledProtocol.busName,
+                "--object-path", LifecycledProtocol.objectPath, "--method",
+            ]
             // A method, and the properties: reading them is a call too (Get and GetAll).
             let calls = [
                 call + ["\(LifecycledProtocol.interface).ListApps"],
-                call + ["org.freedesktop.DBus.Properties.Get", LifecycledProtocol.interface, LifecycledProtocol.Property.apps],
+                call + [
+                    "org.freedesktop.DBus.Properties.Get", LifecycledProtocol.interface,
+                    LifecycledProtocol.Property.apps,
+                ],
                 call + ["org.freedesktop.DBus.Properties.GetAll", LifecycledProtocol.interface],
             ]
             for gdbus in calls {
                 let same = try await runTool(gdbus[0], Array(gdbus.dropFirst()))
                 #expect(same.status == 0, "\(gdbus.last!): \(same.stderr)")
                 // The private bus lets every uid connect; the daemon itself must refuse.
-                let foreign = try await runTool("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups"] + gdbus)
+                let foreign = try await runTool(
+                    "/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups"] + gdbus)
                 #expect(foreign.status != 0, "\(gdbus.last!) as uid 65534: \(foreign.stdout)")
                 #expect(foreign.stderr.contains("org.freedesktop.DBus.Error.AccessDenied"), "\(foreign.stderr)")
                 #expect(foreign.stderr.contains("uid 65534"), "\(foreign.stderr)")
@@ -58,7 +69,8 @@ struct DaemonSecurityTests {
             let locked = Mutex<Bool?>(nil)
             let changed = ChangeSignal()
             let subscription = try await h.client.connection.observeProperties(
-                sender: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath, interface: LifecycledProtocol.interface
+                sender: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
+                interface: LifecycledProtocol.interface
             ) { change in
                 guard let state = change.changed[LifecycledProtocol.Property.hostState]?.dictionaryValue else { return }
                 locked.withLock { $0 = state["locked"]?.unwrapped.boolValue }
@@ -85,15 +97,30 @@ struct DaemonSecurityTests {
                 (M.registerApp, [.string("1org.example")], invalidArgs),
                 (M.registerApp, [.int32(5)], invalidArgs),  // wrong signature: sd-bus refuses it
                 (M.reportState, [.string("org.example.Known"), .string("bogus")], invalidArgs),
-                (M.reportState, [.string("org.example.Known"), .string("active")], LifecycledProtocol.ErrorName.notRegistered),
+                (
+                    M.reportState, [.string("org.example.Known"), .string("active")],
+                    LifecycledProtocol.ErrorName.notRegistered
+                ),
                 (M.reportNotification, [.string("org.example.Known"), .string(""), empty], invalidArgs),
-                (M.reportNotification, [.string("org.example.Known"), .string(String(repeating: "n", count: 256)), empty], invalidArgs),
+                (
+                    M.reportNotification,
+                    [.string("org.example.Known"), .string(String(repeating: "n", count: 256)), empty], invalidArgs
+                ),
                 (M.post, [.string("org.example.Known"), .string("N"), encodeInfo(["deep": deep])], invalidArgs),
-                (M.post, [.string("org.example.Known"), .string("N"), empty], LifecycledProtocol.ErrorName.notRegistered),
+                (
+                    M.post, [.string("org.example.Known"), .string("N"), empty],
+                    LifecycledProtocol.ErrorName.notRegistered
+                ),
                 (M.post, [.string("org.example.Nope"), .string("N"), empty], LifecycledProtocol.ErrorName.unknownApp),
-                (M.backgroundTaskBegan, [.string("org.example.Known"), .uint32(1), .string("t")], LifecycledProtocol.ErrorName.notRegistered),
+                (
+                    M.backgroundTaskBegan, [.string("org.example.Known"), .uint32(1), .string("t")],
+                    LifecycledProtocol.ErrorName.notRegistered
+                ),
                 (M.openURL, [.string(""), empty], LifecycledProtocol.ErrorName.invalidURL),
-                (M.openURL, [.string("x://" + String(repeating: "u", count: 9000)), empty], LifecycledProtocol.ErrorName.invalidURL),
+                (
+                    M.openURL, [.string("x://" + String(repeating: "u", count: 9000)), empty],
+                    LifecycledProtocol.ErrorName.invalidURL
+                ),
                 (M.openURL, [.string("nothing-claims-this://x"), empty], LifecycledProtocol.ErrorName.noHandler),
                 (M.launch, [.string("org.example.Nope"), empty], LifecycledProtocol.ErrorName.unknownApp),
                 (M.terminate, [.string("org.example.Nope")], LifecycledProtocol.ErrorName.unknownApp),
@@ -107,33 +134,46 @@ struct DaemonSecurityTests {
                 #expect(name == expected, "\(member)\(arguments.map(\.signature)) gave \(name ?? "success")")
             }
             // Nothing crashed and nothing was stored: the daemon still answers, the app is not running.
-            #expect(try await h.client.call(M.getState, [.string("org.example.Known")]).first?.stringValue == "not-running")
+            #expect(
+                try await h.client.call(M.getState, [.string("org.example.Known")]).first?.stringValue == "not-running")
         }
     }
 
     @Test func simulateIsRefusedUnlessEnabled() async throws {
         try await withDaemon(simulate: false) { (h: DaemonHarness) async throws in
-            #expect(await h.client.errorName(LifecycledProtocol.Method.simulate, [.string("sleep"), encodeInfo([:])])
+            #expect(
+                await h.client.errorName(LifecycledProtocol.Method.simulate, [.string("sleep"), encodeInfo([:])])
                     == LifecycledProtocol.ErrorName.simulationDisabled)
             #expect(try await h.client.property(LifecycledProtocol.Property.simulationEnabled) == .bool(false))
-            #expect(try await h.client.property(LifecycledProtocol.Property.hostState).dictionaryValue?["sleeping"]?.unwrapped == .bool(false))
+            #expect(
+                try await h.client.property(LifecycledProtocol.Property.hostState).dictionaryValue?["sleeping"]?
+                    .unwrapped == .bool(false))
             #expect(try await h.client.property(LifecycledProtocol.Property.version) == .uint32(1))
         }
         try await withDaemon(simulate: true) { (h: DaemonHarness) async throws in
             #expect(try await h.client.property(LifecycledProtocol.Property.simulationEnabled) == .bool(true))
             try await h.client.call(LifecycledProtocol.Method.simulate, [.string("lock"), encodeInfo([:])])
-            #expect(try await h.client.property(LifecycledProtocol.Property.hostState).dictionaryValue?["locked"]?.unwrapped == .bool(true))
+            #expect(
+                try await h.client.property(LifecycledProtocol.Property.hostState).dictionaryValue?["locked"]?.unwrapped
+                    == .bool(true))
         }
     }
 
     @Test func simulationKindsParse() throws {
         #expect(try Simulation.parse(kind: "sleep", arguments: [:]) == .event(.sleeping(true)))
         #expect(try Simulation.parse(kind: "unlock", arguments: [:]) == .event(.locked(false)))
-        #expect(try Simulation.parse(kind: "memory-warning", arguments: ["level": .string("low")])
+        #expect(
+            try Simulation.parse(kind: "memory-warning", arguments: ["level": .string("low")])
                 == .event(.memoryWarning(MemoryWarning(level: .low, source: "simulate"))))
-        #expect(try Simulation.parse(kind: "time-change", arguments: ["reason": .string("timezone"), "timezone": .string("Europe/Paris")])
-                == .event(.significantTimeChange(SignificantTimeChange(reason: .timeZone, timeZoneIdentifier: "Europe/Paris"))))
-        #expect(try Simulation.parse(kind: "terminate", arguments: ["app": .string("org.example.A")]) == .terminateApp("org.example.A"))
+        #expect(
+            try Simulation.parse(
+                kind: "time-change", arguments: ["reason": .string("timezone"), "timezone": .string("Europe/Paris")])
+                == .event(
+                    .significantTimeChange(SignificantTimeChange(reason: .timeZone, timeZoneIdentifier: "Europe/Paris"))
+                ))
+        #expect(
+            try Simulation.parse(kind: "terminate", arguments: ["app": .string("org.example.A")])
+                == .terminateApp("org.example.A"))
         #expect(try Simulation.parse(kind: "terminate", arguments: [:]) == .event(.terminate(.hostRequest)))
         #expect(throws: BusError.self) { try Simulation.parse(kind: "terminate", arguments: ["app": .int(3)]) }
     }

@@ -14,7 +14,9 @@ struct ManifestTests {
     @Test func validManifestLoadsWithNormalizedSchemes() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
-        try manifest(dir, "a", "org.example.Notes", """
+        try manifest(
+            dir, "a", "org.example.Notes",
+            """
             {"id": "org.example.Notes", "name": "Notes", "executable": "/bin/sh", "arguments": ["-c", "true"],
              "urlSchemes": ["Notes", "x-notes+v1.2", "notes"], "backgroundModes": ["fetch", "remote-notification"]}
             """)
@@ -31,21 +33,51 @@ struct ManifestTests {
     }
 
     @Test(arguments: [
-        (#"{"id": "notreversedns", "executable": "/bin/sh"}"#, "notreversedns", ManifestError.Code.invalidIdentifier, "reverse-DNS"),
+        (
+            #"{"id": "notreversedns", "executable": "/bin/sh"}"#, "notreversedns", ManifestError.Code.invalidIdentifier,
+            "reverse-DNS"
+        ),
         (#"{"id": "org.9bad", "executable": "/bin/sh"}"#, "org.9bad", .invalidIdentifier, "reverse-DNS"),
         (#"{"id": "org.example.Other", "executable": "/bin/sh"}"#, "org.example.App", .identifierMismatch, "file name"),
         (#"{"id": "org.example.App", "executable": "bin/sh"}"#, "org.example.App", .executableNotAbsolute, "absolute"),
-        (#"{"id": "org.example.App", "executable": "/nonexistent/app"}"#, "org.example.App", .executableNotFound, "does not exist"),
-        (#"{"id": "org.example.App", "executable": "/proc/self/status"}"#, "org.example.App", .executableNotExecutable, "not executable"),
-        (#"{"id": "org.example.App", "executable": "/bin"}"#, "org.example.App", .executableNotFound, "not a regular file"),
-        (#"{"id": "org.example.App", "executable": "/bin/sh", "urlSchemes": ["1http"]}"#, "org.example.App", .invalidURLScheme, "'1http'"),
-        (#"{"id": "org.example.App", "executable": "/bin/sh", "urlSchemes": ["my_scheme"]}"#, "org.example.App", .invalidURLScheme, "RFC 3986"),
-        (#"{"id": "org.example.App", "executable": "/bin/sh", "backgroundModes": ["fetch", "bluetooth"]}"#, "org.example.App", .unknownBackgroundMode, "'bluetooth'"),
+        (
+            #"{"id": "org.example.App", "executable": "/nonexistent/app"}"#, "org.example.App", .executableNotFound,
+            "does not exist"
+        ),
+        (
+            #"{"id": "org.example.App", "executable": "/proc/self/status"}"#, "org.example.App",
+            .executableNotExecutable, "not executable"
+        ),
+        (
+            #"{"id": "org.example.App", "executable": "/bin"}"#, "org.example.App", .executableNotFound,
+            "not a regular file"
+        ),
+        (
+            #"{"id": "org.example.App", "executable": "/bin/sh", "urlSchemes": ["1http"]}"#, "org.example.App",
+            .invalidURLScheme, "'1http'"
+        ),
+        (
+            #"{"id": "org.example.App", "executable": "/bin/sh", "urlSchemes": ["my_scheme"]}"#, "org.example.App",
+            .invalidURLScheme, "RFC 3986"
+        ),
+        (
+            #"{"id": "org.example.App", "executable": "/bin/sh", "backgroundModes": ["fetch", "bluetooth"]}"#,
+            "org.example.App", .unknownBackgroundMode, "'bluetooth'"
+        ),
         (#"{"id": "org.example.App", "executable": "/bin/sh", "name": ""}"#, "org.example.App", .invalidName, "empty"),
-        (#"{"id": "org.example.App", "executable": "/bin/sh", "urlScheme": ["x"]}"#, "org.example.App", .unknownField, "'urlScheme'"),
+        (
+            #"{"id": "org.example.App", "executable": "/bin/sh", "urlScheme": ["x"]}"#, "org.example.App",
+            .unknownField, "'urlScheme'"
+        ),
         (#"{"id": "org.example.App"}"#, "org.example.App", .missingField, "'executable'"),
-        (#"{"id": "org.example.App", "executable": "/bin/sh", "arguments": "-x"}"#, "org.example.App", .wrongType, "'arguments'"),
-        (#"{"id": "org.example.App", "executable": "/bin/sh", "arguments": [1]}"#, "org.example.App", .wrongType, "arguments"),
+        (
+            #"{"id": "org.example.App", "executable": "/bin/sh", "arguments": "-x"}"#, "org.example.App", .wrongType,
+            "'arguments'"
+        ),
+        (
+            #"{"id": "org.example.App", "executable": "/bin/sh", "arguments": [1]}"#, "org.example.App", .wrongType,
+            "arguments"
+        ),
         (#"["org.example.App"]"#, "org.example.App", .malformedJSON, "JSON object"),
         ("{not json", "org.example.App", .malformedJSON, "not valid JSON"),
     ])
@@ -66,8 +98,11 @@ struct ManifestTests {
     @Test func earlierDirectoryWinsForTheSameID() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
-        try manifest(dir, "home", "org.example.App", #"{"id": "org.example.App", "executable": "/bin/sh", "name": "Home"}"#)
-        try manifest(dir, "system", "org.example.App", #"{"id": "org.example.App", "executable": "/bin/true", "name": "System"}"#)
+        try manifest(
+            dir, "home", "org.example.App", #"{"id": "org.example.App", "executable": "/bin/sh", "name": "Home"}"#)
+        try manifest(
+            dir, "system", "org.example.App", #"{"id": "org.example.App", "executable": "/bin/true", "name": "System"}"#
+        )
         let store = ManifestStore(directories: [dir.path + "/home", dir.path + "/missing", dir.path + "/system"])
         #expect(store.errors.isEmpty)
         #expect(store.manifest(id: "org.example.App")?.name == "Home")
@@ -78,7 +113,9 @@ struct ManifestTests {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         try manifest(dir, "home", "org.example.App", #"{"id": "org.example.App", "executable": "relative"}"#)
-        try manifest(dir, "system", "org.example.App", #"{"id": "org.example.App", "executable": "/bin/true", "name": "System"}"#)
+        try manifest(
+            dir, "system", "org.example.App", #"{"id": "org.example.App", "executable": "/bin/true", "name": "System"}"#
+        )
         let store = ManifestStore(directories: [dir.path + "/home", dir.path + "/system"])
         #expect(store.manifest(id: "org.example.App")?.name == "System")
         #expect(store.errors.map(\.code) == [.executableNotAbsolute])
@@ -87,8 +124,11 @@ struct ManifestTests {
     @Test func duplicateSchemeAcrossAppsNamesBoth() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
-        try manifest(dir, "home", "org.example.B", #"{"id": "org.example.B", "executable": "/bin/sh", "urlSchemes": ["mail"]}"#)
-        try manifest(dir, "system", "org.example.A", #"{"id": "org.example.A", "executable": "/bin/sh", "urlSchemes": ["web", "MAIL"]}"#)
+        try manifest(
+            dir, "home", "org.example.B", #"{"id": "org.example.B", "executable": "/bin/sh", "urlSchemes": ["mail"]}"#)
+        try manifest(
+            dir, "system", "org.example.A",
+            #"{"id": "org.example.A", "executable": "/bin/sh", "urlSchemes": ["web", "MAIL"]}"#)
         let store = ManifestStore(directories: [dir.path + "/home", dir.path + "/system"])
         #expect(store.manifest(forURLScheme: "mail")?.id == "org.example.B")
         #expect(store.manifest(id: "org.example.A") == nil)
@@ -105,14 +145,18 @@ struct ManifestTests {
         defer { dir.remove() }
         try manifest(dir, "a", "org.example.A", #"{"id": "org.example.A", "executable": "/bin/sh"}"#)
         try dir.write("a/org.example.Garbage.json", "\u{0}\u{1}garbage")
-        try FileManager.default.createDirectory(atPath: dir.path + "/a/org.example.Dir.json", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: dir.path + "/a/org.example.Dir.json", withIntermediateDirectories: true)
         try manifest(dir, "a", "org.example.Z", #"{"id": "org.example.Z", "executable": "/bin/true"}"#)
         try dir.write("a/README.txt", "not a manifest")
         try dir.write("a/.org.example.A.json.swp", "editor junk")
         let store = ManifestStore(directories: [dir.path + "/a"])
         #expect(store.manifests.map(\.id) == ["org.example.A", "org.example.Z"])
         #expect(store.errors.map(\.code) == [.unreadable, .malformedJSON])
-        #expect(store.errors.map { ($0.path as NSString).lastPathComponent } == ["org.example.Dir.json", "org.example.Garbage.json"])
+        #expect(
+            store.errors.map { ($0.path as NSString).lastPathComponent } == [
+                "org.example.Dir.json", "org.example.Garbage.json",
+            ])
     }
 
     @Test func manifestRoundTripsThroughJSON() throws {
@@ -131,16 +175,22 @@ struct ManifestTests {
             "HOME": "/home/u", "XDG_DATA_HOME": "/data/", "XDG_DATA_DIRS": "relative:/opt/share::/data",
         ])
         #expect(custom.directories == ["/data", "/opt/share"])
-        let relativeHome = XDGDataDirectories(environment: ["HOME": "/home/u", "XDG_DATA_HOME": "rel", "XDG_DATA_DIRS": ""])
+        let relativeHome = XDGDataDirectories(environment: [
+            "HOME": "/home/u", "XDG_DATA_HOME": "rel", "XDG_DATA_DIRS": "",
+        ])
         #expect(relativeHome.directories == ["/home/u/.local/share", "/usr/local/share", "/usr/share"])
     }
 
     @Test func storeReadsTheXDGEnvironment() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
-        try manifest(dir, "home/applifecycle/apps", "org.example.A", #"{"id": "org.example.A", "executable": "/bin/sh"}"#)
-        try manifest(dir, "sys/applifecycle/apps", "org.example.B", #"{"id": "org.example.B", "executable": "/bin/sh"}"#)
-        let store = ManifestStore(environment: ["XDG_DATA_HOME": dir.path + "/home", "XDG_DATA_DIRS": dir.path + "/sys"])
+        try manifest(
+            dir, "home/applifecycle/apps", "org.example.A", #"{"id": "org.example.A", "executable": "/bin/sh"}"#)
+        try manifest(
+            dir, "sys/applifecycle/apps", "org.example.B", #"{"id": "org.example.B", "executable": "/bin/sh"}"#)
+        let store = ManifestStore(environment: [
+            "XDG_DATA_HOME": dir.path + "/home", "XDG_DATA_DIRS": dir.path + "/sys",
+        ])
         #expect(store.manifests.map(\.id) == ["org.example.A", "org.example.B"])
     }
 }

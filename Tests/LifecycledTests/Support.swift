@@ -143,7 +143,12 @@ final class FIFOReader: Sendable {
                     }
                     // A line, or end of file (the writer closed) without one.
                     guard line != nil || count == 0 else { return }
-                    guard done.withLock({ d in defer { d = true }; return !d }) else { return }
+                    guard
+                        done.withLock({ d in
+                            defer { d = true }
+                            return !d
+                        })
+                    else { return }
                     token.withLock { $0?.cancel() }
                     if let line {
                         continuation.resume(returning: line)
@@ -161,6 +166,8 @@ final class FIFOReader: Sendable {
 }
 
 /// Builds a manifest for a test executable.
-func testManifest(_ executable: String, _ arguments: [String] = [], id: String = "org.example.Test") throws -> AppManifest {
+func testManifest(_ executable: String, _ arguments: [String] = [], id: String = "org.example.Test") throws
+    -> AppManifest
+{
     try AppManifest(id: id, executable: executable, arguments: arguments)
 }

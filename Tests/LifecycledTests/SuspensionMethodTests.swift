@@ -7,29 +7,45 @@ struct SuspensionMethodTests {
     private let always: (String) -> Bool = { _ in true }
 
     @Test func freezerOnlyForAnAppInACgroupOfItsOwn() {
-        #expect(SuspensionMethod.select(
-            appCgroup: "/user.slice/app-notes.scope", daemonCgroup: "/user.slice/lifecycled.service",
-            cgroup2MountPoint: "/sys/fs/cgroup", hasFreezeFile: always)
-            == .freezer(cgroupDirectory: "/sys/fs/cgroup/user.slice/app-notes.scope"))
+        #expect(
+            SuspensionMethod.select(
+                appCgroup: "/user.slice/app-notes.scope", daemonCgroup: "/user.slice/lifecycled.service",
+                cgroup2MountPoint: "/sys/fs/cgroup", hasFreezeFile: always)
+                == .freezer(cgroupDirectory: "/sys/fs/cgroup/user.slice/app-notes.scope"))
         // Same cgroup as the daemon: freezing it would freeze the daemon.
-        #expect(SuspensionMethod.select(
-            appCgroup: "/user.slice/lifecycled.service", daemonCgroup: "/user.slice/lifecycled.service",
-            cgroup2MountPoint: "/sys/fs/cgroup", hasFreezeFile: always) == .stopSignal)
+        #expect(
+            SuspensionMethod.select(
+                appCgroup: "/user.slice/lifecycled.service", daemonCgroup: "/user.slice/lifecycled.service",
+                cgroup2MountPoint: "/sys/fs/cgroup", hasFreezeFile: always) == .stopSignal)
         // The root cgroup has no cgroup.freeze; this machine's hybrid layout puts everything there.
-        #expect(SuspensionMethod.select(appCgroup: "/", daemonCgroup: "/", cgroup2MountPoint: "/sys/fs/cgroup/unified", hasFreezeFile: always) == .stopSignal)
-        #expect(SuspensionMethod.select(appCgroup: "/a", daemonCgroup: "/b", cgroup2MountPoint: nil, hasFreezeFile: always) == .stopSignal)
-        #expect(SuspensionMethod.select(appCgroup: nil, daemonCgroup: "/b", cgroup2MountPoint: "/sys/fs/cgroup", hasFreezeFile: always) == .stopSignal)
+        #expect(
+            SuspensionMethod.select(
+                appCgroup: "/", daemonCgroup: "/", cgroup2MountPoint: "/sys/fs/cgroup/unified", hasFreezeFile: always)
+                == .stopSignal)
+        #expect(
+            SuspensionMethod.select(appCgroup: "/a", daemonCgroup: "/b", cgroup2MountPoint: nil, hasFreezeFile: always)
+                == .stopSignal)
+        #expect(
+            SuspensionMethod.select(
+                appCgroup: nil, daemonCgroup: "/b", cgroup2MountPoint: "/sys/fs/cgroup", hasFreezeFile: always)
+                == .stopSignal)
         var asked: [String] = []
-        #expect(SuspensionMethod.select(
-            appCgroup: "/a", daemonCgroup: "/b", cgroup2MountPoint: "/sys/fs/cgroup/unified/",
-            hasFreezeFile: { asked.append($0); return false }) == .stopSignal)
+        #expect(
+            SuspensionMethod.select(
+                appCgroup: "/a", daemonCgroup: "/b", cgroup2MountPoint: "/sys/fs/cgroup/unified/",
+                hasFreezeFile: {
+                    asked.append($0)
+                    return false
+                }) == .stopSignal)
         #expect(asked == ["/sys/fs/cgroup/unified/a/cgroup.freeze"])
     }
 
     @Test func thisProcessWithoutADelegatedCgroupUsesSIGSTOP() {
         let own = ProcFS.unifiedCgroup(of: nil)
-        #expect(SuspensionMethod.select(
-            appCgroup: own, daemonCgroup: own, cgroup2MountPoint: ProcFS.cgroup2MountPoint(), hasFreezeFile: always) == .stopSignal)
+        #expect(
+            SuspensionMethod.select(
+                appCgroup: own, daemonCgroup: own, cgroup2MountPoint: ProcFS.cgroup2MountPoint(), hasFreezeFile: always)
+                == .stopSignal)
     }
 
     @Test func procParsers() {
@@ -37,7 +53,9 @@ struct SuspensionMethodTests {
         #expect(ProcFS.state(fromStat: "garbage") == nil)
         #expect(ProcFS.residentPages(fromStatm: "5000 321 100 10 0 200 0\n") == 321)
         #expect(ProcFS.residentPages(fromStatm: "5000") == nil)
-        #expect(ProcFS.unifiedCgroup(fromProcCgroup: "6:freezer:/\n1:name=systemd:/x\n0::/user.slice/a.scope\n") == "/user.slice/a.scope")
+        #expect(
+            ProcFS.unifiedCgroup(fromProcCgroup: "6:freezer:/\n1:name=systemd:/x\n0::/user.slice/a.scope\n")
+                == "/user.slice/a.scope")
         #expect(ProcFS.unifiedCgroup(fromProcCgroup: "6:freezer:/\n") == nil)
         let mountinfo = """
             25 30 0:22 / /sys/fs/cgroup rw,nosuid - tmpfs tmpfs rw
@@ -55,6 +73,7 @@ struct SuspensionMethodTests {
             launchOptions: [.sourceApplication: .string("org.example.B")], extra: ["PATH": "/custom"])
         #expect(env["PATH"] == "/custom")
         #expect(env["LIFECYCLE_APP_ID"] == "org.example.A")
-        #expect(env["LIFECYCLE_LAUNCH_OPTIONS"] == #"{"UIApplicationLaunchOptionsSourceApplicationKey":"org.example.B"}"#)
+        #expect(
+            env["LIFECYCLE_LAUNCH_OPTIONS"] == #"{"UIApplicationLaunchOptionsSourceApplicationKey":"org.example.B"}"#)
     }
 }

@@ -1,6 +1,6 @@
-import SystemdBusTesting
 import Foundation
 import Glibc
+import SystemdBusTesting
 import Testing
 
 @Suite("ChildProcess: exit codes, and terminating a child whose output a reader is blocked on", .timeLimit(.minutes(1)))
@@ -35,7 +35,8 @@ struct ChildProcessTests {
 
     @Test func aChildThatIgnoresSIGTERMIsKilledAfterTheGrace() throws {
         // SIG_IGN survives exec, so `sleep` ignores SIGTERM too; "ready" says the trap is set.
-        let child = try ChildProcess.spawn("/bin/sh", ["-c", "trap '' TERM; echo ready; exec sleep 600"], stdout: .pipe)
+        let child = try ChildProcess.spawn(
+            "/bin/sh", ["-c", "trap '' TERM; echo ready; exec sleep 600"], stdout: .pipe)
         #expect(child.readLine() == "ready")
         #expect(child.terminateAndWait(escalatingAfter: .milliseconds(200)))
         #expect(child.waitForExit() == 128 + SIGKILL)

@@ -21,11 +21,13 @@ struct BusConnectionTests {
         }
     }
 
-    @Test("the async open connects without blocking the loop: a bus that never answers times out or is cancelled while others work",
-          .timeLimit(.minutes(1)))
+    @Test(
+        "the async open connects without blocking the loop: a bus that never answers times out or is cancelled while others work",
+        .timeLimit(.minutes(1)))
     func asyncOpen() async throws {
         try await BusTestEnvironment.with { env in
-            let connection = try await BusConnection(.address(env.bus.address), loop: env.loop, description: "async", timeout: .seconds(25))
+            let connection = try await BusConnection(
+                .address(env.bus.address), loop: env.loop, description: "async", timeout: .seconds(25))
             defer { connection.close() }
             #expect(connection.uniqueName.hasPrefix(":"))
             #expect(try await connection.nameOwner("org.freedesktop.DBus") == "org.freedesktop.DBus")
@@ -42,7 +44,9 @@ struct BusConnectionTests {
 
             // While a connect waits on the mute bus, the shared loop still serves the other
             // connection: the sync open would hold the loop thread until sd-bus gave up.
-            let pending = Task { try await BusConnection(address, loop: env.loop, description: "mute", timeout: .seconds(60)) }
+            let pending = Task {
+                try await BusConnection(address, loop: env.loop, description: "mute", timeout: .seconds(60))
+            }
             for _ in 0..<3 {
                 #expect(try await env.connection.nameOwner("org.freedesktop.DBus") == "org.freedesktop.DBus")
             }
@@ -53,14 +57,17 @@ struct BusConnectionTests {
             // The loop shuts down while an open waits: the open fails then, not at its deadline
             // (which is past the test's time limit), and the bus is closed by the loop's hook.
             let ownLoop = try EventLoop(name: "shut-down-while-opening")
-            let opening = Task { try await BusConnection(address, loop: ownLoop, description: "mute", timeout: .seconds(300)) }
+            let opening = Task {
+                try await BusConnection(address, loop: ownLoop, description: "mute", timeout: .seconds(300))
+            }
             #expect(try await env.connection.nameOwner("org.freedesktop.DBus") == "org.freedesktop.DBus")
             ownLoop.shutdown()
             await #expect(throws: BusError.self) { _ = try await opening.value }
 
             // Nothing listening at all: refused at once.
             let refused = await #expect(throws: BusError.self) {
-                _ = try await BusConnection(.address("unix:path=\(mute.directory)/absent"), loop: env.loop, timeout: .seconds(5))
+                _ = try await BusConnection(
+                    .address("unix:path=\(mute.directory)/absent"), loop: env.loop, timeout: .seconds(5))
             }
             #expect(refused != nil)
         }
@@ -108,18 +115,21 @@ struct BusConnectionTests {
                 .stringArray(["a", "b"]),
                 .array(elementSignature: "i", []),
                 .vardict(["answer": .int32(42), "name": .string("x"), "flag": .bool(false)]),
-                .dictionary(keySignature: "u", valueSignature: "as", [
-                    BusDictionaryEntry(key: .uint32(1), value: .stringArray(["one"])),
-                    BusDictionaryEntry(key: .uint32(2), value: .stringArray([])),
-                ]),
+                .dictionary(
+                    keySignature: "u", valueSignature: "as",
+                    [
+                        BusDictionaryEntry(key: .uint32(1), value: .stringArray(["one"])),
+                        BusDictionaryEntry(key: .uint32(2), value: .stringArray([])),
+                    ]),
                 .structure([.string("s"), .int32(1), .structure([.double(0.5), .objectPath("/")])]),
                 .variant(.array(elementSignature: "(so)", [.structure([.string("c1"), .objectPath("/c1")])])),
                 .array(elementSignature: "ay", [.array(elementSignature: "y", [.byte(0), .byte(255)])]),
             ]
             let signature = BusValue.signature(of: values)
             #expect(signature == "ybnqiuxtdsogasaia{sv}a{uas}(si(do))vaay")
-            try mock.addMethod(interface: "org.example.Echo", name: "Echo", inSignature: signature,
-                               outSignature: signature, code: "ret = tuple(args)")
+            try mock.addMethod(
+                interface: "org.example.Echo", name: "Echo", inSignature: signature,
+                outSignature: signature, code: "ret = tuple(args)")
             let reply = try await env.connection.call(
                 destination: mock.busName, path: mock.mainPath, interface: "org.example.Echo", member: "Echo",
                 arguments: values)
@@ -141,13 +151,15 @@ struct BusConnectionTests {
             let zone = try await env.connection.getProperty(
                 destination: mock.busName, path: mock.mainPath, interface: iface, name: "Timezone")
             #expect(zone.stringValue == "Etc/Utc")
-            let all = try await env.connection.getAllProperties(destination: mock.busName, path: mock.mainPath, interface: iface)
+            let all = try await env.connection.getAllProperties(
+                destination: mock.busName, path: mock.mainPath, interface: iface)
             #expect(all["NTP"]?.boolValue == true)
             #expect(all["CanNTP"] != nil)
 
             let changes = ValueRecorder<PropertiesChange>()
             let subscription = try await env.connection.observeProperties(
-                sender: mock.busName, path: mock.mainPath, interface: iface) { changes.add($0) }
+                sender: mock.busName, path: mock.mainPath, interface: iface
+            ) { changes.add($0) }
             defer { subscription.cancel() }
             try mock.updateProperties(interface: iface, properties: ["Timezone": "'Europe/Berlin'"])
             let change = try await changes.next("PropertiesChanged")
@@ -156,8 +168,9 @@ struct BusConnectionTests {
             #expect(change.invalidated.isEmpty)
 
             // The timedated mock implements SetTimezone by setting the property.
-            _ = try await env.connection.call(destination: mock.busName, path: mock.mainPath, interface: iface,
-                                              member: "SetTimezone", arguments: [.string("Asia/Tokyo"), .bool(false)])
+            _ = try await env.connection.call(
+                destination: mock.busName, path: mock.mainPath, interface: iface,
+                member: "SetTimezone", arguments: [.string("Asia/Tokyo"), .bool(false)])
             let after = try await env.connection.getProperty(
                 destination: mock.busName, path: mock.mainPath, interface: iface, name: "Timezone")
             #expect(after.stringValue == "Asia/Tokyo")
@@ -195,12 +208,14 @@ struct BusConnectionTests {
         try await BusTestEnvironment.with { env in
             let mock = try DBusMock(template: "timedated", address: env.bus.address)
             defer { mock.stop() }
-            try mock.addMethod(interface: "org.example.Slow", name: "Sleep", inSignature: "", outSignature: "",
-                               code: "import time; time.sleep(3)")
+            try mock.addMethod(
+                interface: "org.example.Slow", name: "Sleep", inSignature: "", outSignature: "",
+                code: "import time; time.sleep(3)")
             let connection = env.connection
             let task = Task {
-                try await connection.call(destination: mock.busName, path: mock.mainPath,
-                                          interface: "org.example.Slow", member: "Sleep")
+                try await connection.call(
+                    destination: mock.busName, path: mock.mainPath,
+                    interface: "org.example.Slow", member: "Sleep")
             }
             task.cancel()
             await #expect(throws: CancellationError.self) { _ = try await task.value }

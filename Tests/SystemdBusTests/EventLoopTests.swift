@@ -32,7 +32,10 @@ struct EventLoopTests {
         defer { loop.shutdown() }
         var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)
-        defer { close(fds[0]); close(fds[1]) }
+        defer {
+            close(fds[0])
+            close(fds[1])
+        }
         _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
         let readFD = fds[0]
         let events = ValueRecorder<(UInt32, String)>()
@@ -72,10 +75,15 @@ struct EventLoopTests {
         let fired = ValueRecorder<UInt64>()
         let count = Mutex(0)
         let start = EventLoop.now(clock: CLOCK_MONOTONIC)
-        let token = try loop.addTimer(clock: CLOCK_MONOTONIC, deadlineMicroseconds: start + 20_000, accuracyMicroseconds: 1) { token in
+        let token = try loop.addTimer(
+            clock: CLOCK_MONOTONIC, deadlineMicroseconds: start + 20_000, accuracyMicroseconds: 1
+        ) { token in
             let now = EventLoop.now(clock: CLOCK_MONOTONIC)
             fired.add(now)
-            let n = count.withLock { $0 += 1; return $0 }
+            let n = count.withLock {
+                $0 += 1
+                return $0
+            }
             if n == 1 { try? token.rearm(deadlineMicroseconds: now + 20_000) }
         }
         let first = try await fired.next("first firing")
@@ -111,8 +119,9 @@ struct EventLoopFailureTests {
             let object = try peer.export(silent, at: "/org/example/Silent")
             defer { object.unexport() }
             let pending = Task {
-                try await env.connection.call(destination: peer.uniqueName, path: "/org/example/Silent",
-                                              interface: "org.example.Silent", member: "Wait")
+                try await env.connection.call(
+                    destination: peer.uniqueName, path: "/org/example/Silent",
+                    interface: "org.example.Silent", member: "Wait")
             }
             // Takes the call and never answers it.
             let taken = ValueRecorder<IncomingMethodCall>()
@@ -127,8 +136,9 @@ struct EventLoopFailureTests {
             #expect(try await eventually { !env.loop.perform {} })
             await #expect(throws: BusError.self) { try await env.loop.run { 1 } }
             await #expect(throws: BusError.self) {
-                try await env.connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                              interface: "org.freedesktop.DBus", member: "GetId")
+                try await env.connection.call(
+                    destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                    interface: "org.freedesktop.DBus", member: "GetId")
             }
         }
     }

@@ -1,9 +1,10 @@
 import Foundation
 import Glibc
 import Synchronization
-@testable import SystemdBus
 import SystemdBusTesting
 import Testing
+
+@testable import SystemdBus
 
 @Suite("Exported objects")
 struct ExportTests {
@@ -66,38 +67,45 @@ struct ExportTests {
     @Test("methods: replies, error names, caller credentials, fds, reply signature check")
     func methods() async throws {
         try await Self.withExported { _, object, client in
-            let sum = try await client.call(destination: Self.name, path: Self.path, interface: Self.iface, member: "Add",
-                                            arguments: [.int32(2), .int32(40)])
+            let sum = try await client.call(
+                destination: Self.name, path: Self.path, interface: Self.iface, member: "Add",
+                arguments: [.int32(2), .int32(40)])
             #expect(sum == [.int32(42)])
 
             let failure = await #expect(throws: BusError.self) {
-                _ = try await client.call(destination: Self.name, path: Self.path, interface: Self.iface, member: "Fail")
+                _ = try await client.call(
+                    destination: Self.name, path: Self.path, interface: Self.iface, member: "Fail")
             }
             #expect(failure?.name == "org.example.Error.Nope")
             #expect(failure?.message == "nope, on purpose")
 
             let badArgs = await #expect(throws: BusError.self) {
-                _ = try await client.call(destination: Self.name, path: Self.path, interface: Self.iface, member: "Add",
-                                          arguments: [.string("x")])
+                _ = try await client.call(
+                    destination: Self.name, path: Self.path, interface: Self.iface, member: "Add",
+                    arguments: [.string("x")])
             }
             #expect(badArgs?.name == BusError.Name.invalidArgs)
 
             let wrong = await #expect(throws: BusError.self) {
-                _ = try await client.call(destination: Self.name, path: Self.path, interface: Self.iface, member: "Wrong")
+                _ = try await client.call(
+                    destination: Self.name, path: Self.path, interface: Self.iface, member: "Wrong")
             }
             #expect(wrong?.name == BusError.Name.failed)
 
-            let who = try await client.call(destination: Self.name, path: Self.path, interface: Self.iface, member: "WhoAmI")
+            let who = try await client.call(
+                destination: Self.name, path: Self.path, interface: Self.iface, member: "WhoAmI")
             #expect(who == [.uint32(getuid()), .uint32(UInt32(getpid()))])
 
-            let piped = try await client.call(destination: Self.name, path: Self.path, interface: Self.iface, member: "MakePipe")
+            let piped = try await client.call(
+                destination: Self.name, path: Self.path, interface: Self.iface, member: "MakePipe")
             let fd = try #require(piped.first?.fileDescriptor)
             var byte: UInt8 = 0
             #expect(read(fd.rawValue!, &byte, 1) == 0)  // the write end was closed: EOF
             fd.close()
 
-            let echoed = try await client.call(destination: Self.name, path: Self.path, interface: Self.iface, member: "Echo",
-                                               arguments: [.variant(.vardict(["k": .uint64(7)]))])
+            let echoed = try await client.call(
+                destination: Self.name, path: Self.path, interface: Self.iface, member: "Echo",
+                arguments: [.variant(.vardict(["k": .uint64(7)]))])
             #expect(echoed.first?.unwrapped.dictionaryValue?["k"]?.uint64Value == 7)
         }
     }
@@ -105,14 +113,18 @@ struct ExportTests {
     @Test("properties: Get/GetAll/Set through sd-bus, validation, PropertiesChanged on change")
     func properties() async throws {
         try await Self.withExported { _, object, client in
-            #expect(try await client.getProperty(destination: Self.name, path: Self.path, interface: Self.iface, name: "Version")
+            #expect(
+                try await client.getProperty(
+                    destination: Self.name, path: Self.path, interface: Self.iface, name: "Version")
                     == .string("1.0"))
             let all = try await client.getAllProperties(destination: Self.name, path: Self.path, interface: Self.iface)
             #expect(all["Count"] == .int32(0))
             #expect(all["Label"] == .string("start"))
 
             let changes = ValueRecorder<PropertiesChange>()
-            let subscription = try await client.observeProperties(sender: Self.name, path: Self.path, interface: Self.iface) {
+            let subscription = try await client.observeProperties(
+                sender: Self.name, path: Self.path, interface: Self.iface
+            ) {
                 changes.add($0)
             }
             defer { subscription.cancel() }
@@ -124,25 +136,29 @@ struct ExportTests {
             try object.setProperty("Count", .int32(5))
             try object.setProperty("Count", .int32(6))
             #expect(try await changes.next("Count change to 6").changed["Count"] == .int32(6))
-            #expect(#expect(throws: BusError.self) { try object.setProperty("Count", .string("five")) }?.name
+            #expect(
+                #expect(throws: BusError.self) { try object.setProperty("Count", .string("five")) }?.name
                     == BusError.Name.invalidSignature)
 
-            try await client.setProperty(destination: Self.name, path: Self.path, interface: Self.iface, name: "Label",
-                                         value: .string("renamed"))
+            try await client.setProperty(
+                destination: Self.name, path: Self.path, interface: Self.iface, name: "Label",
+                value: .string("renamed"))
             #expect(object.property("Label") == .string("renamed"))
             let labelChange = try await changes.next("Label change")
             #expect(labelChange.changed["Label"] == .string("renamed"))
 
             let refused = await #expect(throws: BusError.self) {
-                try await client.setProperty(destination: Self.name, path: Self.path, interface: Self.iface, name: "Label",
-                                             value: .string(""))
+                try await client.setProperty(
+                    destination: Self.name, path: Self.path, interface: Self.iface, name: "Label",
+                    value: .string(""))
             }
             #expect(refused?.name == BusError.Name.invalidArgs)
             #expect(object.property("Label") == .string("renamed"))
 
             let readOnly = await #expect(throws: BusError.self) {
-                try await client.setProperty(destination: Self.name, path: Self.path, interface: Self.iface, name: "Count",
-                                             value: .int32(1))
+                try await client.setProperty(
+                    destination: Self.name, path: Self.path, interface: Self.iface, name: "Count",
+                    value: .int32(1))
             }
             #expect(readOnly?.name == BusError.Name.propertyReadOnly)
         }
@@ -152,8 +168,10 @@ struct ExportTests {
     func signals() async throws {
         try await Self.withExported { env, object, client in
             let received = ValueRecorder<BusSignal>()
-            let subscription = try await client.subscribe(sender: Self.name, path: Self.path, interface: Self.iface,
-                                                          member: "Changed", signature: "s") { received.add($0) }
+            let subscription = try await client.subscribe(
+                sender: Self.name, path: Self.path, interface: Self.iface,
+                member: "Changed", signature: "s"
+            ) { received.add($0) }
             defer { subscription.cancel() }
             #expect(throws: BusError.self) { try object.emitSignal("Changed", arguments: [.int32(1)]) }
             #expect(throws: BusError.self) { try object.emitSignal("Undeclared") }
@@ -172,10 +190,13 @@ struct ExportTests {
             try await env.connection.requestName(Self.name)
             let address = env.bus.address
             let introspection = try await offPool {
-                try PrivateBus.runCommand("/usr/bin/busctl", ["--address=\(address)", "introspect", Self.name, Self.path])
+                try PrivateBus.runCommand(
+                    "/usr/bin/busctl", ["--address=\(address)", "introspect", Self.name, Self.path])
             }
             #expect(introspection.status == 0)
-            let lines = introspection.output.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }
+            let lines = introspection.output.split(separator: "\n").map {
+                $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
+            }
             #expect(lines.contains { $0.hasPrefix(".Add method ii i") })
             #expect(lines.contains { $0.hasPrefix(".Changed signal s") })
             #expect(lines.contains { $0.hasPrefix(".Count property i 0 emits-change") })
@@ -184,10 +205,12 @@ struct ExportTests {
             #expect(lines.contains { $0.hasPrefix("org.freedesktop.DBus.Properties interface") })
 
             let called = try await offPool {
-                try PrivateBus.runCommand("/usr/bin/gdbus", [
-                    "call", "--address", address, "--dest", Self.name, "--object-path", Self.path,
-                    "--method", "\(Self.iface).Add", "20", "22",
-                ])
+                try PrivateBus.runCommand(
+                    "/usr/bin/gdbus",
+                    [
+                        "call", "--address", address, "--dest", Self.name, "--object-path", Self.path,
+                        "--method", "\(Self.iface).Add", "20", "22",
+                    ])
             }
             #expect(called.status == 0)
             #expect(called.output.trimmingCharacters(in: .whitespacesAndNewlines) == "(42,)")
@@ -208,16 +231,22 @@ struct ExportTests {
             }
         }
         try await Self.withExported(interface) { _, object, client in
-            let version = try await client.getProperty(destination: Self.name, path: Self.path, interface: Self.iface, name: "Version")
+            let version = try await client.getProperty(
+                destination: Self.name, path: Self.path, interface: Self.iface, name: "Version")
             #expect(version == .string("1.0"))
             let all = try await client.getAllProperties(destination: Self.name, path: Self.path, interface: Self.iface)
             #expect(all.count == 3)
             let checked = seen.withLock { $0 }
             #expect(!checked.isEmpty)
-            #expect(checked.allSatisfy { $0?.uid == getuid() && $0?.uniqueName == client.uniqueName && $0?.pid == UInt32(getpid()) })
+            #expect(
+                checked.allSatisfy {
+                    $0?.uid == getuid() && $0?.uniqueName == client.uniqueName && $0?.pid == UInt32(getpid())
+                })
 
             let changes = ValueRecorder<PropertiesChange>()
-            let subscription = try await client.observeProperties(sender: Self.name, path: Self.path, interface: Self.iface) {
+            let subscription = try await client.observeProperties(
+                sender: Self.name, path: Self.path, interface: Self.iface
+            ) {
                 changes.add($0)
             }
             defer { subscription.cancel() }
@@ -231,7 +260,8 @@ struct ExportTests {
             #expect(seen.withLock { $0.count } == before)
 
             let get = await #expect(throws: BusError.self) {
-                try await client.getProperty(destination: Self.name, path: Self.path, interface: Self.iface, name: "Count")
+                try await client.getProperty(
+                    destination: Self.name, path: Self.path, interface: Self.iface, name: "Count")
             }
             #expect(get?.name == BusError.Name.accessDenied)
             #expect(get?.message.contains("may not") == true)
@@ -240,14 +270,17 @@ struct ExportTests {
             }
             #expect(refusedAll?.name == BusError.Name.accessDenied)
             let set = await #expect(throws: BusError.self) {
-                try await client.setProperty(destination: Self.name, path: Self.path, interface: Self.iface, name: "Label",
-                                             value: .string("intruder"))
+                try await client.setProperty(
+                    destination: Self.name, path: Self.path, interface: Self.iface, name: "Label",
+                    value: .string("intruder"))
             }
             #expect(set?.name == BusError.Name.accessDenied)
             #expect(object.property("Label") == .string("start"))
             // Methods are not gated by it: their handlers check call.credentials themselves.
-            #expect(try await client.call(destination: Self.name, path: Self.path, interface: Self.iface, member: "Add",
-                                          arguments: [.int32(2), .int32(3)]) == [.int32(5)])
+            #expect(
+                try await client.call(
+                    destination: Self.name, path: Self.path, interface: Self.iface, member: "Add",
+                    arguments: [.int32(2), .int32(3)]) == [.int32(5)])
         }
     }
 
@@ -269,20 +302,26 @@ struct ExportTests {
                 for await _ in gate.stream { return }
             }
             let held = Task {
-                try await slow.getProperty(destination: Self.name, path: Self.path, interface: Self.iface, name: "Count")
+                try await slow.getProperty(
+                    destination: Self.name, path: Self.path, interface: Self.iface, name: "Count")
             }
             #expect(try await waiting.next("the slow peer's look-up") == slow.uniqueName)
             // Meanwhile another peer's Get (its own first look-up included) and a method call are answered.
-            #expect(try await client.getProperty(destination: Self.name, path: Self.path, interface: Self.iface,
-                                                 name: "Version") == .string("1.0"))
-            #expect(try await client.call(destination: Self.name, path: Self.path, interface: Self.iface, member: "Add",
-                                          arguments: [.int32(1), .int32(1)]) == [.int32(2)])
+            #expect(
+                try await client.getProperty(
+                    destination: Self.name, path: Self.path, interface: Self.iface,
+                    name: "Version") == .string("1.0"))
+            #expect(
+                try await client.call(
+                    destination: Self.name, path: Self.path, interface: Self.iface, member: "Add",
+                    arguments: [.int32(1), .int32(1)]) == [.int32(2)])
             gate.continuation.yield()
             #expect(try await held.value == .int32(0))
         }
     }
 
-    @Test("inOrder: pipelined calls reach the owner in the order sent; past the bound LimitsExceeded; dropped calls fail")
+    @Test(
+        "inOrder: pipelined calls reach the owner in the order sent; past the bound LimitsExceeded; dropped calls fail")
     func inOrderDelivery() async throws {
         var interface = ExportedInterface(
             name: Self.iface, methods: [.init("Take", inSignature: "u", outSignature: "u"), .init("Drop")])
@@ -303,8 +342,9 @@ struct ExportTests {
             }
             defer { consumer.cancel() }
             func take(_ value: UInt32) -> BusPendingReply {
-                client.send(destination: env.connection.uniqueName, path: Self.path, interface: Self.iface, member: "Take",
-                            arguments: [.uint32(value)])
+                client.send(
+                    destination: env.connection.uniqueName, path: Self.path, interface: Self.iface, member: "Take",
+                    arguments: [.uint32(value)])
             }
             // Eight on their way at once, none answered yet: the ninth is refused at once.
             let replies = (1...8).map { take(UInt32($0)) }
@@ -314,13 +354,18 @@ struct ExportTests {
             let refused = await #expect(throws: BusError.self) { try await take(9).value() }
             #expect(refused?.name == BusError.Name.limitsExceeded)
             // Answered out of order; each caller gets its own answer.
-            for call in taken.reversed() { call.reply(.success([.uint32((call.request.arguments[0].uint32Value ?? 0) * 10)])) }
-            for (index, reply) in replies.enumerated() { #expect(try await reply.value() == [.uint32(UInt32(index + 1) * 10)]) }
+            for call in taken.reversed() {
+                call.reply(.success([.uint32((call.request.arguments[0].uint32Value ?? 0) * 10)]))
+            }
+            for (index, reply) in replies.enumerated() {
+                #expect(try await reply.value() == [.uint32(UInt32(index + 1) * 10)])
+            }
             // Room again; a call the owner drops without answering fails instead of timing out.
             #expect(!take(10).isComplete)
             _ = try await seen.next("the tenth call")
-            let dropped = client.send(destination: env.connection.uniqueName, path: Self.path, interface: Self.iface,
-                                      member: "Drop")
+            let dropped = client.send(
+                destination: env.connection.uniqueName, path: Self.path, interface: Self.iface,
+                member: "Drop")
             #expect(try await droppedNames.next("the dropped call") == "Drop")
             let failure = await #expect(throws: BusError.self) { try await dropped.value() }
             #expect(failure?.name == BusError.Name.failed)
@@ -331,19 +376,24 @@ struct ExportTests {
     func afterReply() async throws {
         let objectBox = Mutex<ExportedObject?>(nil)
         var interface = Self.exampleInterface()
-        interface.methods.append(.init("Register", inSignature: "b") { call in
-            let object = objectBox.withLock { $0 }
-            call.afterReply { try? object?.emitSignal("Changed", arguments: [.string("after")]) }
-            if call.arguments.first?.boolValue == false { throw BusError(name: "org.example.Error.No", message: "refused") }
-            return []
-        })
+        interface.methods.append(
+            .init("Register", inSignature: "b") { call in
+                let object = objectBox.withLock { $0 }
+                call.afterReply { try? object?.emitSignal("Changed", arguments: [.string("after")]) }
+                if call.arguments.first?.boolValue == false {
+                    throw BusError(name: "org.example.Error.No", message: "refused")
+                }
+                return []
+            })
         try await Self.withExported(interface) { _, object, client in
             objectBox.withLock { $0 = object }
             // Replies and signals are recorded on the client's loop thread, in the order they arrive.
             let arrivals = Mutex<[String]>([])
             let received = ValueRecorder<Void>()
-            let subscription = try await client.subscribe(sender: Self.name, path: Self.path, interface: Self.iface,
-                                                          member: "Changed", signature: "s") { signal in
+            let subscription = try await client.subscribe(
+                sender: Self.name, path: Self.path, interface: Self.iface,
+                member: "Changed", signature: "s"
+            ) { signal in
                 arrivals.withLock { $0.append("signal:\(signal.arguments.first?.stringValue ?? "")") }
                 received.add(())
             }
@@ -351,8 +401,10 @@ struct ExportTests {
             for accept in [false, true] {
                 let replied = ValueRecorder<Void>()
                 client.loop.perform {
-                    client.startCall(destination: Self.name, path: Self.path, interface: Self.iface, member: "Register",
-                                     arguments: [.bool(accept)]) { result in
+                    client.startCall(
+                        destination: Self.name, path: Self.path, interface: Self.iface, member: "Register",
+                        arguments: [.bool(accept)]
+                    ) { result in
                         arrivals.withLock { $0.append(result.isSuccess ? "reply" : "error") }
                         replied.add(())
                     }
@@ -370,18 +422,20 @@ struct ExportTests {
     @Test("unexport removes the object")
     func unexport() async throws {
         try await Self.withExported { _, object, client in
-            _ = try await client.call(destination: Self.name, path: Self.path, interface: Self.iface, member: "Add",
-                                      arguments: [.int32(1), .int32(1)])
+            _ = try await client.call(
+                destination: Self.name, path: Self.path, interface: Self.iface, member: "Add",
+                arguments: [.int32(1), .int32(1)])
             object.unexport()
             let gone = await #expect(throws: BusError.self) {
-                _ = try await client.call(destination: Self.name, path: Self.path, interface: Self.iface, member: "Add",
-                                          arguments: [.int32(1), .int32(1)])
+                _ = try await client.call(
+                    destination: Self.name, path: Self.path, interface: Self.iface, member: "Add",
+                    arguments: [.int32(1), .int32(1)])
             }
             #expect(gone?.name == BusError.Name.unknownObject || gone?.name == BusError.Name.unknownMethod)
         }
     }
 }
 
-private extension Result {
-    var isSuccess: Bool { if case .success = self { true } else { false } }
+extension Result {
+    fileprivate var isSuccess: Bool { if case .success = self { true } else { false } }
 }

@@ -20,7 +20,9 @@ private final class JournalStandIn {
             for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
         }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard fd >= 0, bound == 0 else { throw FixtureError("cannot bind \(path)") }
     }
@@ -43,12 +45,15 @@ private final class JournalStandIn {
         var fields: [String: String] = [:]
         var index = 0
         while index < bytes.count {
-            guard let end = bytes[index...].firstIndex(where: { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\n") }) else {
+            guard let end = bytes[index...].firstIndex(where: { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\n") })
+            else {
                 throw FixtureError("truncated field name")
             }
             let name = String(decoding: bytes[index..<end], as: UTF8.self)
             if bytes[end] == UInt8(ascii: "=") {
-                guard let newline = bytes[end...].firstIndex(of: UInt8(ascii: "\n")) else { throw FixtureError("no newline") }
+                guard let newline = bytes[end...].firstIndex(of: UInt8(ascii: "\n")) else {
+                    throw FixtureError("no newline")
+                }
                 fields[name] = String(decoding: bytes[(end + 1)..<newline], as: UTF8.self)
                 index = newline + 1
             } else {
@@ -57,7 +62,9 @@ private final class JournalStandIn {
                 for offset in 0..<8 { length |= UInt64(bytes[lengthStart + offset]) << (8 * UInt64(offset)) }
                 let valueStart = lengthStart + 8
                 let valueEnd = valueStart + Int(length)
-                guard valueEnd < bytes.count, bytes[valueEnd] == UInt8(ascii: "\n") else { throw FixtureError("bad binary field") }
+                guard valueEnd < bytes.count, bytes[valueEnd] == UInt8(ascii: "\n") else {
+                    throw FixtureError("bad binary field")
+                }
                 fields[name] = String(decoding: bytes[valueStart..<valueEnd], as: UTF8.self)
                 index = valueEnd + 1
             }
@@ -83,7 +90,8 @@ struct JournalLogHandlerTests {
         #expect(fields["LOGGER"] == "lifecycled.test")
         #expect(fields["CODE_FILE"]?.hasSuffix("JournalLogHandlerTests.swift") == true)
         #expect(fields["CODE_LINE"] == "\(line)")
-        #expect(fields["CODE_FUNC"]?.hasPrefix("anEntryCarriesMessagePriorityIdentifierSourceAndMetadataFields") == true)
+        #expect(
+            fields["CODE_FUNC"]?.hasPrefix("anEntryCarriesMessagePriorityIdentifierSourceAndMetadataFields") == true)
         #expect(fields["APP_ID"] == "org.example.Counter")
         #expect(fields["PID"] == "42")
         // A metadata key cannot forge one of the journal's own, trusted (underscore) fields.
@@ -121,7 +129,10 @@ struct JournalLogHandlerTests {
         #expect(fstat(STDERR_FILENO, &status) == 0)
         let own = "\(status.st_dev):\(status.st_ino)"
         #expect(JournalLogHandler.standardErrorIsJournal(environment: ["JOURNAL_STREAM": own]))
-        #expect(!JournalLogHandler.standardErrorIsJournal(environment: ["JOURNAL_STREAM": "\(status.st_dev):\(status.st_ino &+ 1)"]))
+        #expect(
+            !JournalLogHandler.standardErrorIsJournal(environment: [
+                "JOURNAL_STREAM": "\(status.st_dev):\(status.st_ino &+ 1)"
+            ]))
         #expect(!JournalLogHandler.standardErrorIsJournal(environment: ["JOURNAL_STREAM": "garbage"]))
         #expect(!JournalLogHandler.standardErrorIsJournal(environment: [:]))
     }

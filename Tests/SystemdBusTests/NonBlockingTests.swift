@@ -49,7 +49,8 @@ struct NonBlockingTests {
                 "type='signal',sender='\(env.connection.uniqueName)',path='\(Self.path)'"
             ) { signal in
                 let changed = signal.arguments.dropFirst().first?.dictionaryValue?["Count"]?.unwrapped.uint32Value
-                seen.add(signal.member == "Ping" ? "Ping \(signal.arguments[0].uint32Value ?? 0)" : "Count \(changed ?? 0)")
+                seen.add(
+                    signal.member == "Ping" ? "Ping \(signal.arguments[0].uint32Value ?? 0)" : "Count \(changed ?? 0)")
             }
             defer { match.cancel() }
 
@@ -88,7 +89,9 @@ struct NonBlockingTests {
             #expect(try await hold.ended.next("the hold's end") == true)
             #expect(try await seen.next("the signal sent before close") == 7)
             #expect(try await eventually { !sender.isOpen })
-            #expect(throws: BusError.self) { try sender.emitSignal(path: Self.path, interface: "org.example.Busy", member: "Ping") }
+            #expect(throws: BusError.self) {
+                try sender.emitSignal(path: Self.path, interface: "org.example.Busy", member: "Ping")
+            }
         }
     }
 }

@@ -13,8 +13,9 @@ struct SignalTests {
     /// daemon handles one connection's messages in order, so once a later call is answered,
     /// earlier signals have been delivered to their receivers' sockets.
     static func flush(_ connection: BusConnection) async throws {
-        _ = try await connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                      interface: "org.freedesktop.DBus", member: "GetId")
+        _ = try await connection.call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+            interface: "org.freedesktop.DBus", member: "GetId")
     }
 
     @Test("a signal from the name's owner is delivered; the same signal from another connection is dropped")
@@ -26,18 +27,21 @@ struct SignalTests {
             let verified = ValueRecorder<BusSignal>()
             let subscription = try await env.connection.subscribe(
                 sender: "org.freedesktop.login1", path: Self.login1Path, interface: Self.manager,
-                member: "PrepareForSleep", signature: "b") { verified.add($0) }
+                member: "PrepareForSleep", signature: "b"
+            ) { verified.add($0) }
             defer { subscription.cancel() }
             // An unverified raw match sees everything, proving the spoofed signal did arrive.
             let raw = ValueRecorder<BusSignal>()
             let rawSubscription = try await env.connection.addMatch(
-                MatchRule.build(path: Self.login1Path, interface: Self.manager, member: "PrepareForSleep")) { raw.add($0) }
+                MatchRule.build(path: Self.login1Path, interface: Self.manager, member: "PrepareForSleep")
+            ) { raw.add($0) }
             defer { rawSubscription.cancel() }
 
             let spoofer = try env.secondConnection("spoofer")
             defer { spoofer.close() }
-            try spoofer.emitSignal(path: Self.login1Path, interface: Self.manager, member: "PrepareForSleep",
-                                   arguments: [.bool(true)])
+            try spoofer.emitSignal(
+                path: Self.login1Path, interface: Self.manager, member: "PrepareForSleep",
+                arguments: [.bool(true)])
             try await Self.flush(spoofer)
             // The real owner, but with the wrong signature: dropped by the signature check.
             try mock.emitSignal(interface: Self.manager, name: "PrepareForSleep", signature: "s", arguments: ["'yes'"])
@@ -71,8 +75,9 @@ struct SignalTests {
             #expect(owner != nil)
             let spoofer = try env.secondConnection("spoofer")
             defer { spoofer.close() }
-            try spoofer.emitSignal(path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged",
-                                   arguments: [.string("org.freedesktop.login1"), .string(owner ?? ""), .string(spoofer.uniqueName)])
+            try spoofer.emitSignal(
+                path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged",
+                arguments: [.string("org.freedesktop.login1"), .string(owner ?? ""), .string(spoofer.uniqueName)])
             try await Self.flush(spoofer)
             // Anything the daemon routed before a reply on our own connection has been handled.
             try await Self.flush(env.connection)
@@ -94,7 +99,8 @@ struct SignalTests {
             let signals = ValueRecorder<BusSignal>()
             let subscription = try await env.connection.subscribe(
                 sender: "org.freedesktop.login1", path: Self.login1Path, interface: Self.manager,
-                member: "PrepareForShutdown", signature: "b") { signals.add($0) }
+                member: "PrepareForShutdown", signature: "b"
+            ) { signals.add($0) }
             defer { subscription.cancel() }
 
             first.stop()
@@ -109,7 +115,8 @@ struct SignalTests {
             #expect(secondOwner != firstOwner)
             #expect(tracker.currentOwner == secondOwner)
 
-            try second.emitSignal(interface: Self.manager, name: "PrepareForShutdown", signature: "b", arguments: ["true"])
+            try second.emitSignal(
+                interface: Self.manager, name: "PrepareForShutdown", signature: "b", arguments: ["true"])
             let signal = try await signals.next("signal from the new owner")
             #expect(signal.sender == secondOwner)
             #expect(signal.arguments.first?.boolValue == true)
@@ -122,7 +129,8 @@ struct SignalTests {
             let mock = try DBusMock(template: "logind", address: env.bus.address)
             defer { mock.stop() }
             let reply = try await env.connection.call(
-                destination: "org.freedesktop.login1", path: Self.login1Path, interface: Self.manager, member: "Inhibit",
+                destination: "org.freedesktop.login1", path: Self.login1Path, interface: Self.manager,
+                member: "Inhibit",
                 arguments: [.string("sleep"), .string("SystemdBusTests"), .string("testing"), .string("delay")])
             #expect(reply.first?.signature == "h")
             let fd = try #require(reply.first?.fileDescriptor)
@@ -130,7 +138,8 @@ struct SignalTests {
             #expect(fcntl(raw, F_GETFD) & FD_CLOEXEC != 0)
 
             let listed = try await env.connection.call(
-                destination: "org.freedesktop.login1", path: Self.login1Path, interface: Self.manager, member: "ListInhibitors")
+                destination: "org.freedesktop.login1", path: Self.login1Path, interface: Self.manager,
+                member: "ListInhibitors")
             #expect(listed.first?.signature == "a(ssssuu)")
             let inhibitors = try #require(listed.first?.arrayValue)
             #expect(inhibitors.count == 1)
@@ -141,11 +150,13 @@ struct SignalTests {
             #expect(!fd.isOpen)
             fd.close()  // idempotent
             // The mock drops the inhibitor when its loop sees the hang-up: after the close, not at it.
-            #expect(try await eventually {
-                let after = try await env.connection.call(
-                    destination: "org.freedesktop.login1", path: Self.login1Path, interface: Self.manager, member: "ListInhibitors")
-                return after.first?.arrayValue?.isEmpty == true
-            })
+            #expect(
+                try await eventually {
+                    let after = try await env.connection.call(
+                        destination: "org.freedesktop.login1", path: Self.login1Path, interface: Self.manager,
+                        member: "ListInhibitors")
+                    return after.first?.arrayValue?.isEmpty == true
+                })
         }
     }
 
@@ -154,12 +165,16 @@ struct SignalTests {
         try await BusTestEnvironment.with { env in
             let mock = try DBusMock(template: "timedated", address: env.bus.address)
             defer { mock.stop() }
-            try mock.addMethod(interface: "org.example.Fd", name: "Echo", inSignature: "h", outSignature: "h", code: "ret = args[0]")
+            try mock.addMethod(
+                interface: "org.example.Fd", name: "Echo", inSignature: "h", outSignature: "h", code: "ret = args[0]")
             var fds: [Int32] = [0, 0]
             #expect(pipe(&fds) == 0)
             let readEnd = BusFileDescriptor(owning: fds[0])
             let writeEnd = BusFileDescriptor(owning: fds[1])
-            defer { readEnd.close(); writeEnd.close() }
+            defer {
+                readEnd.close()
+                writeEnd.close()
+            }
             let reply = try await env.connection.call(
                 destination: mock.busName, path: mock.mainPath, interface: "org.example.Fd", member: "Echo",
                 arguments: [.unixFD(writeEnd)])
@@ -185,12 +200,14 @@ struct SignalTests {
             // A call in flight when the bus dies must fail, not hang.
             let mock = try DBusMock(template: "timedated", address: env.bus.address)
             defer { mock.stop() }
-            try mock.addMethod(interface: "org.example.Slow", name: "Sleep", inSignature: "", outSignature: "",
-                               code: "import time; time.sleep(5)")
+            try mock.addMethod(
+                interface: "org.example.Slow", name: "Sleep", inSignature: "", outSignature: "",
+                code: "import time; time.sleep(5)")
             let connection = env.connection
             let pending = Task {
-                try await connection.call(destination: mock.busName, path: mock.mainPath,
-                                          interface: "org.example.Slow", member: "Sleep")
+                try await connection.call(
+                    destination: mock.busName, path: mock.mainPath,
+                    interface: "org.example.Slow", member: "Sleep")
             }
             try await Task.sleep(for: .milliseconds(50))  // let the call leave; not an assertion
             try env.bus.restart()
@@ -198,13 +215,15 @@ struct SignalTests {
             #expect(!env.connection.isOpen)
             await #expect(throws: BusError.self) { _ = try await pending.value }
             await #expect(throws: BusError.self) {
-                _ = try await env.connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                                  interface: "org.freedesktop.DBus", member: "GetId")
+                _ = try await env.connection.call(
+                    destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                    interface: "org.freedesktop.DBus", member: "GetId")
             }
             let reconnected = try BusConnection(.address(env.bus.address), loop: env.loop)
             defer { reconnected.close() }
-            let id = try await reconnected.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                                interface: "org.freedesktop.DBus", member: "GetId")
+            let id = try await reconnected.call(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                interface: "org.freedesktop.DBus", member: "GetId")
             #expect(id.first?.stringValue?.isEmpty == false)
         }
     }

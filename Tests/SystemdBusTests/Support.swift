@@ -1,10 +1,9 @@
-import SystemdBusTesting
+import Foundation
 import Glibc
 import Synchronization
 import SystemdBus
+import SystemdBusTesting
 import Testing
-
-import Foundation
 
 /// Runs blocking work on a fresh thread, so the Swift concurrency pool stays free (exported
 /// method handlers run in tasks and must be able to answer a tool the test is waiting for).
@@ -35,7 +34,9 @@ final class ListeningSocket {
             for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
         }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard bound == 0, listen(fd, 16) == 0 else {
             let failure = BusError(errno: errno, context: "bind/listen \(path)")
@@ -46,7 +47,10 @@ final class ListeningSocket {
 
     /// Closes the socket and removes its directory.
     func close() {
-        if fd >= 0 { Glibc.close(fd); fd = -1 }
+        if fd >= 0 {
+            Glibc.close(fd)
+            fd = -1
+        }
         unlink(path)
         rmdir(directory)
     }

@@ -6,21 +6,27 @@ extension Application {
     public nonisolated static let performFetchNotification = Notification.Name("ApplicationPerformFetchNotification")
     /// `"ApplicationHandleEventsForBackgroundURLSessionNotification"`: posted after
     /// `application(_:handleEventsForBackgroundURLSession:completionHandler:)`.
-    public nonisolated static let handleEventsForBackgroundURLSessionNotification = Notification.Name("ApplicationHandleEventsForBackgroundURLSessionNotification")
+    public nonisolated static let handleEventsForBackgroundURLSessionNotification = Notification.Name(
+        "ApplicationHandleEventsForBackgroundURLSessionNotification")
     /// `"ApplicationWillContinueUserActivityNotification"`: posted after
     /// `application(_:willContinueUserActivityWithType:)`, with the type and the answer.
-    public nonisolated static let willContinueUserActivityNotification = Notification.Name("ApplicationWillContinueUserActivityNotification")
+    public nonisolated static let willContinueUserActivityNotification = Notification.Name(
+        "ApplicationWillContinueUserActivityNotification")
     /// `"ApplicationContinueUserActivityNotification"`: posted after
     /// `application(_:continue:restorationHandler:)`, with the activity and the answer.
-    public nonisolated static let continueUserActivityNotification = Notification.Name("ApplicationContinueUserActivityNotification")
+    public nonisolated static let continueUserActivityNotification = Notification.Name(
+        "ApplicationContinueUserActivityNotification")
     /// `"ApplicationDidUpdateUserActivityNotification"`: posted after `application(_:didUpdate:)`.
-    public nonisolated static let didUpdateUserActivityNotification = Notification.Name("ApplicationDidUpdateUserActivityNotification")
+    public nonisolated static let didUpdateUserActivityNotification = Notification.Name(
+        "ApplicationDidUpdateUserActivityNotification")
     /// `"ApplicationDidFailToContinueUserActivityNotification"`: posted after
     /// `application(_:didFailToContinueUserActivityWithType:error:)`.
-    public nonisolated static let didFailToContinueUserActivityNotification = Notification.Name("ApplicationDidFailToContinueUserActivityNotification")
+    public nonisolated static let didFailToContinueUserActivityNotification = Notification.Name(
+        "ApplicationDidFailToContinueUserActivityNotification")
     /// `"ApplicationPerformActionForShortcutItemNotification"`: posted after
     /// `application(_:performActionFor:completionHandler:)`.
-    public nonisolated static let performActionForShortcutItemNotification = Notification.Name("ApplicationPerformActionForShortcutItemNotification")
+    public nonisolated static let performActionForShortcutItemNotification = Notification.Name(
+        "ApplicationPerformActionForShortcutItemNotification")
 
     /// The typed form of ``performFetchNotification``.
     public struct PerformFetchMessage: LifecycleMessage {
@@ -37,7 +43,10 @@ extension Application {
         public var userInfo: UserInfo { [ApplicationUserInfoKey.fetchResult: .string(result.rawValue)] }
         /// Reads the result.
         public init?(userInfo: UserInfo) {
-            guard let result = userInfo[ApplicationUserInfoKey.fetchResult]?.stringValue.flatMap(BackgroundFetchResult.init(rawValue:)) else { return nil }
+            guard
+                let result = userInfo[ApplicationUserInfoKey.fetchResult]?.stringValue.flatMap(
+                    BackgroundFetchResult.init(rawValue:))
+            else { return nil }
             self.result = result
         }
     }
@@ -57,7 +66,9 @@ extension Application {
         public var userInfo: UserInfo { [ApplicationUserInfoKey.urlSessionIdentifier: .string(identifier)] }
         /// Reads the identifier.
         public init?(userInfo: UserInfo) {
-            guard let identifier = userInfo[ApplicationUserInfoKey.urlSessionIdentifier]?.stringValue else { return nil }
+            guard let identifier = userInfo[ApplicationUserInfoKey.urlSessionIdentifier]?.stringValue else {
+                return nil
+            }
             self.identifier = identifier
         }
     }
@@ -81,7 +92,10 @@ extension Application {
         }
         /// ``ApplicationUserInfoKey/userActivityType`` and ``ApplicationUserInfoKey/result``.
         public var userInfo: UserInfo {
-            [ApplicationUserInfoKey.userActivityType: .string(activityType), ApplicationUserInfoKey.result: .bool(result)]
+            [
+                ApplicationUserInfoKey.userActivityType: .string(activityType),
+                ApplicationUserInfoKey.result: .bool(result),
+            ]
         }
         /// Reads the type and answer.
         public init?(userInfo: UserInfo) {
@@ -107,7 +121,9 @@ extension Application {
             self.result = result
         }
         /// The activity's entries and ``ApplicationUserInfoKey/result``.
-        public var userInfo: UserInfo { activity.messageUserInfo.merging([ApplicationUserInfoKey.result: .bool(result)]) }
+        public var userInfo: UserInfo {
+            activity.messageUserInfo.merging([ApplicationUserInfoKey.result: .bool(result)])
+        }
         /// Reads the activity and answer.
         public init?(userInfo: UserInfo) {
             guard let activity = UserActivity(messageUserInfo: userInfo) else { return nil }
@@ -150,11 +166,14 @@ extension Application {
             self.error = error
         }
         /// ``ApplicationUserInfoKey/userActivityType`` and the error's entries.
-        public var userInfo: UserInfo { error.userInfo.merging([ApplicationUserInfoKey.userActivityType: .string(activityType)]) }
+        public var userInfo: UserInfo {
+            error.userInfo.merging([ApplicationUserInfoKey.userActivityType: .string(activityType)])
+        }
         /// Reads the type and error.
         public init?(userInfo: UserInfo) {
             guard let type = userInfo[ApplicationUserInfoKey.userActivityType]?.stringValue,
-                  let error = ApplicationError(userInfo: userInfo) else { return nil }
+                let error = ApplicationError(userInfo: userInfo)
+            else { return nil }
             self.init(activityType: type, error: error)
         }
     }

@@ -3,19 +3,24 @@ import Foundation
 extension Application {
     /// `"UIApplicationWillChangeStatusBarOrientationNotification"`: posted after
     /// `application(_:willChangeStatusBarOrientation:duration:)`; userInfo has the new orientation.
-    public nonisolated static let willChangeStatusBarOrientationNotification = Notification.Name("UIApplicationWillChangeStatusBarOrientationNotification")
+    public nonisolated static let willChangeStatusBarOrientationNotification = Notification.Name(
+        "UIApplicationWillChangeStatusBarOrientationNotification")
     /// `"UIApplicationDidChangeStatusBarOrientationNotification"`: posted after
     /// `application(_:didChangeStatusBarOrientation:)`; userInfo has the old orientation.
-    public nonisolated static let didChangeStatusBarOrientationNotification = Notification.Name("UIApplicationDidChangeStatusBarOrientationNotification")
+    public nonisolated static let didChangeStatusBarOrientationNotification = Notification.Name(
+        "UIApplicationDidChangeStatusBarOrientationNotification")
     /// `"UIApplicationWillChangeStatusBarFrameNotification"`: posted after
     /// `application(_:willChangeStatusBarFrame:)`; userInfo has the new frame.
-    public nonisolated static let willChangeStatusBarFrameNotification = Notification.Name("UIApplicationWillChangeStatusBarFrameNotification")
+    public nonisolated static let willChangeStatusBarFrameNotification = Notification.Name(
+        "UIApplicationWillChangeStatusBarFrameNotification")
     /// `"UIApplicationDidChangeStatusBarFrameNotification"`: posted after
     /// `application(_:didChangeStatusBarFrame:)`; userInfo has the old frame.
-    public nonisolated static let didChangeStatusBarFrameNotification = Notification.Name("UIApplicationDidChangeStatusBarFrameNotification")
+    public nonisolated static let didChangeStatusBarFrameNotification = Notification.Name(
+        "UIApplicationDidChangeStatusBarFrameNotification")
     /// `"ApplicationSupportedInterfaceOrientationsNotification"` (no UIKit counterpart): posted
     /// after the delegate answered `application(_:supportedInterfaceOrientationsFor:)`.
-    public nonisolated static let supportedInterfaceOrientationsNotification = Notification.Name("ApplicationSupportedInterfaceOrientationsNotification")
+    public nonisolated static let supportedInterfaceOrientationsNotification = Notification.Name(
+        "ApplicationSupportedInterfaceOrientationsNotification")
 
     /// The typed form of ``willChangeStatusBarOrientationNotification``.
     public struct WillChangeStatusBarOrientationMessage: LifecycleMessage {
@@ -29,14 +34,18 @@ extension Application {
         ///   - orientation: The new orientation.
         public init(orientation: InterfaceOrientation) { self.orientation = orientation }
         /// ``ApplicationUserInfoKey/statusBarOrientation``.
-        public var userInfo: UserInfo { [ApplicationUserInfoKey.statusBarOrientation: .int(Int64(orientation.rawValue))] }
+        public var userInfo: UserInfo {
+            [ApplicationUserInfoKey.statusBarOrientation: .int(Int64(orientation.rawValue))]
+        }
         /// Reads the orientation.
         public init?(userInfo: UserInfo) {
             guard let orientation = Self.orientation(in: userInfo) else { return nil }
             self.orientation = orientation
         }
         static func orientation(in userInfo: UserInfo) -> InterfaceOrientation? {
-            userInfo[ApplicationUserInfoKey.statusBarOrientation]?.intValue.flatMap { InterfaceOrientation(rawValue: Int($0)) }
+            userInfo[ApplicationUserInfoKey.statusBarOrientation]?.intValue.flatMap {
+                InterfaceOrientation(rawValue: Int($0))
+            }
         }
     }
 
@@ -52,7 +61,9 @@ extension Application {
         ///   - previousOrientation: The previous orientation.
         public init(previousOrientation: InterfaceOrientation) { self.previousOrientation = previousOrientation }
         /// ``ApplicationUserInfoKey/statusBarOrientation``.
-        public var userInfo: UserInfo { [ApplicationUserInfoKey.statusBarOrientation: .int(Int64(previousOrientation.rawValue))] }
+        public var userInfo: UserInfo {
+            [ApplicationUserInfoKey.statusBarOrientation: .int(Int64(previousOrientation.rawValue))]
+        }
         /// Reads the orientation.
         public init?(userInfo: UserInfo) {
             guard let orientation = WillChangeStatusBarOrientationMessage.orientation(in: userInfo) else { return nil }
@@ -75,7 +86,9 @@ extension Application {
         public var userInfo: UserInfo { [ApplicationUserInfoKey.statusBarFrame: frame.propertyList] }
         /// Reads the frame.
         public init?(userInfo: UserInfo) {
-            guard let frame = userInfo[ApplicationUserInfoKey.statusBarFrame].flatMap(Rect.init(propertyList:)) else { return nil }
+            guard let frame = userInfo[ApplicationUserInfoKey.statusBarFrame].flatMap(Rect.init(propertyList:)) else {
+                return nil
+            }
             self.frame = frame
         }
     }
@@ -95,7 +108,9 @@ extension Application {
         public var userInfo: UserInfo { [ApplicationUserInfoKey.statusBarFrame: previousFrame.propertyList] }
         /// Reads the frame.
         public init?(userInfo: UserInfo) {
-            guard let frame = userInfo[ApplicationUserInfoKey.statusBarFrame].flatMap(Rect.init(propertyList:)) else { return nil }
+            guard let frame = userInfo[ApplicationUserInfoKey.statusBarFrame].flatMap(Rect.init(propertyList:)) else {
+                return nil
+            }
             self.previousFrame = frame
         }
     }
@@ -125,7 +140,9 @@ extension Application {
         }
         /// Reads the answer and window.
         public init?(userInfo: UserInfo) {
-            guard let raw = userInfo[ApplicationUserInfoKey.interfaceOrientations]?.intValue, raw >= 0 else { return nil }
+            guard let raw = userInfo[ApplicationUserInfoKey.interfaceOrientations]?.intValue, raw >= 0 else {
+                return nil
+            }
             self.orientations = InterfaceOrientationMask(rawValue: UInt(raw))
             self.window = userInfo[ApplicationUserInfoKey.window]?.stringValue.map(Window.init(identifier:))
         }

@@ -3,21 +3,27 @@ import Foundation
 extension Application {
     /// `"ApplicationDidRegisterForRemoteNotificationsNotification"` (no UIKit counterpart): posted
     /// after `application(_:didRegisterForRemoteNotificationsWithDeviceToken:)`.
-    public nonisolated static let didRegisterForRemoteNotificationsNotification = Notification.Name("ApplicationDidRegisterForRemoteNotificationsNotification")
+    public nonisolated static let didRegisterForRemoteNotificationsNotification = Notification.Name(
+        "ApplicationDidRegisterForRemoteNotificationsNotification")
     /// `"ApplicationDidFailToRegisterForRemoteNotificationsNotification"`: posted after
     /// `application(_:didFailToRegisterForRemoteNotificationsWithError:)`.
-    public nonisolated static let didFailToRegisterForRemoteNotificationsNotification = Notification.Name("ApplicationDidFailToRegisterForRemoteNotificationsNotification")
+    public nonisolated static let didFailToRegisterForRemoteNotificationsNotification = Notification.Name(
+        "ApplicationDidFailToRegisterForRemoteNotificationsNotification")
     /// `"ApplicationDidReceiveRemoteNotificationNotification"`: posted after whichever
     /// `didReceiveRemoteNotification` variant was called.
-    public nonisolated static let didReceiveRemoteNotificationNotification = Notification.Name("ApplicationDidReceiveRemoteNotificationNotification")
+    public nonisolated static let didReceiveRemoteNotificationNotification = Notification.Name(
+        "ApplicationDidReceiveRemoteNotificationNotification")
     /// `"ApplicationHandleRemoteNotificationActionNotification"`: posted after
     /// `application(_:handleActionWithIdentifier:forRemoteNotification:completionHandler:)`.
-    public nonisolated static let handleRemoteNotificationActionNotification = Notification.Name("ApplicationHandleRemoteNotificationActionNotification")
+    public nonisolated static let handleRemoteNotificationActionNotification = Notification.Name(
+        "ApplicationHandleRemoteNotificationActionNotification")
     /// `"ApplicationDidReceiveLocalNotificationNotification"`: posted after `application(_:didReceive:)`.
-    public nonisolated static let didReceiveLocalNotificationNotification = Notification.Name("ApplicationDidReceiveLocalNotificationNotification")
+    public nonisolated static let didReceiveLocalNotificationNotification = Notification.Name(
+        "ApplicationDidReceiveLocalNotificationNotification")
     /// `"ApplicationHandleLocalNotificationActionNotification"`: posted after
     /// `application(_:handleActionWithIdentifier:for:completionHandler:)`.
-    public nonisolated static let handleLocalNotificationActionNotification = Notification.Name("ApplicationHandleLocalNotificationActionNotification")
+    public nonisolated static let handleLocalNotificationActionNotification = Notification.Name(
+        "ApplicationHandleLocalNotificationActionNotification")
 
     /// The typed form of ``didRegisterForRemoteNotificationsNotification``.
     public struct DidRegisterForRemoteNotificationsMessage: LifecycleMessage {
@@ -98,7 +104,8 @@ extension Application {
         /// Reads the identifier and payload.
         public init?(userInfo: UserInfo) {
             guard let payload = userInfo[ApplicationUserInfoKey.remoteNotification]?.dictionaryValue else { return nil }
-            self.init(identifier: userInfo[ApplicationUserInfoKey.actionIdentifier]?.stringValue, payload: UserInfo(payload))
+            self.init(
+                identifier: userInfo[ApplicationUserInfoKey.actionIdentifier]?.stringValue, payload: UserInfo(payload))
         }
     }
 
@@ -114,7 +121,10 @@ extension Application {
         public var userInfo: UserInfo { [ApplicationUserInfoKey.localNotification: notification.propertyList] }
         /// Reads the notification.
         public init?(userInfo: UserInfo) {
-            guard let notification = userInfo[ApplicationUserInfoKey.localNotification].flatMap(LocalNotification.init(propertyList:)) else { return nil }
+            guard
+                let notification = userInfo[ApplicationUserInfoKey.localNotification].flatMap(
+                    LocalNotification.init(propertyList:))
+            else { return nil }
             self.notification = notification
         }
     }
@@ -143,8 +153,12 @@ extension Application {
         }
         /// Reads the identifier and notification.
         public init?(userInfo: UserInfo) {
-            guard let notification = userInfo[ApplicationUserInfoKey.localNotification].flatMap(LocalNotification.init(propertyList:)) else { return nil }
-            self.init(identifier: userInfo[ApplicationUserInfoKey.actionIdentifier]?.stringValue, notification: notification)
+            guard
+                let notification = userInfo[ApplicationUserInfoKey.localNotification].flatMap(
+                    LocalNotification.init(propertyList:))
+            else { return nil }
+            self.init(
+                identifier: userInfo[ApplicationUserInfoKey.actionIdentifier]?.stringValue, notification: notification)
         }
     }
 }
@@ -152,7 +166,10 @@ extension Application {
 extension ApplicationError {
     /// The error under ``ApplicationUserInfoKey/errorCode`` and ``ApplicationUserInfoKey/errorMessage``.
     public var userInfo: UserInfo {
-        [ApplicationUserInfoKey.errorCode: .string(code.rawValue), ApplicationUserInfoKey.errorMessage: .string(message)]
+        [
+            ApplicationUserInfoKey.errorCode: .string(code.rawValue),
+            ApplicationUserInfoKey.errorMessage: .string(message),
+        ]
     }
 
     /// Reads an error from its userInfo form, or `nil` when the code is missing.

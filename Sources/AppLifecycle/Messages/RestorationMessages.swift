@@ -3,19 +3,24 @@ import Foundation
 extension Application {
     /// `"ApplicationShouldSaveApplicationStateNotification"` (no UIKit counterpart): posted after the
     /// delegate answered `application(_:shouldSaveApplicationState:)`, with its answer.
-    public nonisolated static let shouldSaveApplicationStateNotification = Notification.Name("ApplicationShouldSaveApplicationStateNotification")
+    public nonisolated static let shouldSaveApplicationStateNotification = Notification.Name(
+        "ApplicationShouldSaveApplicationStateNotification")
     /// `"ApplicationShouldRestoreApplicationStateNotification"`: posted after the delegate answered
     /// `application(_:shouldRestoreApplicationState:)`, with its answer.
-    public nonisolated static let shouldRestoreApplicationStateNotification = Notification.Name("ApplicationShouldRestoreApplicationStateNotification")
+    public nonisolated static let shouldRestoreApplicationStateNotification = Notification.Name(
+        "ApplicationShouldRestoreApplicationStateNotification")
     /// `"ApplicationWillEncodeRestorableStateNotification"`: posted after
     /// `application(_:willEncodeRestorableStateWith:)`, with the restorable objects' paths.
-    public nonisolated static let willEncodeRestorableStateNotification = Notification.Name("ApplicationWillEncodeRestorableStateNotification")
+    public nonisolated static let willEncodeRestorableStateNotification = Notification.Name(
+        "ApplicationWillEncodeRestorableStateNotification")
     /// `"ApplicationDidDecodeRestorableStateNotification"`: posted after
     /// `application(_:didDecodeRestorableStateWith:)`, with the restorable objects' paths.
-    public nonisolated static let didDecodeRestorableStateNotification = Notification.Name("ApplicationDidDecodeRestorableStateNotification")
+    public nonisolated static let didDecodeRestorableStateNotification = Notification.Name(
+        "ApplicationDidDecodeRestorableStateNotification")
     /// `"ApplicationRestorableObjectNotification"`: posted after the delegate answered
     /// `application(_:restorableObjectWithIdentifierPath:coder:)`, with the path and whether it gave an object.
-    public nonisolated static let restorableObjectNotification = Notification.Name("ApplicationRestorableObjectNotification")
+    public nonisolated static let restorableObjectNotification = Notification.Name(
+        "ApplicationRestorableObjectNotification")
 
     /// The typed form of ``shouldSaveApplicationStateNotification``.
     public struct ShouldSaveApplicationStateMessage: LifecycleMessage {
@@ -69,7 +74,9 @@ extension Application {
         ///   - restorableObjectPaths: The identifier paths.
         public init(restorableObjectPaths: [[String]]) { self.restorableObjectPaths = restorableObjectPaths }
         /// ``ApplicationUserInfoKey/restorableObjectPaths``.
-        public var userInfo: UserInfo { [ApplicationUserInfoKey.restorableObjectPaths: Self.encode(restorableObjectPaths)] }
+        public var userInfo: UserInfo {
+            [ApplicationUserInfoKey.restorableObjectPaths: Self.encode(restorableObjectPaths)]
+        }
         /// Reads the paths (missing: none).
         public init?(userInfo: UserInfo) {
             guard let paths = Self.decode(userInfo[ApplicationUserInfoKey.restorableObjectPaths]) else { return nil }
@@ -83,7 +90,9 @@ extension Application {
             guard let outer = value.arrayValue else { return nil }
             var paths: [[String]] = []
             for path in outer {
-                guard let components = path.arrayValue?.map(\.stringValue), !components.contains(nil) else { return nil }
+                guard let components = path.arrayValue?.map(\.stringValue), !components.contains(nil) else {
+                    return nil
+                }
                 paths.append(components.map { $0! })
             }
             return paths
@@ -103,11 +112,17 @@ extension Application {
         public init(restorableObjectPaths: [[String]]) { self.restorableObjectPaths = restorableObjectPaths }
         /// ``ApplicationUserInfoKey/restorableObjectPaths``.
         public var userInfo: UserInfo {
-            [ApplicationUserInfoKey.restorableObjectPaths: WillEncodeRestorableStateMessage.encode(restorableObjectPaths)]
+            [
+                ApplicationUserInfoKey.restorableObjectPaths: WillEncodeRestorableStateMessage.encode(
+                    restorableObjectPaths)
+            ]
         }
         /// Reads the paths (missing: none).
         public init?(userInfo: UserInfo) {
-            guard let paths = WillEncodeRestorableStateMessage.decode(userInfo[ApplicationUserInfoKey.restorableObjectPaths]) else { return nil }
+            guard
+                let paths = WillEncodeRestorableStateMessage.decode(
+                    userInfo[ApplicationUserInfoKey.restorableObjectPaths])
+            else { return nil }
             self.restorableObjectPaths = paths
         }
     }
@@ -131,13 +146,17 @@ extension Application {
         }
         /// ``ApplicationUserInfoKey/identifierPath`` and ``ApplicationUserInfoKey/result``.
         public var userInfo: UserInfo {
-            [ApplicationUserInfoKey.identifierPath: .array(identifierPath.map(UserInfoValue.string)),
-             ApplicationUserInfoKey.result: .bool(restored)]
+            [
+                ApplicationUserInfoKey.identifierPath: .array(identifierPath.map(UserInfoValue.string)),
+                ApplicationUserInfoKey.result: .bool(restored),
+            ]
         }
         /// Reads the path and result.
         public init?(userInfo: UserInfo) {
-            guard let components = userInfo[ApplicationUserInfoKey.identifierPath]?.arrayValue?.compactMap(\.stringValue),
-                  let restored = userInfo[ApplicationUserInfoKey.result]?.boolValue else { return nil }
+            guard
+                let components = userInfo[ApplicationUserInfoKey.identifierPath]?.arrayValue?.compactMap(\.stringValue),
+                let restored = userInfo[ApplicationUserInfoKey.result]?.boolValue
+            else { return nil }
             self.init(identifierPath: components, restored: restored)
         }
     }

@@ -3,32 +3,44 @@ import Foundation
 extension Application {
     /// `"UIApplicationDidFinishLaunchingNotification"`: posted shortly after
     /// `application(_:didFinishLaunchingWithOptions:)` returns; its userInfo is the launch options.
-    public nonisolated static let didFinishLaunchingNotification = Notification.Name("UIApplicationDidFinishLaunchingNotification")
+    public nonisolated static let didFinishLaunchingNotification = Notification.Name(
+        "UIApplicationDidFinishLaunchingNotification")
     /// `"UIApplicationDidBecomeActiveNotification"`: posted after `applicationDidBecomeActive(_:)`.
-    public nonisolated static let didBecomeActiveNotification = Notification.Name("UIApplicationDidBecomeActiveNotification")
+    public nonisolated static let didBecomeActiveNotification = Notification.Name(
+        "UIApplicationDidBecomeActiveNotification")
     /// `"UIApplicationWillResignActiveNotification"`: posted after `applicationWillResignActive(_:)`.
-    public nonisolated static let willResignActiveNotification = Notification.Name("UIApplicationWillResignActiveNotification")
+    public nonisolated static let willResignActiveNotification = Notification.Name(
+        "UIApplicationWillResignActiveNotification")
     /// `"UIApplicationDidEnterBackgroundNotification"`: posted after `applicationDidEnterBackground(_:)`.
-    public nonisolated static let didEnterBackgroundNotification = Notification.Name("UIApplicationDidEnterBackgroundNotification")
+    public nonisolated static let didEnterBackgroundNotification = Notification.Name(
+        "UIApplicationDidEnterBackgroundNotification")
     /// `"UIApplicationWillEnterForegroundNotification"`: posted shortly *before* `applicationWillEnterForeground(_:)`.
-    public nonisolated static let willEnterForegroundNotification = Notification.Name("UIApplicationWillEnterForegroundNotification")
+    public nonisolated static let willEnterForegroundNotification = Notification.Name(
+        "UIApplicationWillEnterForegroundNotification")
     /// `"UIApplicationWillTerminateNotification"`: posted after `applicationWillTerminate(_:)`.
-    public nonisolated static let willTerminateNotification = Notification.Name("UIApplicationWillTerminateNotification")
+    public nonisolated static let willTerminateNotification = Notification.Name(
+        "UIApplicationWillTerminateNotification")
     /// `"UIApplicationDidReceiveMemoryWarningNotification"`: posted after `applicationDidReceiveMemoryWarning(_:)`.
-    public nonisolated static let didReceiveMemoryWarningNotification = Notification.Name("UIApplicationDidReceiveMemoryWarningNotification")
+    public nonisolated static let didReceiveMemoryWarningNotification = Notification.Name(
+        "UIApplicationDidReceiveMemoryWarningNotification")
     /// `"UIApplicationSignificantTimeChangeNotification"`: posted *before* `applicationSignificantTimeChange(_:)`.
-    public nonisolated static let significantTimeChangeNotification = Notification.Name("UIApplicationSignificantTimeChangeNotification")
+    public nonisolated static let significantTimeChangeNotification = Notification.Name(
+        "UIApplicationSignificantTimeChangeNotification")
     /// `"UIApplicationProtectedDataWillBecomeUnavailable"` (UIKit's raw string has no `Notification`
     /// suffix): posted after `applicationProtectedDataWillBecomeUnavailable(_:)`.
-    public nonisolated static let protectedDataWillBecomeUnavailableNotification = Notification.Name("UIApplicationProtectedDataWillBecomeUnavailable")
+    public nonisolated static let protectedDataWillBecomeUnavailableNotification = Notification.Name(
+        "UIApplicationProtectedDataWillBecomeUnavailable")
     /// `"UIApplicationProtectedDataDidBecomeAvailable"`: posted after `applicationProtectedDataDidBecomeAvailable(_:)`.
-    public nonisolated static let protectedDataDidBecomeAvailableNotification = Notification.Name("UIApplicationProtectedDataDidBecomeAvailable")
+    public nonisolated static let protectedDataDidBecomeAvailableNotification = Notification.Name(
+        "UIApplicationProtectedDataDidBecomeAvailable")
     /// `"ApplicationWillFinishLaunchingNotification"` (no UIKit counterpart): posted after
     /// `application(_:willFinishLaunchingWithOptions:)`; its userInfo is the launch options.
-    public nonisolated static let willFinishLaunchingNotification = Notification.Name("ApplicationWillFinishLaunchingNotification")
+    public nonisolated static let willFinishLaunchingNotification = Notification.Name(
+        "ApplicationWillFinishLaunchingNotification")
     /// `"ApplicationStateDidChangeNotification"` (no UIKit counterpart): posted whenever
     /// ``Application/applicationState`` changes, including to suspended and not running.
-    public nonisolated static let stateDidChangeNotification = Notification.Name("ApplicationStateDidChangeNotification")
+    public nonisolated static let stateDidChangeNotification = Notification.Name(
+        "ApplicationStateDidChangeNotification")
 
     /// The typed form of ``didFinishLaunchingNotification``.
     public struct DidFinishLaunchingMessage: LifecycleMessage {
@@ -124,8 +136,10 @@ extension Application {
         public init(warning: MemoryWarning) { self.warning = warning }
         /// ``ApplicationUserInfoKey/memoryWarningLevel`` and ``ApplicationUserInfoKey/memoryWarningSource``.
         public var userInfo: UserInfo {
-            [ApplicationUserInfoKey.memoryWarningLevel: .string(warning.level.rawValue),
-             ApplicationUserInfoKey.memoryWarningSource: .string(warning.source)]
+            [
+                ApplicationUserInfoKey.memoryWarningLevel: .string(warning.level.rawValue),
+                ApplicationUserInfoKey.memoryWarningSource: .string(warning.source),
+            ]
         }
         /// Reads the level and source; a missing level reads as `.low` (UIKit posts no level).
         public init?(userInfo: UserInfo) {
@@ -136,7 +150,8 @@ extension Application {
             } else {
                 level = .low
             }
-            self.warning = MemoryWarning(level: level, source: userInfo[ApplicationUserInfoKey.memoryWarningSource]?.stringValue ?? "unknown")
+            self.warning = MemoryWarning(
+                level: level, source: userInfo[ApplicationUserInfoKey.memoryWarningSource]?.stringValue ?? "unknown")
         }
     }
 
@@ -161,12 +176,15 @@ extension Application {
         public init?(userInfo: UserInfo) {
             let reason: SignificantTimeChange.Reason
             if let raw = userInfo[ApplicationUserInfoKey.significantTimeChangeReason] {
-                guard let parsed = raw.stringValue.flatMap(SignificantTimeChange.Reason.init(rawValue:)) else { return nil }
+                guard let parsed = raw.stringValue.flatMap(SignificantTimeChange.Reason.init(rawValue:)) else {
+                    return nil
+                }
                 reason = parsed
             } else {
                 reason = .clockSet
             }
-            self.change = SignificantTimeChange(reason: reason, timeZoneIdentifier: userInfo[ApplicationUserInfoKey.timeZone]?.stringValue)
+            self.change = SignificantTimeChange(
+                reason: reason, timeZoneIdentifier: userInfo[ApplicationUserInfoKey.timeZone]?.stringValue)
         }
     }
 
@@ -189,12 +207,18 @@ extension Application {
         }
         /// ``ApplicationUserInfoKey/previousState`` and ``ApplicationUserInfoKey/state``.
         public var userInfo: UserInfo {
-            [ApplicationUserInfoKey.previousState: .string(previousState.rawValue), ApplicationUserInfoKey.state: .string(state.rawValue)]
+            [
+                ApplicationUserInfoKey.previousState: .string(previousState.rawValue),
+                ApplicationUserInfoKey.state: .string(state.rawValue),
+            ]
         }
         /// Reads both states; `nil` when either is missing or unknown.
         public init?(userInfo: UserInfo) {
-            guard let previous = userInfo[ApplicationUserInfoKey.previousState]?.stringValue.flatMap(ApplicationState.init(rawValue:)),
-                  let state = userInfo[ApplicationUserInfoKey.state]?.stringValue.flatMap(ApplicationState.init(rawValue:))
+            guard
+                let previous = userInfo[ApplicationUserInfoKey.previousState]?.stringValue.flatMap(
+                    ApplicationState.init(rawValue:)),
+                let state = userInfo[ApplicationUserInfoKey.state]?.stringValue.flatMap(
+                    ApplicationState.init(rawValue:))
             else { return nil }
             self.init(previousState: previous, state: state)
         }

@@ -7,7 +7,8 @@ extension Application {
     public nonisolated static let didOpenURLNotification = Notification.Name("ApplicationDidOpenURLNotification")
     /// `"ApplicationShouldAllowExtensionPointNotification"`: posted after the delegate answered
     /// `application(_:shouldAllowExtensionPointIdentifier:)`.
-    public nonisolated static let shouldAllowExtensionPointNotification = Notification.Name("ApplicationShouldAllowExtensionPointNotification")
+    public nonisolated static let shouldAllowExtensionPointNotification = Notification.Name(
+        "ApplicationShouldAllowExtensionPointNotification")
 
     /// The typed form of ``didOpenURLNotification``.
     public struct DidOpenURLMessage: LifecycleMessage {
@@ -30,12 +31,18 @@ extension Application {
         }
         /// ``ApplicationUserInfoKey/url``, ``ApplicationUserInfoKey/result`` and the ``OpenURLOptions/Key`` entries.
         public var userInfo: UserInfo {
-            options.userInfo.merging([ApplicationUserInfoKey.url: .string(url.absoluteString), ApplicationUserInfoKey.result: .bool(handled)])
+            options.userInfo.merging([
+                ApplicationUserInfoKey.url: .string(url.absoluteString), ApplicationUserInfoKey.result: .bool(handled),
+            ])
         }
         /// Reads the URL, the result and the options.
         public init?(userInfo: UserInfo) {
-            guard let url = userInfo[ApplicationUserInfoKey.url]?.stringValue.flatMap(URL.init(string:)) else { return nil }
-            self.init(url: url, options: OpenURLOptions(userInfo: userInfo), handled: userInfo[ApplicationUserInfoKey.result]?.boolValue ?? false)
+            guard let url = userInfo[ApplicationUserInfoKey.url]?.stringValue.flatMap(URL.init(string:)) else {
+                return nil
+            }
+            self.init(
+                url: url, options: OpenURLOptions(userInfo: userInfo),
+                handled: userInfo[ApplicationUserInfoKey.result]?.boolValue ?? false)
         }
     }
 
@@ -58,12 +65,16 @@ extension Application {
         }
         /// ``ApplicationUserInfoKey/extensionPointIdentifier`` and ``ApplicationUserInfoKey/result``.
         public var userInfo: UserInfo {
-            [ApplicationUserInfoKey.extensionPointIdentifier: .string(extensionPoint.rawValue), ApplicationUserInfoKey.result: .bool(result)]
+            [
+                ApplicationUserInfoKey.extensionPointIdentifier: .string(extensionPoint.rawValue),
+                ApplicationUserInfoKey.result: .bool(result),
+            ]
         }
         /// Reads the identifier and answer.
         public init?(userInfo: UserInfo) {
             guard let identifier = userInfo[ApplicationUserInfoKey.extensionPointIdentifier]?.stringValue,
-                  let result = userInfo[ApplicationUserInfoKey.result]?.boolValue else { return nil }
+                let result = userInfo[ApplicationUserInfoKey.result]?.boolValue
+            else { return nil }
             self.init(extensionPoint: ExtensionPointIdentifier(rawValue: identifier), result: result)
         }
     }
