@@ -14,17 +14,7 @@ private final class JournalStandIn {
         directory = try TemporaryDirectory(prefix: "journal")
         path = directory.appending("socket")
         fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard fd >= 0, bound == 0 else { throw FixtureError("cannot bind \(path)") }
+        guard fd >= 0, bindUnixSocket(fd, to: path) == 0 else { throw FixtureError("cannot bind \(path)") }
     }
 
     deinit {

@@ -28,17 +28,7 @@ final class ListeningSocket {
         path = directory + "/bus"
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw BusError(errno: errno, context: "socket") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard bound == 0, listen(fd, 16) == 0 else {
+        guard bindUnixSocket(fd, to: path) == 0, listen(fd, 16) == 0 else {
             let failure = BusError(errno: errno, context: "bind/listen \(path)")
             close()
             throw failure
@@ -56,4 +46,18 @@ final class ListeningSocket {
     }
 
     deinit { close() }
+}
+
+/// `bind(2)` of a Unix socket to a filesystem path; returns what `bind` returns (errno on -1).
+func bindUnixSocket(_ fd: Int32, to path: String) -> Int32 {
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+        for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+    }
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        }
+    }
 }
