@@ -74,14 +74,16 @@ final class ReadinessSourceRunner: Sendable {
             return list
         }
         // Unregister before closing, on the loop thread: cancelling from another thread only queues
-        // the cancel, and a closed fd number may be reused before sd-event lets go of it.
+        // the cancel, and a closed fd number may be reused before sd-event lets go of it. Handed
+        // over, not waited for: the caller (the main actor, stopping the bridge) never waits for
+        // the loop; a loop that has stopped already lets the caller close them itself.
         let closeAll: @Sendable () -> Void = {
             for (source, token) in all {
                 token.cancel()
                 source.close()
             }
         }
-        if (try? loop.performAndWait(closeAll)) == nil { closeAll() }
+        if loop.isOnLoopThread || !loop.perform(closeAll) { closeAll() }
     }
 }
 
