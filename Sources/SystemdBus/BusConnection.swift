@@ -18,11 +18,9 @@ import Synchronization
 /// pending calls fail with ``BusError/Name/noReply`` or ``BusError/Name/disconnected``, and the
 /// handlers registered with ``addDisconnectHandler(_:)`` run; open a new connection to
 /// reconnect. Call ``close()`` when done (it is also done on ``EventLoop/shutdown()``).
-public final class BusConnection: @unchecked Sendable {
-    // Why @unchecked Sendable is safe: the loop-only state is in `onLoop` (checked on every
-    // access). `bus` is read and written only on the loop thread (each access is
-    // inside a closure run by `loop`, or in an sd-bus callback, which runs on the loop thread).
-    // `loop`, `address`, `uniqueName` and `logger` are immutable; `open` is an Atomic.
+public final class BusConnection: Sendable {
+    // Sendable without a proof of its own: the sd-bus object and everything else only the loop
+    // thread may touch is in `onLoop` (a LoopBoundBox); the rest is immutable or synchronized.
 
     /// Where to connect.
     public enum Address: Sendable, Equatable, CustomStringConvertible {
@@ -51,7 +49,11 @@ public final class BusConnection: @unchecked Sendable {
     public let uniqueName: String
     let logger: Logger
 
-    var bus: OpaquePointer?
+    /// The sd-bus object; `nil` once closed. Loop thread only (asserted: it lives in ``onLoop``).
+    var bus: OpaquePointer? {
+        get { onLoop.value.bus }
+        set { onLoop.value.bus = newValue }
+    }
     private let open = Atomic<Bool>(true)
     /// Credentials of unique names already asked about. A unique name is never reused while the
     /// bus runs, and a connection's uid and pid cannot change, so an answer stays true; bounded.
@@ -63,6 +65,8 @@ public final class BusConnection: @unchecked Sendable {
 
     /// What the connection keeps for the loop thread alone.
     struct LoopState {
+        /// The sd-bus object; `nil` once closed.
+        var bus: OpaquePointer?
         /// The message filter (disconnects, held-back `Properties` calls).
         var filter: FilterBox?
         /// The loop shutdown hook that closes the connection.
@@ -91,13 +95,13 @@ public final class BusConnection: @unchecked Sendable {
     public init(_ address: Address, loop: EventLoop, description: String? = nil) throws {
         self.loop = loop
         self.address = address
-        self.onLoop = LoopBoundBox(LoopState(), loop: loop)
         var logger = Logger(label: "SystemdBus")
         logger[metadataKey: "bus"] = "\(address)"
         let opened = try loop.performAndWait { () throws -> OpenedBus in
             try BusConnection.openOnLoop(address, event: loop.event, description: description)
         }
-        self.bus = opened.bus
+        // Not shared with any other thread yet: the box may be filled here.
+        self.onLoop = LoopBoundBox(LoopState(bus: opened.bus), loop: loop)
         self.uniqueName = opened.uniqueName
         logger[metadataKey: "unique-name"] = "\(opened.uniqueName)"
         self.logger = logger
@@ -184,11 +188,15 @@ public final class BusConnection: @unchecked Sendable {
     }
 
     deinit {
-        // Normally closed explicitly or by a disconnect; as a safety net, close on the loop.
-        // Filter and hook only hold weak references, so nothing calls back into `self`.
-        if let bus {
-            let pointer = SendablePointer(bus)
-            loop.perform { sd_bus_flush_close_unref(pointer.pointer) }
+        // Normally closed explicitly or by a disconnect; as a safety net, close on the loop. The
+        // closure keeps the box, not `self`; filter and hook only hold weak references, so nothing
+        // calls back into `self`.
+        let onLoop = self.onLoop
+        loop.perform {
+            if let bus = onLoop.value.bus {
+                onLoop.value.bus = nil
+                sd_bus_flush_close_unref(bus)
+            }
         }
     }
 

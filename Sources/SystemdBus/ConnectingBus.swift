@@ -9,35 +9,44 @@ import Synchronization
 /// meanwhile, its shutdown hook closes the bus (without flushing: a flush waits for a bus that
 /// never got running), which fails the pending `GetId` at once, so the open ends and nothing
 /// leaks. Loop thread only, apart from being handed between tasks.
-final class ConnectingBus: @unchecked Sendable {
-    // Why @unchecked Sendable is safe: every member is read and written on the loop thread only
-    // (in closures run by `loop`, or in its shutdown hook).
-    private(set) var pointer: OpaquePointer?
-    private let loop: EventLoop
-    private var hookID: UInt64?
+final class ConnectingBus: Sendable {
+    /// The bus and the shutdown hook that closes it; the loop thread's alone.
+    private struct State {
+        var pointer: OpaquePointer?
+        var hookID: UInt64?
+    }
 
+    private let state: LoopBoundBox<State>
+    private let loop: EventLoop
+
+    /// Takes the bus over and registers the shutdown hook that closes it. Loop thread only.
     init(_ pointer: OpaquePointer, loop: EventLoop) {
-        self.pointer = pointer
         self.loop = loop
-        hookID = loop.addShutdownHook { [self] in
-            hookID = nil
-            close()
+        state = LoopBoundBox(State(pointer: pointer), loop: loop)
+        let state = self.state
+        state.value.hookID = loop.addShutdownHook {
+            state.value.hookID = nil
+            if let bus = state.value.pointer {
+                state.value.pointer = nil
+                sd_bus_close_unref(bus)
+            }
         }
     }
 
+    /// The bus, while it is still here. Loop thread only.
+    var pointer: OpaquePointer? { state.value.pointer }
+
     /// Closes the bus if it is still here. Loop thread only.
     func close() {
-        loop.preconditionOnLoopThread()
         guard let bus = handOver() else { return }
         sd_bus_close_unref(bus)
     }
 
     /// Gives up the bus (and the shutdown hook) to the caller; `nil` if it was closed. Loop thread only.
     func handOver() -> OpaquePointer? {
-        loop.preconditionOnLoopThread()
-        if let hookID { loop.removeShutdownHook(hookID) }
-        hookID = nil
-        defer { pointer = nil }
-        return pointer
+        if let hookID = state.value.hookID { loop.removeShutdownHook(hookID) }
+        state.value.hookID = nil
+        defer { state.value.pointer = nil }
+        return state.value.pointer
     }
 }
