@@ -6,10 +6,7 @@ import Glibc
 /// Keep it for as long as the source should live and call ``cancel()`` to remove it;
 /// dropping the token does not cancel the source (the loop keeps it until ``EventLoop/shutdown()``).
 /// All methods may be called from any thread; they take effect on the loop thread.
-public final class EventSourceToken: @unchecked Sendable {
-    // Why @unchecked Sendable is safe: `source` and `cancelled` are read and written only on
-    // the loop thread; every public method either runs inline when already on the loop thread
-    // or hops there with `loop.perform`/`performAndWait`. `loop` and `kind` are immutable.
+public final class EventSourceToken: Sendable {
 
     /// What kind of source the token controls.
     public enum Kind: Sendable {
@@ -22,12 +19,24 @@ public final class EventSourceToken: @unchecked Sendable {
     /// The kind of source.
     public let kind: Kind
     private let loop: EventLoop
-    private var source: OpaquePointer?
-    private var cancelled = false
+    /// The sd-event source and whether the token was cancelled; the loop thread's alone. Every
+    /// public method runs inline on the loop thread or hops there (`perform`, `performAndWait`).
+    private let state: LoopBoundBox<(source: OpaquePointer?, cancelled: Bool)>
+
+    private var source: OpaquePointer? {
+        get { state.value.source }
+        set { state.value.source = newValue }
+    }
+
+    private var cancelled: Bool {
+        get { state.value.cancelled }
+        set { state.value.cancelled = newValue }
+    }
 
     init(loop: EventLoop, kind: Kind) {
         self.loop = loop
         self.kind = kind
+        self.state = LoopBoundBox((nil, false), loop: loop)
     }
 
     func attach(_ source: OpaquePointer) {
