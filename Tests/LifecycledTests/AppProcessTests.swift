@@ -11,7 +11,7 @@ import Testing
 @Suite("App process supervision", .serialized, .timeLimit(.minutes(1)))
 struct AppProcessTests {
     @Test func exitCallbackReportsTheStatusAndTheLifecycleEnvironmentArrives() async throws {
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(prefix: "lifecycled-tests")
         defer { dir.remove() }
         let app = try dir.script("app.sh", #"env > "$1"; exit 7"#)
         var options = LaunchOptions()
@@ -68,7 +68,7 @@ struct AppProcessTests {
     }
 
     @Test func hungAppGetsSIGTERMAfterTheDeadlineThenSIGKILLAfterTheGrace() async throws {
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(prefix: "lifecycled-tests")
         defer { dir.remove() }
         let fifo = try dir.fifo("ready")
         // The ignored SIGTERM survives the exec, so the sleep ignores it too.
@@ -88,7 +88,7 @@ struct AppProcessTests {
     }
 
     @Test func suspendedAppIsContinuedBeforeSIGTERMSoItsHandlerRuns() async throws {
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(prefix: "lifecycled-tests")
         defer { dir.remove() }
         let fifo = try dir.fifo("ready")
         let app = try dir.script(
@@ -175,7 +175,7 @@ struct AppProcessTests {
         let loop = try EventLoop(name: "lifecycled-test")
         defer { loop.shutdown() }
         // An executable file whose interpreter is missing: passes the manifest check, fails at exec.
-        let directory = try TemporaryDirectory()
+        let directory = try TemporaryDirectory(prefix: "lifecycled-tests")
         defer { directory.remove() }
         let script = try directory.write("bad-interpreter.sh", "#!/nonexistent/interpreter\n")
         chmod(script, 0o755)

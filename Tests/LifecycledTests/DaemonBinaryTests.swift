@@ -50,7 +50,7 @@ struct DaemonBinaryTests {
         let binary = products + "/lifecycled"
         let bus = try PrivateBus()
         defer { bus.stop() }
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(prefix: "lifecycled-tests")
         defer { dir.remove() }
         try FileManager.default.createDirectory(atPath: appsDirectory(dir), withIntermediateDirectories: true)
         try writeManifest(

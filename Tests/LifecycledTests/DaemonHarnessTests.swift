@@ -197,7 +197,7 @@ func withDaemon<T>(
 ) async throws -> T {
     let bus = try PrivateBus()
     defer { bus.stop() }
-    let directory = try TemporaryDirectory()
+    let directory = try TemporaryDirectory(prefix: "lifecycled-tests")
     defer { directory.remove() }
     try FileManager.default.createDirectory(atPath: appsDirectory(directory), withIntermediateDirectories: true)
     try setUp(directory)

@@ -234,7 +234,7 @@ struct DaemonHostingTests {
         }
         let bus = try PrivateBus()
         defer { bus.stop() }
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(prefix: "lifecycled-tests")
         defer { dir.remove() }
         try writeManifest(
             dir, id: "org.example.Counter", executable: products + "/counter-app",

@@ -26,7 +26,7 @@ struct DaemonLogindTests {
         let logind = try DBusMock(template: "logind", address: systemBus.address)
         defer { logind.stop() }
         _ = try logind.addSession(id: "c1", uid: getuid(), username: "tester", active: true)
-        let directory = try TemporaryDirectory()
+        let directory = try TemporaryDirectory(prefix: "lifecycled-tests")
         defer { directory.remove() }
         try FileManager.default.createDirectory(atPath: appsDirectory(directory), withIntermediateDirectories: true)
         let counter = "org.example.Counter"

@@ -12,7 +12,7 @@ struct ManifestTests {
     }
 
     @Test func validManifestLoadsWithNormalizedSchemes() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(prefix: "lifecycled-tests")
         defer { dir.remove() }
         try manifest(
             dir, "a", "org.example.Notes",
@@ -82,7 +82,7 @@ struct ManifestTests {
         ("{not json", "org.example.App", .malformedJSON, "not valid JSON"),
     ])
     func invalidFieldGivesItsCode(json: String, fileID: String, code: ManifestError.Code, messagePart: String) throws {
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(prefix: "lifecycled-tests")
         defer { dir.remove() }
         try manifest(dir, "a", fileID, json)
         let store = ManifestStore(directories: [dir.path + "/a"])
@@ -96,7 +96,7 @@ struct ManifestTests {
     }
 
     @Test func earlierDirectoryWinsForTheSameID() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(prefix: "lifecycled-tests")
         defer { dir.remove() }
         try manifest(
             dir, "home", "org.example.App", #"{"id": "org.example.App", "executable": "/bin/sh", "name": "Home"}"#)
@@ -110,7 +110,7 @@ struct ManifestTests {
     }
 
     @Test func brokenOverrideDoesNotHideTheSystemCopy() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(prefix: "lifecycled-tests")
         defer { dir.remove() }
         try manifest(dir, "home", "org.example.App", #"{"id": "org.example.App", "executable": "relative"}"#)
         try manifest(
@@ -122,7 +122,7 @@ struct ManifestTests {
     }
 
     @Test func duplicateSchemeAcrossAppsNamesBoth() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(prefix: "lifecycled-tests")
         defer { dir.remove() }
         try manifest(
             dir, "home", "org.example.B", #"{"id": "org.example.B", "executable": "/bin/sh", "urlSchemes": ["mail"]}"#)
@@ -141,7 +141,7 @@ struct ManifestTests {
     }
 
     @Test func garbageAndUnreadableFilesDoNotStopTheOthers() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(prefix: "lifecycled-tests")
         defer { dir.remove() }
         try manifest(dir, "a", "org.example.A", #"{"id": "org.example.A", "executable": "/bin/sh"}"#)
         try dir.write("a/org.example.Garbage.json", "\u{0}\u{1}garbage")
@@ -182,7 +182,7 @@ struct ManifestTests {
     }
 
     @Test func storeReadsTheXDGEnvironment() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(prefix: "lifecycled-tests")
         defer { dir.remove() }
         try manifest(
             dir, "home/applifecycle/apps", "org.example.A", #"{"id": "org.example.A", "executable": "/bin/sh"}"#)

@@ -8,50 +8,6 @@ import Testing
 
 @testable import lifecycled
 
-/// A temporary directory, removed by `remove()`.
-struct TemporaryDirectory {
-    let path: String
-
-    init() throws {
-        var template = Array((NSTemporaryDirectory() + "/lifecycled-tests-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp: \(String(cString: strerror(errno)))") }
-        path = String(cString: made)
-    }
-
-    /// Writes a file (creating parent directories) and returns its path.
-    @discardableResult
-    func write(_ relative: String, _ contents: String, mode: mode_t = 0o644) throws -> String {
-        let full = path + "/" + relative
-        try FileManager.default.createDirectory(
-            atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        // O_CLOEXEC: a child spawned meanwhile by a parallel test must not inherit the write end,
-        // or exec'ing this file as a script fails with ETXTBSY.
-        let fd = open(full, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
-        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        defer { close(fd) }
-        let bytes = Array(contents.utf8)
-        guard bytes.withUnsafeBytes({ Glibc.write(fd, $0.baseAddress, $0.count) }) == bytes.count else {
-            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
-        }
-        fchmod(fd, mode)
-        return full
-    }
-
-    /// Writes an executable `/bin/sh` script.
-    func script(_ name: String, _ body: String) throws -> String {
-        try write(name, "#!/bin/sh\n" + body + "\n", mode: 0o755)
-    }
-
-    /// Creates a FIFO and returns its path.
-    func fifo(_ name: String) throws -> String {
-        let full = path + "/" + name
-        guard mkfifo(full, 0o600) == 0 else { throw TestFailure("mkfifo: \(String(cString: strerror(errno)))") }
-        return full
-    }
-
-    func remove() { try? FileManager.default.removeItem(atPath: path) }
-}
-
 struct TestFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
