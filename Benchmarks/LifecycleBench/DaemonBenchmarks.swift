@@ -88,6 +88,13 @@ struct DaemonRig {
             ])
     }
 
+    /// The reference: a raw broadcast signal to the raw subscriber workers, with no daemon between.
+    func broadcastTick(sequence: Int) throws {
+        try app.emitSignal(
+            path: "/org/example/Bench", interface: "org.example.Bench", member: "Tick",
+            arguments: [.int64(Int64(sequence))])
+    }
+
     /// Reports a notification as the app without waiting for the reply (pipelined, as `LifecycledHost` sends).
     func sendReport(sequence: Int) -> BusPendingReply {
         app.send(
@@ -157,9 +164,7 @@ struct FanoutBenchmark: AsyncParsableCommand {
                 try await rig.report(sequence: sequence)
             }
             let raw = try await measure(rig: rig, count: count, mode: "raw") { sequence in
-                try rig.app.emitSignal(
-                    path: "/org/example/Bench", interface: "org.example.Bench", member: "Tick",
-                    arguments: [.int64(Int64(sequence))])
+                try rig.broadcastTick(sequence: sequence)
             }
             let ratio = ours.p50 / raw.p50
             if json {
@@ -226,9 +231,7 @@ struct ThroughputBenchmark: AsyncParsableCommand {
             if pending.count >= inFlight { _ = try await pending.removeFirst().value() }
         }
         let raw = try await measure(rig: rig, mode: "raw") { sequence, _ in
-            try rig.app.emitSignal(
-                path: "/org/example/Bench", interface: "org.example.Bench", member: "Tick",
-                arguments: [.int64(Int64(sequence))])
+            try rig.broadcastTick(sequence: sequence)
         }
         let ratio = raw.rate / ours.rate
         if json {
