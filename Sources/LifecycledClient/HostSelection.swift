@@ -14,7 +14,9 @@ import SystemdBus
 ///
 /// 1. `$LIFECYCLE_USE_DAEMON=1`;
 /// 2. `$LIFECYCLE_APP_ID` is set (the daemon launched this process);
-/// 3. `org.applifecycle.Lifecycled1` has an owner on the session bus (asked once, with a short timeout).
+/// 3. `org.applifecycle.Lifecycled1` has an owner on the session bus, or is activatable there
+///    (`ListActivatableNames`: its D-Bus service file is installed, so the app's first call starts
+///    it). The bus is asked once, with a short timeout.
 ///
 /// Otherwise it chooses ``SystemdHost``. The ``Decision`` says which and why, for the logs.
 public enum HostSelection: String, Sendable, CaseIterable {
@@ -49,8 +51,8 @@ public enum HostSelection: String, Sendable, CaseIterable {
     /// Decides which host to use.
     ///
     /// Only ``automatic`` looks at the environment and, as a last resort, at the bus: it opens
-    /// one connection to `sessionBus`, asks `NameHasOwner` with `timeout`, and closes it. A bus
-    /// that cannot be reached or does not answer counts as "no daemon".
+    /// one connection to `sessionBus`, asks `GetNameOwner` and then `ListActivatableNames` with
+    /// `timeout`, and closes it. A bus that cannot be reached or does not answer counts as "no daemon".
     ///
     /// - Parameters:
     ///   - environment: The environment (`$LIFECYCLE_USE_DAEMON`, `$LIFECYCLE_APP_ID`).
@@ -72,21 +74,39 @@ public enum HostSelection: String, Sendable, CaseIterable {
         if let id = environment[LifecycledProtocol.appIDEnvironment], !id.isEmpty {
             return Decision(host: .lifecycled, reason: "$\(LifecycledProtocol.appIDEnvironment)=\(id)")
         }
-        switch await Self.daemonOwner(on: sessionBus, timeout: timeout) {
-        case .success(let owner?):
+        switch await Self.daemonPresence(on: sessionBus, timeout: timeout) {
+        case .success(.owned(let owner)):
             return Decision(
                 host: .lifecycled, reason: "\(LifecycledProtocol.busName) is owned by \(owner) on the \(sessionBus) bus"
             )
-        case .success(nil):
+        case .success(.activatable):
             return Decision(
-                host: .systemd, reason: "\(LifecycledProtocol.busName) has no owner on the \(sessionBus) bus")
+                host: .lifecycled,
+                reason:
+                    "\(LifecycledProtocol.busName) is activatable on the \(sessionBus) bus (started by the first call)")
+        case .success(.absent):
+            return Decision(
+                host: .systemd,
+                reason: "\(LifecycledProtocol.busName) has no owner and is not activatable on the \(sessionBus) bus")
         case .failure(let error):
             return Decision(host: .systemd, reason: "the \(sessionBus) bus did not answer (\(error))")
         }
     }
 
-    /// The unique owner of lifecycled's name, `nil` if none, or why the bus could not say.
-    static func daemonOwner(on address: BusConnection.Address, timeout: Duration) async -> Result<String?, BusError> {
+    /// Whether lifecycled runs on a bus, can be started there, or neither.
+    enum DaemonPresence: Equatable {
+        /// Its name is owned by this unique name.
+        case owned(String)
+        /// Its name has no owner but a service file: a call to it starts it.
+        case activatable
+        /// Neither.
+        case absent
+    }
+
+    /// Whether lifecycled's name is owned or activatable on `address`, or why the bus could not say.
+    static func daemonPresence(on address: BusConnection.Address, timeout: Duration) async -> Result<
+        DaemonPresence, BusError
+    > {
         let loop: EventLoop
         do {
             loop = try EventLoop(name: "host-selection")
@@ -100,12 +120,18 @@ public enum HostSelection: String, Sendable, CaseIterable {
             let connection = try await BusConnection(
                 address, loop: loop, description: "host-selection", timeout: timeout)
             defer { connection.close() }
-            let reply = try await connection.call(
-                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-                member: "GetNameOwner", arguments: [.string(LifecycledProtocol.busName)], timeout: timeout)
-            return .success(reply.first?.stringValue)
-        } catch let error as BusError where error.name == BusError.Name.nameHasNoOwner {
-            return .success(nil)
+            let bus: (String, [BusValue]) async throws -> [BusValue] = { member, arguments in
+                try await connection.call(
+                    destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                    interface: "org.freedesktop.DBus", member: member, arguments: arguments, timeout: timeout)
+            }
+            do {
+                if let owner = try await bus("GetNameOwner", [.string(LifecycledProtocol.busName)]).first?.stringValue {
+                    return .success(.owned(owner))
+                }
+            } catch let error as BusError where error.name == BusError.Name.nameHasNoOwner {}
+            let activatable = try await bus("ListActivatableNames", []).first?.arrayValue ?? []
+            return .success(activatable.contains(.string(LifecycledProtocol.busName)) ? .activatable : .absent)
         } catch let error as BusError {
             return .failure(error)
         } catch {

@@ -95,6 +95,11 @@ public final class LifecycledHost: ApplicationHost {
     private var prepared = false
     private var loop: EventLoop?
     private var connection: BusConnection?
+    /// Who owns lifecycled's name, as the bus last said.
+    private var daemonTracker: NameOwnerTracker?
+    /// Whether a `RegisterApp` is on its way: a daemon that appears meanwhile is the one it
+    /// started (D-Bus activation) or reaches, not one to register with again.
+    private var registrationInFlight = false
     private var subscriptions: [BusSubscription] = []
     private var observation: NotificationObservation?
     private var inbound: AsyncStream<Inbound>.Continuation?
@@ -220,6 +225,7 @@ public final class LifecycledHost: ApplicationHost {
             self.connection = connection
             connection.addDisconnectHandler { inContinuation.yield(.disconnected) }
             let tracker = try await connection.trackNameOwner(LifecycledProtocol.busName)
+            daemonTracker = tracker
             subscriptions.append(
                 try await tracker.addOwnerChangeHandler { change in
                     inContinuation.yield(.ownerChanged(change))
@@ -244,6 +250,10 @@ public final class LifecycledHost: ApplicationHost {
             let owner = tracker.currentOwner
             status.update { $0.daemonOwner = owner }
             if owner != nil {
+                await register(initial: true)
+            } else if try await connection.activatableNames().contains(LifecycledProtocol.busName) {
+                // Installed but not running: RegisterApp, sent with auto-start, starts it.
+                logger.info("starting lifecycled through D-Bus activation")
                 await register(initial: true)
             } else {
                 logDaemonAbsence("lifecycled is not running; the app runs on its defaults until it appears")
@@ -324,6 +334,12 @@ public final class LifecycledHost: ApplicationHost {
             application?.handle(event)
             if Self.daemonResumesApp(for: event) { reportSuspendedAgainIfStill() }
         case .ownerChanged(let change):
+            let current = status.snapshot
+            if change.newOwner != nil,
+                registrationInFlight || change.newOwner == current.daemonOwner && current.isRegistered
+            {
+                return  // the daemon this app's RegisterApp started or reached: registered with it already
+            }
             status.update {
                 $0.daemonOwner = change.newOwner
                 $0.isRegistered = false
@@ -371,6 +387,8 @@ public final class LifecycledHost: ApplicationHost {
     /// Calls `RegisterApp` and applies the reply; `initial` is the registration before launch.
     private func register(initial: Bool) async {
         guard let connection, let appID else { return }
+        registrationInFlight = true
+        defer { registrationInFlight = false }
         do {
             let reply = try await connection.call(
                 destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
@@ -383,9 +401,13 @@ public final class LifecycledHost: ApplicationHost {
             let options = try UserInfoBusCodec.decodeUserInfo(reply[0])
             let facts = try UserInfoBusCodec.decodeUserInfo(reply[1])
             try LifecycledProtocol.validate(options)
+            // The owner that answered (the tracker saw NameOwnerChanged before the reply when
+            // this call activated it), so that change is not taken for a new daemon.
+            let owner = daemonTracker?.currentOwner
             status.update {
                 $0.isRegistered = true
                 $0.registrations += 1
+                if owner != nil { $0.daemonOwner = owner }
             }
             logger.info("registered with lifecycled as \(appID)")
             if initial {

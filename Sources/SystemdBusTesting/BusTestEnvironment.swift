@@ -18,13 +18,15 @@ public struct BusTestEnvironment: Sendable {
     /// - Parameters:
     ///   - loopName: The loop thread's name, seen in logs and debuggers.
     ///   - description: The connection's name in sd-bus debug output.
+    ///   - serviceDirectory: D-Bus service files the bus activates on demand (``PrivateBus/init(serviceDirectory:)``).
     ///   - body: The test.
     /// - Returns: What `body` returned.
     /// - Throws: What `body` threw, or ``FixtureError``/`BusError` when the set-up fails.
     public static func with<T>(
-        loopName: String = "test-loop", description: String = "test", _ body: (BusTestEnvironment) async throws -> T
+        loopName: String = "test-loop", description: String = "test", serviceDirectory: String? = nil,
+        _ body: (BusTestEnvironment) async throws -> T
     ) async throws -> T {
-        let bus = try PrivateBus()
+        let bus = try PrivateBus(serviceDirectory: serviceDirectory)
         defer { bus.stop() }
         let loop = try EventLoop(name: loopName)
         defer { loop.shutdown() }

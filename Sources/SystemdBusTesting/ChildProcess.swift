@@ -232,4 +232,26 @@ public final class ChildProcess: @unchecked Sendable {
             reaped = true
         }
     }
+
+    /// Stops a process the test started only indirectly, such as a service a private bus
+    /// activated: SIGTERM to its pid, then waits up to 5 s before SIGKILL.
+    ///
+    /// It is not the test's child, so it cannot be reaped here: it counts as gone once
+    /// `kill(pid, 0)` fails or the kernel shows it as a zombie (its parent has not reaped it yet).
+    ///
+    /// - Parameters:
+    ///   - pid: The process, for example from `GetConnectionUnixProcessID` of the name it owns.
+    public static func terminate(activatedService pid: pid_t) {
+        func exited() -> Bool {
+            guard kill(pid, 0) == 0 else { return true }
+            let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+            return stat.split(separator: ")").last?.split(separator: " ").first == "Z"
+        }
+        kill(pid, SIGTERM)
+        for _ in 0..<500 {
+            if exited() { return }
+            usleep(10_000)
+        }
+        kill(pid, SIGKILL)
+    }
 }

@@ -29,8 +29,13 @@ public final class PrivateBus: @unchecked Sendable {
     ///
     /// Returns once the daemon has printed its address, so it accepts connections.
     ///
+    /// - Parameters:
+    ///   - serviceDirectory: A directory of D-Bus service files (`[D-BUS Service]`, `Name=`,
+    ///     `Exec=`) the daemon activates on demand, as a session bus does from
+    ///     `/usr/share/dbus-1/services`; `nil` for none. A service it starts is its child: the
+    ///     test stops it by its pid (`GetConnectionUnixProcessID` of the name's owner).
     /// - Throws: ``FixtureError`` if the daemon cannot be started.
-    public init() throws {
+    public init(serviceDirectory: String? = nil) throws {
         let base = FileManager.default.temporaryDirectory
         directory = base.appendingPathComponent("private-bus-\(getpid())-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -43,6 +48,7 @@ public final class PrivateBus: @unchecked Sendable {
               <type>system</type>
               <listen>unix:path=\(socketPath)</listen>
               <auth>EXTERNAL</auth>
+            \(serviceDirectory.map { "  <servicedir>\($0)</servicedir>" } ?? "")
               <policy context="default">
                 <allow user="*"/>
                 <allow own="*"/>

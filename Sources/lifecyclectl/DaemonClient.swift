@@ -108,7 +108,9 @@ extension CtlCommand {
         } catch let error as BusError {
             output.err("lifecyclectl \(name): \(error.name): \(error.message)")
             if error.name == BusError.Name.serviceUnknown || error.name == BusError.Name.nameHasNoOwner {
-                output.err("lifecyclectl \(name): is lifecycled running on this bus?")
+                output.err(
+                    "lifecyclectl \(name): lifecycled is not running on this bus and has no D-Bus service file to start it from"
+                )
             }
             return ExitStatus.failure
         } catch is CancellationError {
@@ -186,12 +188,15 @@ final class DaemonClient: Sendable {
             interface: LifecycledProtocol.interface, member: member, arguments: arguments)
     }
 
-    /// The unique name of lifecycled, or a `ServiceUnknown` error when it is not running.
+    /// The unique name of lifecycled, started through D-Bus activation first when it is not
+    /// running but activatable (its service file is installed); a `ServiceUnknown` error when it is
+    /// neither running nor activatable.
     func requireDaemon() async throws -> String {
-        guard let owner = try await connection.nameOwner(LifecycledProtocol.busName) else {
+        guard let owner = try await connection.ownerStartingIfActivatable(LifecycledProtocol.busName) else {
             throw BusError(
                 name: BusError.Name.serviceUnknown,
-                message: "\(LifecycledProtocol.busName) has no owner on the \(connection.address) bus")
+                message:
+                    "\(LifecycledProtocol.busName) is neither running nor activatable on the \(connection.address) bus")
         }
         return owner
     }

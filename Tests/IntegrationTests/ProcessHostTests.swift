@@ -53,20 +53,12 @@ struct ProcessHostTests {
         deinit { close(fd) }
     }
 
-    static func productsDirectory() -> String? {
-        var candidates = [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path]
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        candidates.append(root.appendingPathComponent(".build/debug").path)
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0 + "/lifecycle-example") }
-    }
-
     @Test(
         "READY=1 after launch, delay locks held, SIGTERM → applicationWillTerminate with STOPPING=1 and EXTEND_TIMEOUT_USEC, exit 0"
     )
     func sigterm() throws {
         let example = try #require(
-            Self.productsDirectory().map { $0 + "/lifecycle-example" }, "lifecycle-example not built")
+            BuiltProducts.path(of: "lifecycle-example"), "lifecycle-example not built")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "process-host-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

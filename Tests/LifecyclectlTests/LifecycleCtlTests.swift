@@ -1,6 +1,7 @@
 import AppLifecycle
 import ArgumentParser
 import Foundation
+import SystemdBusTesting
 import Testing
 
 @testable import lifecyclectl
@@ -19,21 +20,13 @@ struct LifecycleCtlTests {
     }
 
     @Test func builtBinaryPrintsTheGraphAndRejectsUnknownOptions() throws {
-        let binary = try #require(productsDirectory().map { $0 + "/lifecyclectl" }, "lifecyclectl binary not found")
+        let binary = try #require(BuiltProducts.path(of: "lifecyclectl"), "lifecyclectl binary not found")
         let ok = try run(binary, ["graph"])
         #expect(ok.status == 0)
         #expect(ok.stdout == StateGraph.dot())
         let bad = try run(binary, ["graph", "--bogus"])
         #expect(bad.status == 2)
         #expect(bad.stderr.contains("Unknown option '--bogus'"))
-    }
-
-    private func productsDirectory() -> String? {
-        var candidates = [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path]
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        candidates.append(root.appendingPathComponent(".build/debug").path)
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0 + "/lifecyclectl") }
     }
 
     private func run(_ executable: String, _ arguments: [String]) throws -> (

@@ -46,7 +46,7 @@ final class SpawnedDaemon: Sendable {
 struct DaemonBinaryTests {
     @Test func ownsTheNameRefusesASecondInstanceAndStopsOnSIGTERM() async throws {
         let products = try #require(
-            builtProductsDirectory(containing: "lifecycled"), "lifecycled is not built; run `swift build` first")
+            BuiltProducts.directory(containing: "lifecycled"), "lifecycled is not built; run `swift build` first")
         let binary = products + "/lifecycled"
         let bus = try PrivateBus()
         defer { bus.stop() }
@@ -93,5 +93,67 @@ struct DaemonBinaryTests {
         #expect(logLines(dir.path + "/polite.log").contains { $0.hasPrefix("terminate") })
         #expect(client.log.commands("org.example.Polite").isEmpty)
         try await owners.wait(for: "the name to be released") { tracker.currentOwner == nil }
+    }
+}
+
+@Suite("lifecycled installed as a D-Bus service", .serialized, .timeLimit(.minutes(2)))
+struct DaemonActivationTests {
+    @MainActor final class Delegate: ApplicationDelegate {
+        func applicationDidBecomeActive(_ application: Application) {}
+    }
+
+    @MainActor
+    @Test(
+        "an app in automatic mode chooses lifecycled when it is only activatable, starts it with RegisterApp and registers once"
+    )
+    func automaticModeActivatesTheDaemon() async throws {
+        let binary = try #require(BuiltProducts.path(of: "lifecycled"), "lifecycled is not built")
+        let services = try TemporaryDirectory(prefix: "dbus-services")
+        defer { services.remove() }
+        let dir = try TemporaryDirectory(prefix: "lifecycled-tests")
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: appsDirectory(dir), withIntermediateDirectories: true)
+        let bus = try PrivateBus(serviceDirectory: services.path)
+        defer { bus.stop() }
+        let client = try await DaemonTestClient(address: bus.address, name: "activation-client")
+        defer { client.close() }
+        _ = try services.write(
+            "\(LifecycledProtocol.busName).service",
+            """
+            [D-BUS Service]
+            Name=\(LifecycledProtocol.busName)
+            Exec=\(binary) --address \(bus.address) --apps-directory \(appsDirectory(dir)) --no-host-sources
+
+            """)
+        try await client.connection.reloadBusConfiguration()
+        var daemonPID: pid_t?
+        defer { if let daemonPID { ChildProcess.terminate(activatedService: daemonPID) } }
+
+        let decision = await HostSelection.automatic.decide(environment: [:], sessionBus: .address(bus.address))
+        #expect(decision.host == .lifecycled)
+        #expect(decision.reason.contains("activatable"), "\(decision)")
+        #expect(try await client.connection.nameOwner(LifecycledProtocol.busName) == nil)
+
+        let id = "org.example.Activating"
+        let host = LifecycledHost(
+            configuration: .init(
+                appID: id, busAddress: .address(bus.address), environment: [:], handlesTerminationSignals: false))
+        defer { host.stop() }
+        let delegate = Delegate()
+        let app = Application(
+            delegate: delegate, host: host, notificationCenter: LifecycleNotificationCenter(),
+            configuration: .init(applicationIdentifier: id, isStateRestorationEnabled: false))
+        await host.prepare(app)
+        let owner = try #require(try await client.connection.nameOwner(LifecycledProtocol.busName))
+        daemonPID = try await client.connection.credentials(of: owner).pid.map { pid_t($0) }
+        #expect(host.status.isHosted)
+        #expect(host.status.snapshot.daemonOwner == owner)
+
+        app.launch(options: host.launchOptions)
+        try await client.log.waitForState(id, .active)
+        await host.flush()
+        // The owner change the activation caused is not taken for a new daemon to register with again.
+        #expect(host.status.snapshot.registrations == 1)
+        #expect(host.status.isHosted)
     }
 }

@@ -365,15 +365,6 @@ func runTool(_ executable: String, _ arguments: [String], environment: [String: 
     }
 }
 
-/// The directory of the built products (`.build/debug`), where `lifecycled` and `counter-app` are.
-func builtProductsDirectory(containing name: String) -> String? {
-    var candidates = [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path]
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    candidates.append(root.appendingPathComponent(".build/debug").path)
-    return candidates.first { FileManager.default.isExecutableFile(atPath: $0 + "/" + name) }
-}
-
 /// The `a{sv}` of a userInfo (a literal reads as a ``UserInfo``, not a ``UserInfoValue``).
 func encodeInfo(_ userInfo: UserInfo) -> BusValue { UserInfoBusCodec.encode(userInfo) }
 

@@ -25,7 +25,7 @@ struct DaemonHostFactsTests {
 
     @Test func lockSleepWakeUnlockMoveEveryAppInOrderAndSleepReallyStopsThem() async throws {
         let products = try #require(
-            builtProductsDirectory(containing: "counter-app"), "counter-app is not built; run `swift build` first")
+            BuiltProducts.directory(containing: "counter-app"), "counter-app is not built; run `swift build` first")
         let counter = "org.example.Counter"
         let notes = "org.example.Notes"
         var notesLog = ""
@@ -234,7 +234,7 @@ struct DaemonHostFactsTests {
     /// SIGHUP then SIGCONT. SIGHUP must end the app through applicationWillTerminate, not kill it.
     @Test func sigHupEndsAHostedAppThroughApplicationWillTerminate() async throws {
         let products = try #require(
-            builtProductsDirectory(containing: "counter-app"), "counter-app is not built; run `swift build` first")
+            BuiltProducts.directory(containing: "counter-app"), "counter-app is not built; run `swift build` first")
         let id = "org.example.Counter"
         try await withDaemon(setUp: { dir in
             try writeManifest(

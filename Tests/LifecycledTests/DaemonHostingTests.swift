@@ -228,7 +228,7 @@ struct DaemonHostingTests {
     }
 
     @Test func afterADaemonRestartARunningAppRegistersAgainAndReportsItsState() async throws {
-        guard let products = builtProductsDirectory(containing: "counter-app") else {
+        guard let products = BuiltProducts.directory(containing: "counter-app") else {
             Issue.record("counter-app is not built; run `swift build` first")
             return
         }

@@ -18,7 +18,7 @@ import Testing
 struct DaemonLogindTests {
     @Test func oneSessionSleepLockReleasedWhenAppsAreStoppedAndRetakenOnWake() async throws {
         let products = try #require(
-            builtProductsDirectory(containing: "counter-app"), "counter-app is not built; run `swift build` first")
+            BuiltProducts.directory(containing: "counter-app"), "counter-app is not built; run `swift build` first")
         let systemBus = try PrivateBus()
         defer { systemBus.stop() }
         let sessionBus = try PrivateBus()
