@@ -25,11 +25,13 @@ struct CounterApp: AsyncParsableCommand {
     @MainActor
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
-        JournalLogHandler.bootstrap(identifier: "counter-app", logLevel: .notice, environment: environment)
         let id = appID ?? LifecycledHostStatus.environmentAppID(in: environment) ?? "org.example.Counter"
         guard LifecycledProtocol.isValidAppID(id) else {
             throw ValidationError("'\(id)' is not a valid app id (reverse-DNS, like org.example.Counter)")
         }
+        // Under systemd its entries carry APP_ID=<id>, like lifecycled's lines about it.
+        JournalLogHandler.bootstrap(
+            identifier: "counter-app", logLevel: .notice, metadata: ["app_id": "\(id)"], environment: environment)
         let store = CounterStore(directory: CounterStore.directory(option: stateDirectory, environment: environment))
         print("counter-app: \(id) keeps its count in \(store.path)")
         await Application.main(

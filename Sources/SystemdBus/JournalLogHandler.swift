@@ -220,29 +220,53 @@ public struct JournalLogHandler: LogHandler {
         return UInt64(status.st_dev) == device && UInt64(status.st_ino) == inode
     }
 
-    /// Bootstraps swift-log: journal entries when standard error goes to the journal, otherwise lines
-    /// on standard error (with swift-log's timestamp), at `logLevel` and above.
+    /// The journal's native socket, where `sd_journal_sendv` writes.
+    public static let nativeSocketPath = "/run/systemd/journal/socket"
+
+    /// Whether this process should log natively to the journal: its standard error is the journal
+    /// (``standardErrorIsJournal(environment:)``), or it runs as a systemd unit (`$INVOCATION_ID`,
+    /// set by the service manager for every unit it starts) and the journal's native socket exists.
     ///
-    /// Call it once, first thing in `main`.
+    /// - Parameters:
+    ///   - environment: The process's environment (`$JOURNAL_STREAM`, `$INVOCATION_ID`).
+    ///   - socketPath: The native socket to look for (a test's stand-in).
+    public static func shouldLogToJournal(environment: [String: String], socketPath: String = nativeSocketPath)
+        -> Bool
+    {
+        if standardErrorIsJournal(environment: environment) { return true }
+        guard let invocation = environment["INVOCATION_ID"], !invocation.isEmpty else { return false }
+        var status = stat()
+        return stat(socketPath, &status) == 0 && (status.st_mode & S_IFMT) == S_IFSOCK
+    }
+
+    /// Bootstraps swift-log: journal entries under systemd (``shouldLogToJournal(environment:socketPath:)``),
+    /// otherwise lines on standard error (with swift-log's timestamp), at `logLevel` and above.
+    ///
+    /// Call it once, first thing in `main`. An app passes its id as `["app_id": "\(id)"]`, so its
+    /// lines carry `APP_ID=` like lifecycled's lines about it.
     ///
     /// - Parameters:
     ///   - identifier: The `SYSLOG_IDENTIFIER`, usually the program's name.
     ///   - logLevel: The lowest level written.
-    ///   - environment: The process's environment (`$JOURNAL_STREAM`).
+    ///   - metadata: Metadata every entry carries (each key becomes a journal field).
+    ///   - environment: The process's environment (`$JOURNAL_STREAM`, `$INVOCATION_ID`).
     /// - Returns: Whether the journal was chosen.
     @discardableResult
     public static func bootstrap(
-        identifier: String, logLevel: Logger.Level = .info, environment: [String: String]
+        identifier: String, logLevel: Logger.Level = .info, metadata: Logger.Metadata = [:],
+        environment: [String: String]
     ) -> Bool {
-        let journal = standardErrorIsJournal(environment: environment)
+        let journal = shouldLogToJournal(environment: environment)
         LoggingSystem.bootstrap { label in
             if journal {
                 var handler = JournalLogHandler(label: label, identifier: identifier)
                 handler.logLevel = logLevel
+                handler.metadata = metadata
                 return handler
             }
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = logLevel
+            handler.metadata = metadata
             return handler
         }
         return journal

@@ -74,7 +74,7 @@ final class AppProcess: Sendable {
         self.loop = loop
         self.onExit = onExit
         var logger = Logger(label: "lifecycled.process")
-        logger[metadataKey: "app"] = "\(appID)"
+        logger[metadataKey: "app_id"] = "\(appID)"
         logger[metadataKey: "pid"] = "\(pid)"
         self.logger = logger
     }
@@ -134,7 +134,8 @@ final class AppProcess: Sendable {
         onExit: @escaping @Sendable (AppExitStatus) -> Void
     ) throws(AppProcessError) -> AppProcess {
         let env = try environment(base: baseEnvironment, appID: manifest.id, launchOptions: launchOptions, extra: extra)
-        let logger = Logger(label: "lifecycled.process")
+        var logger = Logger(label: "lifecycled.process")
+        logger[metadataKey: "app_id"] = "\(manifest.id)"
         let pid: pid_t
         // The cgroup the app still has to be moved into, when it could not start inside it.
         var pendingMove: String?

@@ -138,7 +138,7 @@ extension LifecycleDaemon {
             guard let app = registry[id], let process = app.process, app.state == .suspended,
                 app.backgroundTasks.isEmpty, process.isSuspended
             else {
-                logger.info("\(id) is no longer suspended; not purged")
+                logger.info("\(id) is no longer suspended; not purged", metadata: .app(id))
                 continue
             }
             process.killNow(reason: "purged under memory pressure (suspended)")

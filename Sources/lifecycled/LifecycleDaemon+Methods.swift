@@ -226,7 +226,7 @@ extension LifecycleDaemon {
         let pending = updated.pendingCommands
         updated.pendingCommands.removeAll()
         registry[id] = updated
-        logger.info("\(id) registered from \(sender) (pid \(callerPID))")
+        logger.info("\(id) registered from \(sender) (pid \(callerPID))", metadata: .app(id))
         publishApps()
 
         var facts = hostFacts.userInfo
@@ -302,7 +302,7 @@ extension LifecycleDaemon {
         let app = try registeredApp(id, call)
         if !app.state.canTransition(to: state) && app.state != state {
             // Not refused: an app that re-registers (daemon restart) reports where it is.
-            logger.debug("\(id) reports \(app.state) -> \(state), not a legal transition")
+            logger.debug("\(id) reports \(app.state) -> \(state), not a legal transition", metadata: .app(id))
         }
         setState(id, state)
         if state == .suspended { suspendProcess(id) }

@@ -314,7 +314,7 @@ final class LifecycleDaemon {
         guard previous != state else { return }
         app.state = state
         registry[id] = app
-        logger.info("\(id): \(previous) -> \(state)")
+        logger.info("\(id): \(previous) -> \(state)", metadata: .app(id))
         emit(
             LifecycledProtocol.Signal.stateChanged, [.string(id), .string(previous.rawValue), .string(state.rawValue)])
         publishApps()
@@ -355,8 +355,8 @@ final class LifecycleDaemon {
             if app.pendingCommands.count >= Self.maximumPendingCommands {
                 registry[id]?.pendingCommands.removeFirst()
                 logger.warning(
-                    "\(id) has not registered; its oldest queued command was dropped (\(Self.maximumPendingCommands) at most)"
-                )
+                    "\(id) has not registered; its oldest queued command was dropped (\(Self.maximumPendingCommands) at most)",
+                    metadata: .app(id))
             }
             registry[id]?.pendingCommands.append((command, arguments))
             return
@@ -391,7 +391,7 @@ final class LifecycleDaemon {
         do {
             try await process.resume()
         } catch {
-            logger.warning("\(id): cannot resume: \(error)")
+            logger.warning("\(id): cannot resume: \(error)", metadata: .app(id))
         }
     }
 
@@ -406,7 +406,9 @@ final class LifecycleDaemon {
         // with a Command it never reads.
         process.suspend { result in
             Task { @MainActor [weak self] in
-                if case .failure(let error) = result { self?.logger.info("\(id): not suspended: \(error)") }
+                if case .failure(let error) = result {
+                    self?.logger.info("\(id): not suspended: \(error)", metadata: .app(id))
+                }
                 self?.checkSleepRelease()
             }
         }
@@ -451,7 +453,7 @@ final class LifecycleDaemon {
         app.stopRequested = false
         app.terminating = false
         registry[id] = app
-        logger.info("launched \(id) as pid \(process.pid)")
+        logger.info("launched \(id) as pid \(process.pid)", metadata: .app(id))
         publishApps()
     }
 
@@ -465,7 +467,7 @@ final class LifecycleDaemon {
             for waiter in exitWaiters.removeValue(forKey: launchID) ?? [] { waiter.resume() }
         }
         guard var app = registry[id], app.launchID == launchID else { return }
-        logger.info("\(id) (pid \(app.process.map { String($0.pid) } ?? "?")) \(status)")
+        logger.info("\(id) (pid \(app.process.map { String($0.pid) } ?? "?")) \(status)", metadata: .app(id))
         app.process = nil
         app.stopRequested = false
         app.terminating = false
@@ -486,7 +488,7 @@ final class LifecycleDaemon {
     ///   - busName: The unique name.
     func busNameVanished(_ busName: String) {
         guard var app = registry.app(registeredFrom: busName) else { return }
-        logger.info("\(app.id) left the bus (\(busName))")
+        logger.info("\(app.id) left the bus (\(busName))", metadata: .app(app.id))
         app.busName = nil
         app.backgroundTasks.removeAll()
         registry[app.id] = app
@@ -522,7 +524,8 @@ final class LifecycleDaemon {
         await send(command, arguments, to: id)
         guard let process, registry[id]?.process === process else { return }
         process.terminate(policy: configuration.termination) { [logger] step in
-            logger.notice("\(id) did not exit in time: \(step == .sentTerminate ? "SIGTERM" : "SIGKILL")")
+            logger.notice(
+                "\(id) did not exit in time: \(step == .sentTerminate ? "SIGTERM" : "SIGKILL")", metadata: .app(id))
         }
         await waitForExit(id)
     }

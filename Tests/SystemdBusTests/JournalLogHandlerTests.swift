@@ -126,4 +126,16 @@ struct JournalLogHandlerTests {
         #expect(!JournalLogHandler.standardErrorIsJournal(environment: ["JOURNAL_STREAM": "garbage"]))
         #expect(!JournalLogHandler.standardErrorIsJournal(environment: [:]))
     }
+
+    @Test func aUnitWithTheNativeSocketLogsToTheJournalEvenWithStandardErrorElsewhere() throws {
+        let journal = try JournalStandIn()
+        let unit = ["INVOCATION_ID": "0123456789abcdef0123456789abcdef"]
+        #expect(JournalLogHandler.shouldLogToJournal(environment: unit, socketPath: journal.path))
+        // Not a unit, or no journal socket (a plain file is not one): standard error.
+        #expect(!JournalLogHandler.shouldLogToJournal(environment: [:], socketPath: journal.path))
+        let file = try journal.directory.write("not-a-socket", "")
+        #expect(!JournalLogHandler.shouldLogToJournal(environment: unit, socketPath: file))
+        #expect(
+            !JournalLogHandler.shouldLogToJournal(environment: unit, socketPath: journal.directory.appending("absent")))
+    }
 }
