@@ -8,19 +8,24 @@ BUILD_PACKAGES := libsystemd-dev pkg-config
 APT_PACKAGES := $(BUILD_PACKAGES) dbus-daemon python3-dbusmock libglib2.0-bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build-deps build test format lint asan demo bench install clean
+.PHONY: deps build-deps build test format lint asan demo bench install clean dist-binaries deb man-draft docs graph test-realhost
 
-deps: PACKAGES = $(APT_PACKAGES)
-build-deps: PACKAGES = $(BUILD_PACKAGES)
-deps build-deps:
+# Installs the Debian packages named in $(1) that are missing (apt-get only then).
+define install-missing
 	@missing=""; \
-	for p in $(PACKAGES); do \
+	for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
+endef
+
+deps:
+	$(call install-missing,$(APT_PACKAGES))
+build-deps:
+	$(call install-missing,$(BUILD_PACKAGES))
 
 build: deps
 	$(SWIFT) build
@@ -36,6 +41,7 @@ test: deps
 	scripts/timed.sh "unit and integration tests" \
 		scripts/run-logged.sh .build/test.log $(TEST_TIME_LIMIT) $(SWIFT) test --skip-build
 	scripts/timed.sh "AddressSanitizer run" $(MAKE) --no-print-directory asan
+	scripts/timed.sh "real-host tier" $(MAKE) --no-print-directory test-realhost
 
 # House style: .swift-format at the root (4 spaces, 120 columns, ordered imports). `make format`
 # rewrites the tree; `make lint` (part of `make test`) fails on any difference or rule finding.
@@ -74,22 +80,53 @@ bench: deps
 	.build/release/lifecycle-bench throughput
 	.build/release/lifecycle-bench idle
 
-# Installs lifecycled and lifecyclectl (release build), the systemd user unit and the D-Bus
-# activation file, both rewritten to run $(PREFIX)/bin/lifecycled. DESTDIR is honoured for packaging.
-PREFIX ?= /usr/local
-BINDIR = $(PREFIX)/bin
-USERUNITDIR = $(PREFIX)/lib/systemd/user
-DBUSSERVICEDIR = $(PREFIX)/share/dbus-1/services
+# The version every artefact carries: CommandLineSupport's PackageVersion, which --version prints.
+VERSION := $(shell sed -n 's/.*static let current = "\(.*\)"/\1/p' Sources/CommandLineSupport/PackageVersion.swift)
 
-install: build-deps
-	$(SWIFT) build -c release --product lifecycled
-	$(SWIFT) build -c release --product lifecyclectl
-	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(USERUNITDIR)" "$(DESTDIR)$(DBUSSERVICEDIR)"
-	install -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/lifecycled" "$(DESTDIR)$(BINDIR)/lifecycled"
-	install -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/lifecyclectl" "$(DESTDIR)$(BINDIR)/lifecyclectl"
-	sed 's|^ExecStart=.*|ExecStart=$(BINDIR)/lifecycled|' dist/systemd/user/lifecycled.service > "$(DESTDIR)$(USERUNITDIR)/lifecycled.service"
-	sed 's|^Exec=.*|Exec=$(BINDIR)/lifecycled|' dist/dbus-1/services/org.applifecycle.Lifecycled1.service > "$(DESTDIR)$(DBUSSERVICEDIR)/org.applifecycle.Lifecycled1.service"
-	chmod 0644 "$(DESTDIR)$(USERUNITDIR)/lifecycled.service" "$(DESTDIR)$(DBUSSERVICEDIR)/org.applifecycle.Lifecycled1.service"
+# Release binaries for installing and packaging: they carry the Swift runtime
+# (--static-swift-stdlib), so they run on a machine without a Swift toolchain, and they idle in
+# less memory. A scratch path of their own, since the flag changes every object file.
+DIST_BUILD := .build-dist
+DIST_SWIFT_FLAGS := -c release --static-swift-stdlib --scratch-path $(DIST_BUILD)
+dist-binaries: build-deps
+	$(SWIFT) build $(DIST_SWIFT_FLAGS) --product lifecycled
+	$(SWIFT) build $(DIST_SWIFT_FLAGS) --product lifecyclectl
+
+# Installs lifecycled and lifecyclectl, the systemd user unit and the D-Bus activation file (both
+# rewritten to run $(PREFIX)/bin/lifecycled), the man pages and bash, zsh and fish completions.
+# DESTDIR is honoured for packaging.
+PREFIX ?= /usr/local
+install: dist-binaries
+	scripts/install-tree.sh "$(DESTDIR)" "$(PREFIX)" "$(DIST_BUILD)/release"
+
+# applifecycle_$(VERSION)_<arch>.deb in dist/out: what `make install PREFIX=/usr` lays out, plus a
+# copyright file, a changelog and Depends: computed by dpkg-shlibdeps.
+DEB_PACKAGES := dpkg-dev binutils
+deb: dist-binaries
+	$(call install-missing,$(DEB_PACKAGES))
+	scripts/package-deb.sh "$(VERSION)" "$(DIST_BUILD)/release" dist/out
+
+# The real-host tier: a Debian 12 tree made with debootstrap (cached in $(REALHOST_ROOT), rebuilt
+# only when its recipe changes), booted with systemd-nspawn, driven with nsenter. The example app
+# under a real logind session, then the .deb installed with apt on a system without Swift. Needs
+# root (CI is). See scripts/realhost/realhost.py for the scenarios.
+REALHOST_ROOT ?= /var/cache/applifecycle/realhost-bookworm
+REALHOST_PACKAGES := debootstrap systemd-container
+test-realhost: deb
+	$(call install-missing,$(REALHOST_PACKAGES))
+	@[ "$$(id -u)" = 0 ] || { echo "make test-realhost: systemd-nspawn needs root"; exit 1; }
+	$(SWIFT) build --product lifecycle-example
+	$(SWIFT) build $(DIST_SWIFT_FLAGS) --product counter-app
+	REALHOST_ROOT=$(REALHOST_ROOT) scripts/realhost/make-rootfs.sh
+	/usr/bin/python3 scripts/realhost/realhost.py --root $(REALHOST_ROOT) \
+		--build "$$($(SWIFT) build --show-bin-path)" --deb dist/out/applifecycle_$(VERSION)_$$(dpkg --print-architecture).deb \
+		--counter-app $(DIST_BUILD)/release/counter-app
+
+# A first draft of the man pages from the ArgumentParser definitions, in
+# .build/plugins/GenerateManual/outputs; dist/man holds the reviewed pages `make install` ships.
+man-draft:
+	$(SWIFT) package generate-manual --section 1
+	@echo "compare with dist/man/lifecyclectl.1 and dist/man/lifecycled.8 (section 8: --section 8)"
 
 clean:
 	rm -rf .build

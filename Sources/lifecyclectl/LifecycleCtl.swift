@@ -14,6 +14,7 @@ struct LifecycleCtl: AsyncParsableCommand, UsageErrorExit {
     static let configuration = CommandConfiguration(
         commandName: "lifecyclectl",
         abstract: "Inspect and drive the app lifecycle hosted by lifecycled.",
+        version: PackageVersion.current,
         subcommands: [
             StatusCommand.self, AppsCommand.self, MonitorCommand.self, OpenCommand.self, PostCommand.self,
             SimulateCommand.self, Graph.self,

@@ -19,7 +19,8 @@ struct Lifecycled: AsyncParsableCommand, UsageErrorExit {
     /// The command's name and help.
     static let configuration = CommandConfiguration(
         commandName: "lifecycled",
-        abstract: "Host Linux apps with the iOS app lifecycle on the session bus.")
+        abstract: "Host Linux apps with the iOS app lifecycle on the session bus.",
+        version: PackageVersion.current)
 
     /// The bus address to serve on instead of the session bus.
     @Option(name: .customLong("address"), help: "The D-Bus address to serve on (default: the session bus).")

@@ -16,8 +16,9 @@ MIRROR=${REALHOST_MIRROR:-http://deb.debian.org/debian}
 SUITE=bookworm
 # systemd as PID 1 with logind, timedated and the user manager; a session bus from
 # dbus-user-session; PAM sessions for `systemd-run -p PAMName=login`; tzdata for
-# `timedatectl set-timezone`; procps for the scenarios' process checks; man-db for `man -l`.
-PACKAGES=systemd,systemd-sysv,dbus,dbus-user-session,libpam-systemd,tzdata,procps,man-db,ca-certificates
+# `timedatectl set-timezone`; polkitd, without which logind refuses an unprivileged delay
+# inhibitor (AccessDenied), as no desktop does; procps for the scenarios' process checks; man-db for `man -l`.
+PACKAGES=systemd,systemd-sysv,dbus,dbus-user-session,libpam-systemd,polkitd,tzdata,procps,man-db,ca-certificates
 
 recipe_hash() {
     { echo "$SUITE $MIRROR $PACKAGES"; cat "$0"; } | sha256sum | cut -d' ' -f1
@@ -52,10 +53,11 @@ fi
 rm -f "$staging.log"
 
 # The machine's own configuration: a host name, an empty machine-id that systemd fills in at
-# first boot, and a user for the login session.
+# first boot, and a user for the login session (in systemd-journal, so `journalctl --user` reads
+# the runtime journal of a volatile container).
 echo realhost >"$staging/etc/hostname"
 : >"$staging/etc/machine-id"
-chroot "$staging" useradd --create-home --uid 1000 --shell /bin/bash tester
+chroot "$staging" useradd --create-home --uid 1000 --groups systemd-journal --shell /bin/bash tester
 # Quiet first boot: no getty on the console the test never reads.
 chroot "$staging" systemctl mask console-getty.service getty@.service >/dev/null 2>&1 || true
 echo "$want" >"$staging/.recipe"

@@ -1,0 +1,453 @@
+#!/usr/bin/python3
+"""The real-host tier: AppLifecycle against a booted systemd 252, not a mock.
+
+Boots the Debian 12 tree that make-rootfs.sh built with `systemd-nspawn --boot` (systemd as
+PID 1, the system bus, logind, timedated, the user manager and a session bus from
+dbus-user-session), drives it from outside with `nsenter` into the container's PID 1, and
+asserts, in order, what the app or lifecyclectl reported:
+
+  example   the example app in a real login session (systemd-run -p PAMName=login):
+            lock-session/unlock-session, set-timezone, and poweroff reaching
+            applicationWillTerminate while its delay inhibitors show in ListInhibitors.
+            The build's binaries and the Swift toolchain are bind-mounted in.
+  package   the .deb installed with `apt install ./…deb` into a container without any Swift
+            toolchain; lifecyclectl status starts lifecycled by D-Bus activation through the
+            user manager (Type=notify reaches active); an app launched by URL into its own
+            cgroup under the delegated unit, frozen for real during a simulated sleep and thawed
+            on wake; `systemctl --user stop lifecycled` ends it gracefully; the journal read back
+            with `journalctl --user -u lifecycled APP_ID=…`, at each line's own priority.
+
+Every process it starts (nspawn) it stops by pid, even on failure: a clean poweroff first, then
+SIGKILL to the container's PID 1 and to nspawn.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+USER = "tester"
+UID = 1000
+USER_ENV = [
+    f"XDG_RUNTIME_DIR=/run/user/{UID}",
+    f"DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/{UID}/bus",
+    "HOME=/home/tester",
+    "PATH=/usr/local/bin:/usr/bin:/bin",
+]
+
+
+class Failure(Exception):
+    """A scenario's assertion failed."""
+
+
+def log(message):
+    print(f"realhost: {message}", flush=True)
+
+
+class Container:
+    """One booted container, its nspawn process and its PID 1, stopped by pid."""
+
+    def __init__(self, root, name, binds, results):
+        self.root = root
+        self.name = name
+        self.binds = binds
+        self.results = results
+        self.nspawn = None
+        self.leader = None
+        self.log_path = os.path.join(results, f"{name}-nspawn.log")
+
+    def start(self):
+        arguments = [
+            "systemd-nspawn", "--boot", f"--directory={self.root}", "--volatile=overlay",
+            "--register=no", "--keep-unit", f"--machine={self.name}", "--console=passive",
+            f"--bind={self.results}:/results",
+        ]
+        for source, target in self.binds:
+            arguments.append(f"--bind-ro={source}:{target}")
+        self.nspawn = subprocess.Popen(
+            arguments, stdout=open(self.log_path, "w"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while self.leader is None:
+            if self.nspawn.poll() is not None:
+                raise Failure(f"systemd-nspawn exited with {self.nspawn.returncode}: {self.tail()}")
+            if time.monotonic() > deadline:
+                raise Failure(f"no container PID 1 after 30 s: {self.tail()}")
+            self.leader = self.find_leader()
+            time.sleep(0.1)
+        state = self.run(["systemctl", "is-system-running", "--wait"], check=False, timeout=90).stdout.strip()
+        if state not in ("running", "degraded"):
+            raise Failure(f"the container's systemd is {state!r}")
+        if state == "degraded":
+            failed = self.run(["systemctl", "--failed", "--no-legend", "--plain"], check=False).stdout
+            log(f"{self.name}: degraded; failed units: {failed.strip()}")
+        log(f"{self.name}: booted, systemd is {state} (PID 1 is {self.leader} on this host)")
+
+    def find_leader(self):
+        """The descendant of nspawn that is PID 1 of the new pid namespace (`NSpid: <pid> 1`)."""
+        queue = [self.nspawn.pid]
+        while queue:
+            pid = queue.pop(0)
+            try:
+                with open(f"/proc/{pid}/status") as status:
+                    for line in status:
+                        if line.startswith("NSpid:"):
+                            ids = line.split()[1:]
+                            if pid != self.nspawn.pid and len(ids) >= 2 and ids[-1] == "1":
+                                return pid
+                for task in os.listdir(f"/proc/{pid}/task"):
+                    with open(f"/proc/{pid}/task/{task}/children") as children:
+                        queue.extend(int(child) for child in children.read().split())
+            except (FileNotFoundError, ProcessLookupError):
+                continue
+        return None
+
+    def tail(self):
+        try:
+            with open(self.log_path) as handle:
+                return " | ".join(handle.read().strip().splitlines()[-5:])
+        except OSError:
+            return ""
+
+    def run(self, command, user=False, check=True, timeout=60, stdin=None):
+        """Runs a command inside the container (as root, or as the test user with its session bus)."""
+        if user:
+            command = ["setpriv", f"--reuid={UID}", f"--regid={UID}", "--init-groups", "env", *USER_ENV, *command]
+        full = ["nsenter", f"--target={self.leader}", "--all", "--", *command]
+        result = subprocess.run(full, capture_output=True, text=True, timeout=timeout, input=stdin)
+        if check and result.returncode != 0:
+            raise Failure(
+                f"`{' '.join(command)}` exited with {result.returncode}: {result.stderr.strip() or result.stdout.strip()}")
+        return result
+
+    def wait_for(self, what, predicate, timeout=30):
+        deadline = time.monotonic() + timeout
+        while True:
+            value = predicate()
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise Failure(f"timed out after {timeout} s waiting for {what}")
+            time.sleep(0.2)
+
+    def poweroff(self, timeout=60):
+        """`systemctl poweroff` inside, then waits for nspawn to exit; returns its status."""
+        self.run(["systemctl", "--no-block", "poweroff"], check=False)
+        try:
+            return self.nspawn.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise Failure(f"the container did not power off within {timeout} s")
+
+    def stop(self):
+        """Stops the container by pid whatever state it is in (the cleanup of a failed run)."""
+        if self.nspawn is None or self.nspawn.poll() is not None:
+            return
+        if self.leader:
+            subprocess.run(["nsenter", f"--target={self.leader}", "--all", "--", "systemctl", "--no-block",
+                            "poweroff"], capture_output=True, timeout=10)
+            try:
+                self.nspawn.wait(timeout=30)
+                return
+            except subprocess.TimeoutExpired:
+                pass
+            try:
+                os.kill(self.leader, signal.SIGKILL)  # ends every process of its pid namespace
+            except ProcessLookupError:
+                pass
+        try:
+            self.nspawn.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.nspawn.kill()
+            self.nspawn.wait()
+
+
+def open_session(container):
+    """A real logind session for the test user; returns its id and object path."""
+    container.run(["systemd-run", "--unit=realhost-session", "-p", "PAMName=login", "-p", f"User={USER}",
+                   "/bin/sleep", "infinity"])
+
+    def session():
+        out = container.run(["loginctl", "list-sessions", "--no-legend"], check=False).stdout
+        for line in out.splitlines():
+            fields = line.split()
+            if len(fields) >= 3 and fields[2] == USER:
+                return fields[0]
+        return None
+
+    session_id = container.wait_for("a logind session for the test user", session)
+    path = container.run(["busctl", "call", "org.freedesktop.login1", "/org/freedesktop/login1",
+                          "org.freedesktop.login1.Manager", "GetSession", "s", session_id]).stdout.split()[-1].strip('"')
+    container.wait_for("the user's session bus", lambda: container.run(
+        ["test", "-S", f"/run/user/{UID}/bus"], check=False).returncode == 0)
+    return session_id, path
+
+
+def read_lines(path):
+    try:
+        with open(path) as handle:
+            return [json.loads(line) for line in handle if line.startswith("{")]
+    except FileNotFoundError:
+        return []
+
+
+def expect_in_order(entries, wanted, what):
+    """Each of `wanted` ((kind, name) pairs) appears in `entries`, in this order."""
+    position = 0
+    names = [(entry.get("kind"), entry.get("name")) for entry in entries]
+    for item in wanted:
+        try:
+            position = names.index(item, position) + 1
+        except ValueError:
+            raise Failure(f"{what}: {item[1]} missing after position {position}; saw {[n for _, n in names]}")
+
+
+def scenario_example(root, build, toolchain, results):
+    """The example app under a real session."""
+    container = Container(root, "applifecycle-example", [(build, "/opt/applifecycle/build"),
+                                                         (toolchain, toolchain)], results)
+    output = os.path.join(results, "example.jsonl")
+    try:
+        container.start()
+        container.run([
+            "systemd-run", "--unit=realhost-example", "-p", "PAMName=login", "-p", f"User={USER}",
+            "-p", "StandardOutput=file:/results/example.jsonl", "-p", "StandardError=journal",
+            "/opt/applifecycle/build/lifecycle-example", "--host", "systemd", "--trace-json",
+        ])
+        did_become_active = ("delegate", "applicationDidBecomeActive(_:)")
+        container.wait_for("the app to become active", lambda: did_become_active in [
+            (e.get("kind"), e.get("name")) for e in read_lines(output)], timeout=60)
+        # The session pam_systemd opened for the app, from its environment.
+        app_pid = container.run(["systemctl", "show", "-p", "MainPID", "--value", "realhost-example"]).stdout.strip()
+        environ = container.run(["cat", f"/proc/{app_pid}/environ"]).stdout.split("\0")
+        app_session = next((v.split("=", 1)[1] for v in environ if v.startswith("XDG_SESSION_ID=")), None)
+        if not app_session:
+            raise Failure(f"the app (pid {app_pid}) has no XDG_SESSION_ID")
+        session_path = container.run(["busctl", "call", "org.freedesktop.login1", "/org/freedesktop/login1",
+                                      "org.freedesktop.login1.Manager", "GetSession", "s", app_session]
+                                     ).stdout.split()[-1].strip('"')
+        # logind escapes the id in the path: session 1 is session/_31, never session/c1 or session/auto.
+        if session_path != "/org/freedesktop/login1/session/_3" + app_session[0] + app_session[1:]:
+            raise Failure(f"session {app_session} is at {session_path}")
+        log(f"example: the app (pid {app_pid}) runs in session {app_session} at {session_path}")
+
+        def held_inhibitors():
+            listing = container.run(["busctl", "--json=short", "call", "org.freedesktop.login1",
+                                     "/org/freedesktop/login1", "org.freedesktop.login1.Manager",
+                                     "ListInhibitors"]).stdout
+            held = [entry for entry in json.loads(listing)["data"][0] if entry[1] == "lifecycle-example"]
+            delays = [entry[0] for entry in held if entry[3] == "delay"]
+            return held if any("sleep" in what for what in delays) and any("shutdown" in what for what in delays) else None
+
+        held = container.wait_for("the app's sleep and shutdown delay inhibitors in ListInhibitors", held_inhibitors)
+        log(f"example: ListInhibitors shows the app's delay inhibitors: {[(e[0], e[3]) for e in held]}")
+
+        def count(name):
+            return sum(1 for e in read_lines(output) if e.get("name") == name)
+
+        resigned = count("applicationWillResignActive(_:)")
+        container.run(["loginctl", "lock-session", app_session])
+        container.wait_for("willResignActive after lock-session",
+                           lambda: count("applicationWillResignActive(_:)") > resigned)
+        active = count("applicationDidBecomeActive(_:)")
+        container.run(["loginctl", "unlock-session", app_session])
+        container.wait_for("didBecomeActive after unlock-session",
+                           lambda: count("applicationDidBecomeActive(_:)") > active)
+        changes = count("applicationSignificantTimeChange(_:)")
+        container.run(["timedatectl", "set-timezone", "Asia/Tokyo"])
+        container.wait_for("significantTimeChange after set-timezone",
+                           lambda: count("applicationSignificantTimeChange(_:)") > changes)
+        status = container.poweroff()
+        log(f"example: the container powered off (nspawn exited with {status})")
+        entries = read_lines(output)
+        expect_in_order(entries, [
+            ("delegate", "application(_:didFinishLaunchingWithOptions:)"),
+            ("delegate", "applicationDidBecomeActive(_:)"),
+            ("delegate", "applicationProtectedDataWillBecomeUnavailable(_:)"),
+            ("delegate", "applicationWillResignActive(_:)"),
+            ("delegate", "applicationProtectedDataDidBecomeAvailable(_:)"),
+            ("delegate", "applicationDidBecomeActive(_:)"),
+            ("delegate", "applicationSignificantTimeChange(_:)"),
+            ("delegate", "applicationWillTerminate(_:)"),
+        ], "example app")
+        log("example: PASS launch → active → lock → unlock → time-zone change → poweroff → willTerminate")
+    finally:
+        container.stop()
+
+
+def lifecyclectl(container, *arguments, check=True):
+    return container.run(["lifecyclectl", *arguments], user=True, check=check)
+
+
+def scenario_package(root, deb, counter, results):
+    """The .deb on a Debian without Swift: activation, cgroups, freezing, a graceful stop, the journal."""
+    debs = tempfile.mkdtemp(prefix="realhost-debs-")
+    os.chmod(debs, 0o755)  # the test user runs the app from it
+    shutil.copy(deb, debs)
+    shutil.copy(counter, os.path.join(debs, "counter-app"))
+    container = Container(root, "applifecycle-package", [(debs, "/opt/applifecycle")], results)
+    try:
+        container.start()
+        if container.run(["test", "-e", "/opt/swift"], check=False).returncode == 0:
+            raise Failure("the package scenario must run without a Swift toolchain")
+        installed = container.run(["sh", "-c", f"cd /opt/applifecycle && apt-get install -y ./{os.path.basename(deb)}"],
+                                  check=False, timeout=120)
+        if installed.returncode != 0:
+            raise Failure(f"apt install ./{os.path.basename(deb)} failed: {installed.stdout[-1500:]} {installed.stderr[-1500:]}")
+        log(f"package: installed {os.path.basename(deb)} with apt")
+        man = container.run(["man", "-l", "/usr/share/man/man8/lifecycled.8.gz"], check=False)
+        if "lifecycled" not in man.stdout:
+            raise Failure(f"man -l lifecycled.8.gz shows nothing: {man.stderr}")
+        # The simulated sleep: logind cannot suspend a container, so the installed unit gets a
+        # drop-in that lets lifecyclectl inject the same host facts.
+        container.run(["mkdir", "-p", "/etc/systemd/user/lifecycled.service.d"])
+        container.run(["sh", "-c", "printf '[Service]\\nExecStart=\\nExecStart=/usr/bin/lifecycled --enable-simulate\\n'"
+                       " > /etc/systemd/user/lifecycled.service.d/realhost-simulate.conf"])
+        apps = "/home/tester/.local/share/applifecycle/apps"
+        manifest = json.dumps({"id": "org.example.Counter", "name": "Counter", "executable": "/opt/applifecycle/counter-app",
+                               "arguments": [], "urlSchemes": ["counter"]})
+        bogus = json.dumps({"id": "not an id", "executable": "/bin/true"})
+        container.run(["setpriv", f"--reuid={UID}", f"--regid={UID}", "--init-groups", "sh", "-c",
+                       f"mkdir -p {apps} && cat > {apps}/org.example.Counter.json && echo '{bogus}' > {apps}/bogus.json"],
+                      stdin=manifest)
+        open_session(container)
+
+        if container.run(["systemctl", "--user", "is-active", "lifecycled"], user=True, check=False).stdout.strip() == "active":
+            raise Failure("lifecycled runs before anything asked for it")
+        status = lifecyclectl(container, "status")
+        if not status.stdout.startswith("lifecycled: running as :"):
+            raise Failure(f"lifecyclectl status did not report a running daemon: {status.stdout}")
+        def unit():
+            state = container.run(["systemctl", "--user", "show", "lifecycled",
+                                   "-p", "ActiveState,Type,ControlGroup,MainPID"], user=True).stdout
+            return dict(line.split("=", 1) for line in state.strip().splitlines())
+
+        # READY=1 follows the name: the unit may still be activating when status has answered.
+        properties = container.wait_for("lifecycled.service (Type=notify) to reach active",
+                                        lambda: (u := unit()).get("ActiveState") == "active" and u, timeout=20)
+        if properties.get("Type") != "notify":
+            raise Failure(f"lifecycled.service is not a Type=notify unit: {properties}")
+        log(f"package: lifecyclectl status activated lifecycled ({status.stdout.splitlines()[0]}); unit {properties}")
+
+        opened = lifecyclectl(container, "open", "counter://increment")
+        if "org.example.Counter" not in opened.stdout:
+            raise Failure(f"lifecyclectl open did not name the app: {opened.stdout} {opened.stderr}")
+
+        def app():
+            apps_json = json.loads(lifecyclectl(container, "apps", "--json").stdout)
+            return next((a for a in apps_json if a["id"] == "org.example.Counter"), None)
+
+        running = container.wait_for("the counter app to run", lambda: (a := app()) and a["pid"] and a["state"] == "active" and a)
+        pid = running["pid"]
+        cgroup = container.run(["cat", f"/proc/{pid}/cgroup"]).stdout
+        unified = next(line[3:] for line in cgroup.splitlines() if line.startswith("0::"))
+        if not re.search(r"/lifecycled\.service/app-org\.example\.Counter[^/]*$", unified):
+            raise Failure(f"the app is not in its own cgroup under the delegated unit: {unified}")
+        log(f"package: the app (pid {pid}) runs in {unified}")
+        mount = container.run(["findmnt", "-n", "-t", "cgroup2", "-o", "TARGET"]).stdout.split()[0]
+        freeze = f"{mount}{unified}/cgroup.events"
+
+        def frozen():
+            events = container.run(["cat", freeze]).stdout
+            return re.search(r"^frozen (\d)", events, re.M).group(1) == "1"
+
+        lifecyclectl(container, "simulate", "sleep")
+        container.wait_for("the app's cgroup to freeze during sleep", frozen)
+        suspended = app()["state"]
+        if suspended != "suspended":
+            raise Failure(f"the frozen app's state is {suspended}, not suspended")
+        log("package: simulated sleep froze the app's cgroup (cgroup.events frozen 1, state suspended)")
+        lifecyclectl(container, "simulate", "wake")
+        container.wait_for("the app's cgroup to thaw on wake", lambda: not frozen())
+        container.wait_for("the app to be active again", lambda: app()["state"] == "active")
+        log("package: wake thawed it and it became active again")
+
+        container.run(["systemctl", "--user", "stop", "lifecycled"], user=True, timeout=60)
+        result = container.run(["systemctl", "--user", "show", "lifecycled",
+                                "-p", "Result,ActiveState"], user=True).stdout
+        if "Result=success" not in result or "ActiveState=inactive" not in result:
+            raise Failure(f"systemctl --user stop lifecycled did not end it cleanly: {result}")
+        if container.run(["kill", "-0", str(pid)], check=False).returncode == 0:
+            raise Failure(f"the app (pid {pid}) outlived lifecycled")
+        log("package: systemctl --user stop lifecycled ended the app and the daemon (Result=success)")
+
+        journal = container.run(["setpriv", f"--reuid={UID}", f"--regid={UID}", "--init-groups", "env", *USER_ENV,
+                                 "journalctl", "--user", "-u", "lifecycled", "APP_ID=org.example.Counter",
+                                 "-o", "json", "--no-pager"]).stdout
+        entries = [json.loads(line) for line in journal.splitlines() if line.startswith("{")]
+        if not entries or any(e.get("APP_ID") != "org.example.Counter" for e in entries):
+            raise Failure(f"journalctl APP_ID=org.example.Counter gave {len(entries)} entries: {journal[:500]}")
+        messages = [e["MESSAGE"] for e in entries]
+        # The app's whole life, in order, from lifecycled's lines about it alone.
+        position = 0
+        for wanted in ("launched org.example.Counter as pid", "org.example.Counter: inactive -> active",
+                       "org.example.Counter: background -> suspended", "suspended", "resumed",
+                       "org.example.Counter: suspended -> background", "org.example.Counter: inactive -> active",
+                       "terminating: SIGTERM", "org.example.Counter: inactive -> not-running",
+                       "org.example.Counter (pid"):
+            found = next((i for i in range(position, len(messages)) if messages[i].startswith(wanted)), None)
+            if found is None:
+                raise Failure(f"no journal entry '{wanted}…' after entry {position} for the app: {messages}")
+            position = found + 1
+        stamped = [m for m in messages if re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d", m)]
+        if stamped:
+            raise Failure(f"entries carry a second timestamp: {stamped[:3]}")
+        launched = next(e for e in entries if e["MESSAGE"].startswith("launched org.example.Counter"))
+        if launched.get("PRIORITY") != "6" or launched.get("SYSLOG_IDENTIFIER") != "lifecycled" or not launched.get("CODE_FILE"):
+            raise Failure(f"the launch entry lacks its fields: {launched}")
+        everything = container.run(["journalctl", "_SYSTEMD_USER_UNIT=lifecycled.service", "SYSLOG_IDENTIFIER=lifecycled",
+                                    "-o", "json", "--no-pager"]).stdout
+        rejected = [json.loads(line) for line in everything.splitlines()
+                    if line.startswith("{") and "manifest rejected" in line]
+        if not rejected or rejected[0].get("PRIORITY") != "4":
+            raise Failure(f"the rejected manifest's warning is not at priority 4: {rejected[:1]}")
+        log(f"package: journalctl --user -u lifecycled APP_ID=org.example.Counter: {len(entries)} entries, one "
+            "timestamp each, priority 6 for info and 4 for the rejected manifest's warning")
+        container.poweroff()
+    finally:
+        container.stop()
+        shutil.rmtree(debs, ignore_errors=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", required=True)
+    parser.add_argument("--build", required=True, help="the debug products directory (lifecycle-example)")
+    parser.add_argument("--toolchain", default="/opt/swift")
+    parser.add_argument("--deb", required=True)
+    parser.add_argument("--counter-app", required=True, help="counter-app built with --static-swift-stdlib")
+    parser.add_argument("--only", choices=["example", "package"])
+    arguments = parser.parse_args()
+    results = tempfile.mkdtemp(prefix="realhost-results-")
+    os.chmod(results, 0o777)
+    scenarios = [("example", lambda: scenario_example(arguments.root, arguments.build, arguments.toolchain, results)),
+                 ("package", lambda: scenario_package(arguments.root, arguments.deb, arguments.counter_app, results))]
+    failed = []
+    for name, scenario in scenarios:
+        if arguments.only and name != arguments.only:
+            continue
+        started = time.monotonic()
+        try:
+            scenario()
+            log(f"{name}: passed in {time.monotonic() - started:.1f} s")
+        except (Failure, subprocess.TimeoutExpired, OSError) as error:
+            failed.append(name)
+            log(f"{name}: FAILED after {time.monotonic() - started:.1f} s: {error}")
+            for path in sorted(os.listdir(results)):
+                with open(os.path.join(results, path), errors="replace") as handle:
+                    text = handle.read()[-3000:]
+                log(f"--- {path} (last 3000 characters)\n{text}")
+    shutil.rmtree(results, ignore_errors=True)
+    if failed:
+        log(f"FAILED: {', '.join(failed)}")
+        return 1
+    log("every scenario passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
