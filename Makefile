@@ -122,6 +122,14 @@ test-realhost: deb
 		--build "$$($(SWIFT) build --show-bin-path)" --deb dist/out/applifecycle_$(VERSION)_$$(dpkg --print-architecture).deb \
 		--counter-app $(DIST_BUILD)/release/counter-app
 
+# The state-machine picture in the README: docs/state-machine.dot is what `lifecyclectl graph`
+# prints (a test checks it), docs/state-machine.svg is Graphviz's drawing of it.
+graph:
+	$(call install-missing,graphviz)
+	$(SWIFT) build --product lifecyclectl
+	"$$($(SWIFT) build --show-bin-path)/lifecyclectl" graph > docs/state-machine.dot
+	dot -Tsvg docs/state-machine.dot -o docs/state-machine.svg
+
 # A first draft of the man pages from the ArgumentParser definitions, in
 # .build/plugins/GenerateManual/outputs; dist/man holds the reviewed pages `make install` ships.
 man-draft:

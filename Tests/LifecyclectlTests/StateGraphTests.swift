@@ -1,10 +1,26 @@
 import AppLifecycle
+import Foundation
 import Testing
 
 @testable import lifecyclectl
 
 @Suite("StateGraph: the state machine as lifecyclectl graph draws it")
 struct StateGraphTests {
+    @Test("the README's picture is current: docs/state-machine.dot is what lifecyclectl graph prints (make graph)")
+    func committedGraphIsCurrent() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let committed = try String(contentsOf: root.appendingPathComponent("docs/state-machine.dot"), encoding: .utf8)
+        #expect(committed == StateGraph.dot(), "run `make graph` and commit docs/state-machine.dot and .svg")
+        let svg = try String(contentsOf: root.appendingPathComponent("docs/state-machine.svg"), encoding: .utf8)
+        #expect(svg.contains("<title>ApplicationState</title>"))
+        for state in ApplicationState.allCases {
+            // Graphviz escapes the hyphen of not-running.
+            let title = "<title>\(state.description.replacingOccurrences(of: "-", with: "&#45;"))</title>"
+            #expect(svg.contains(title), "the SVG lacks \(state)")
+        }
+    }
+
     @Test func graphHasEveryLegalEdgeLabelled() {
         let dot = StateGraph.dot()
         #expect(dot.hasPrefix("digraph "))
