@@ -38,6 +38,7 @@ TEST_TIME_LIMIT ?= 1200
 test: deps
 	scripts/timed.sh "format check" $(MAKE) --no-print-directory lint
 	scripts/timed.sh "build with tests" $(SWIFT) build --build-tests
+	scripts/timed.sh "API documentation (DocC, no warnings)" $(MAKE) --no-print-directory docs
 	scripts/timed.sh "unit and integration tests" \
 		scripts/run-logged.sh .build/test.log $(TEST_TIME_LIMIT) $(SWIFT) test --skip-build
 	scripts/timed.sh "AddressSanitizer run" $(MAKE) --no-print-directory asan
@@ -129,6 +130,11 @@ graph:
 	$(SWIFT) build --product lifecyclectl
 	"$$($(SWIFT) build --show-bin-path)/lifecyclectl" graph > docs/state-machine.dot
 	dot -Tsvg docs/state-machine.dot -o docs/state-machine.svg
+
+# API documentation: a DocC catalog per library (Sources/<Module>/<Module>.docc), built with the
+# toolchain's docc from the compiler's symbol graphs into .build/docs; any DocC warning fails it.
+docs: build-deps
+	scripts/docs.sh
 
 # A first draft of the man pages from the ArgumentParser definitions, in
 # .build/plugins/GenerateManual/outputs; dist/man holds the reviewed pages `make install` ships.

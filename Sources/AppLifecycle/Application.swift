@@ -6,7 +6,7 @@ import Synchronization
 /// notifications, in the order the UIKit documents give.
 ///
 /// The Linux counterpart of `UIApplication`. In production there is one per process, created
-/// by ``main(delegate:host:launchOptions:)`` and reachable as ``shared``; tests create as many
+/// by ``main(delegate:host:launchOptions:configuration:)`` and reachable as ``shared``; tests create as many
 /// as they like, each with its own host and notification center.
 ///
 /// ## How state follows the host
@@ -84,7 +84,7 @@ public final class Application {
 
     private static weak var sharedInstance: Application?
 
-    /// The app of this process: the one ``main(delegate:host:launchOptions:)`` runs, else the first one created.
+    /// The app of this process: the one ``main(delegate:host:launchOptions:configuration:)`` runs, else the first one created.
     ///
     /// Stops the program with a message when no app exists yet (a programming error, like
     /// touching `UIApplication.shared` before `UIApplicationMain`).
@@ -150,6 +150,7 @@ public final class Application {
     /// Creates an app.
     ///
     /// - Parameters:
+    ///   - delegate: The object that receives the lifecycle callbacks; the app keeps it for its whole life.
     ///   - host: The host that drives the app.
     ///   - notificationCenter: Where the app posts (default: ``LifecycleNotificationCenter/default``).
     ///   - configuration: The app's limits.
@@ -172,6 +173,7 @@ public final class Application {
     /// The counterpart of `UIApplicationMain`: call it from your `@main` type's `static func main() async`.
     ///
     /// - Parameters:
+    ///   - delegate: The object that receives the lifecycle callbacks; the app keeps it for its whole life.
     ///   - host: The host that drives the app.
     ///   - launchOptions: Why the app was launched (default: read from the service manager's environment).
     ///   - configuration: The app's limits.

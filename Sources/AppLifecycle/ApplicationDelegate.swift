@@ -36,6 +36,7 @@ public protocol ApplicationDelegate: AnyObject {
     /// URL in `launchOptions`; the value is ignored when the app was launched for a remote notification.
     ///
     /// - Parameters:
+    ///   - application: The app object whose delegate this is.
     ///   - launchOptions: Why the app was launched, or `nil` when the user launched it directly.
     /// - Returns: `false` to refuse the launch URL. Default: `true` (and not counted, since not implemented).
     func application(_ application: Application, willFinishLaunchingWithOptions launchOptions: LaunchOptions?) -> Bool
@@ -46,6 +47,7 @@ public protocol ApplicationDelegate: AnyObject {
     /// shortly after it returns, with the launch options as userInfo.
     ///
     /// - Parameters:
+    ///   - application: The app object whose delegate this is.
     ///   - launchOptions: Why the app was launched, or `nil`.
     /// - Returns: `false` to refuse the launch URL. Default: `true` (and not counted).
     func application(_ application: Application, didFinishLaunchingWithOptions launchOptions: LaunchOptions?) -> Bool
@@ -80,7 +82,7 @@ public protocol ApplicationDelegate: AnyObject {
 
     /// Tells the delegate that the app is about to terminate.
     ///
-    /// You have about five seconds (``Application/Configuration/terminationDeadline``); past
+    /// You have about five seconds (``Application/Configuration/callbackDeadline``); past
     /// that the process is ended. `UIApplicationWillTerminateNotification` is posted after this
     /// method returns.
     func applicationWillTerminate(_ application: Application)
@@ -90,7 +92,7 @@ public protocol ApplicationDelegate: AnyObject {
     /// Tells the delegate that the host is short of memory.
     ///
     /// `UIApplicationDidReceiveMemoryWarningNotification` is posted after this method returns,
-    /// with the level in its userInfo (``Application/memoryWarningLevelUserInfoKey``).
+    /// with the level in its userInfo (``ApplicationUserInfoKey/memoryWarningLevel``).
     func applicationDidReceiveMemoryWarning(_ application: Application)
 
     /// Tells the delegate that the time changed significantly (midnight, a clock set, a time
@@ -112,6 +114,7 @@ public protocol ApplicationDelegate: AnyObject {
     /// Tells the delegate that the status bar's orientation is about to change.
     ///
     /// - Parameters:
+    ///   - application: The app object whose delegate this is.
     ///   - newStatusBarOrientation: The new orientation.
     ///   - duration: The length of the rotation, in seconds.
     func application(
@@ -121,6 +124,7 @@ public protocol ApplicationDelegate: AnyObject {
     /// Tells the delegate that the status bar's orientation changed.
     ///
     /// - Parameters:
+    ///   - application: The app object whose delegate this is.
     ///   - oldStatusBarOrientation: The previous orientation.
     func application(
         _ application: Application, didChangeStatusBarOrientation oldStatusBarOrientation: InterfaceOrientation)
@@ -128,18 +132,21 @@ public protocol ApplicationDelegate: AnyObject {
     /// Tells the delegate that the status bar's frame is about to change.
     ///
     /// - Parameters:
+    ///   - application: The app object whose delegate this is.
     ///   - newStatusBarFrame: The new frame, in screen coordinates.
     func application(_ application: Application, willChangeStatusBarFrame newStatusBarFrame: Rect)
 
     /// Tells the delegate that the status bar's frame changed.
     ///
     /// - Parameters:
+    ///   - application: The app object whose delegate this is.
     ///   - oldStatusBarFrame: The previous frame.
     func application(_ application: Application, didChangeStatusBarFrame oldStatusBarFrame: Rect)
 
     /// Asks the delegate for the interface orientations to use in a window.
     ///
     /// - Parameters:
+    ///   - application: The app object whose delegate this is.
     ///   - window: The window, or `nil`.
     /// - Returns: The orientations. Default: ``Application/Configuration/supportedInterfaceOrientations``.
     func application(_ application: Application, supportedInterfaceOrientationsFor window: Window?)
@@ -150,6 +157,7 @@ public protocol ApplicationDelegate: AnyObject {
     /// Asks the delegate whether the app's state should be preserved.
     ///
     /// - Parameters:
+    ///   - application: The app object whose delegate this is.
     ///   - coder: The archive to write version information into.
     /// - Returns: `true` to preserve. Default: `false`.
     func application(_ application: Application, shouldSaveApplicationState coder: StateRestorationCoder) -> Bool
@@ -157,6 +165,7 @@ public protocol ApplicationDelegate: AnyObject {
     /// Asks the delegate whether the app's saved state should be restored.
     ///
     /// - Parameters:
+    ///   - application: The app object whose delegate this is.
     ///   - coder: The saved archive.
     /// - Returns: `true` to restore. Default: `false`.
     func application(_ application: Application, shouldRestoreApplicationState coder: StateRestorationCoder) -> Bool
@@ -164,12 +173,14 @@ public protocol ApplicationDelegate: AnyObject {
     /// Tells the delegate to save high-level state at the beginning of preservation.
     ///
     /// - Parameters:
+    ///   - application: The app object whose delegate this is.
     ///   - coder: The archive to write into.
     func application(_ application: Application, willEncodeRestorableStateWith coder: StateRestorationCoder)
 
     /// Tells the delegate to restore high-level state as the final step of restoration.
     ///
     /// - Parameters:
+    ///   - application: The app object whose delegate this is.
     ///   - coder: The saved archive.
     func application(_ application: Application, didDecodeRestorableStateWith coder: StateRestorationCoder)
 
@@ -177,6 +188,7 @@ public protocol ApplicationDelegate: AnyObject {
     /// `viewControllerWithRestorationIdentifierPath`).
     ///
     /// - Parameters:
+    ///   - application: The app object whose delegate this is.
     ///   - identifierComponents: The restoration identifiers from the root to the object.
     ///   - coder: The saved archive.
     /// - Returns: The object, or `nil` not to restore it. Default: `nil`.
@@ -194,6 +206,8 @@ public protocol ApplicationDelegate: AnyObject {
     /// that arrives while the app is in the background first brings it to the foreground.
     ///
     /// - Parameters:
+    ///   - application: The app object whose delegate this is.
+    ///   - url: The URL to open: one of the schemes the app claims.
     ///   - options: Who asked, and what they sent along.
     /// - Returns: Whether the URL was handled. Default: `false`.
     func application(_ application: Application, open url: URL, options: OpenURLOptions) -> Bool
@@ -202,6 +216,8 @@ public protocol ApplicationDelegate: AnyObject {
     /// is not implemented).
     ///
     /// - Parameters:
+    ///   - application: The app object whose delegate this is.
+    ///   - url: The URL to open: one of the schemes the app claims.
     ///   - sourceApplication: The identifier of the app that asked.
     ///   - annotation: The property-list value it sent along.
     /// - Returns: Whether the URL was handled. Default: `false`.
@@ -218,12 +234,14 @@ public protocol ApplicationDelegate: AnyObject {
     /// Tells the delegate that the app registered for remote notifications.
     ///
     /// - Parameters:
+    ///   - application: The app object whose delegate this is.
     ///   - deviceToken: The token that identifies this installation to the push provider.
     func application(_ application: Application, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data)
 
     /// Tells the delegate that registration for remote notifications failed.
     ///
     /// - Parameters:
+    ///   - application: The app object whose delegate this is.
     ///   - error: Why it failed.
     func application(_ application: Application, didFailToRegisterForRemoteNotificationsWithError error: any Error)
 
@@ -233,6 +251,7 @@ public protocol ApplicationDelegate: AnyObject {
     /// notification that launched the app (that one is in the launch options).
     ///
     /// - Parameters:
+    ///   - application: The app object whose delegate this is.
     ///   - userInfo: The payload.
     func application(_ application: Application, didReceiveRemoteNotification userInfo: UserInfo)
 
@@ -242,6 +261,7 @@ public protocol ApplicationDelegate: AnyObject {
     /// the handler within 30 seconds; the app does not suspend before it is called.
     ///
     /// - Parameters:
+    ///   - application: The app object whose delegate this is.
     ///   - userInfo: The payload.
     ///   - completionHandler: Call with the fetch's result.
     func application(
@@ -251,6 +271,7 @@ public protocol ApplicationDelegate: AnyObject {
     /// Tells the delegate to perform a custom action the user chose on a remote notification.
     ///
     /// - Parameters:
+    ///   - application: The app object whose delegate this is.
     ///   - identifier: The action's identifier.
     ///   - userInfo: The notification's payload.
     ///   - completionHandler: Call when done.
@@ -269,7 +290,9 @@ public protocol ApplicationDelegate: AnyObject {
     /// Tells the delegate that the user chose a custom action on a local notification.
     ///
     /// - Parameters:
+    ///   - application: The app object whose delegate this is.
     ///   - identifier: The action's identifier.
+    ///   - notification: The local notification the action was chosen on.
     ///   - completionHandler: Call when done.
     func application(
         _ application: Application, handleActionWithIdentifier identifier: String?, for notification: LocalNotification,
@@ -280,6 +303,7 @@ public protocol ApplicationDelegate: AnyObject {
     /// Tells the app that it can begin a fetch operation if it has data to download.
     ///
     /// - Parameters:
+    ///   - application: The app object whose delegate this is.
     ///   - completionHandler: Call with the result within 30 seconds.
     func application(
         _ application: Application,
@@ -288,6 +312,7 @@ public protocol ApplicationDelegate: AnyObject {
     /// Tells the delegate that events for a background URL session are waiting.
     ///
     /// - Parameters:
+    ///   - application: The app object whose delegate this is.
     ///   - identifier: The session's identifier.
     ///   - completionHandler: Call when the events are processed.
     func application(
@@ -299,6 +324,7 @@ public protocol ApplicationDelegate: AnyObject {
     /// Asks the delegate whether it informs the user about an activity being continued.
     ///
     /// - Parameters:
+    ///   - application: The app object whose delegate this is.
     ///   - userActivityType: The activity's type.
     /// - Returns: `true` if the app notifies the user itself. Default: `false`.
     func application(_ application: Application, willContinueUserActivityWithType userActivityType: String) -> Bool
@@ -306,6 +332,8 @@ public protocol ApplicationDelegate: AnyObject {
     /// Tells the delegate that the data for continuing an activity is available.
     ///
     /// - Parameters:
+    ///   - application: The app object whose delegate this is.
+    ///   - userActivity: The activity to continue: its type, title and payload.
     ///   - restorationHandler: Call with the objects that continue it.
     /// - Returns: Whether the app continued the activity. Default: `false`.
     func application(
@@ -319,6 +347,7 @@ public protocol ApplicationDelegate: AnyObject {
     /// Tells the delegate that an activity could not be continued.
     ///
     /// - Parameters:
+    ///   - application: The app object whose delegate this is.
     ///   - userActivityType: The activity's type.
     ///   - error: Why.
     func application(
@@ -329,6 +358,7 @@ public protocol ApplicationDelegate: AnyObject {
     /// Not called for the quick action that launched the app when a launch method returned `false`.
     ///
     /// - Parameters:
+    ///   - application: The app object whose delegate this is.
     ///   - shortcutItem: The action.
     ///   - completionHandler: Call with whether the action was handled.
     func application(
@@ -338,6 +368,7 @@ public protocol ApplicationDelegate: AnyObject {
     /// Asks the delegate whether to allow extensions of a kind.
     ///
     /// - Parameters:
+    ///   - application: The app object whose delegate this is.
     ///   - extensionPointIdentifier: The kind of extension.
     /// - Returns: Whether to allow it. Default: `true`.
     func application(

@@ -31,6 +31,8 @@ public protocol ApplicationHost: AnyObject {
     /// Called when the app began a background task, before `beginBackgroundTask` returns.
     ///
     /// - Parameters:
+    ///   - application: The app this host drives.
+    ///   - identifier: The task, as `beginBackgroundTask` returned it to the app.
     ///   - name: The name the app gave it.
     func application(
         _ application: Application, didBeginBackgroundTask identifier: BackgroundTaskIdentifier, name: String?)
@@ -51,6 +53,7 @@ public protocol ApplicationHost: AnyObject {
     /// ``ApplicationState/suspended``: the callbacks have returned and every background task ended or expired.
     ///
     /// - Parameters:
+    ///   - application: The app this host drives.
     ///   - previousState: The state before.
     ///   - state: The state after.
     func application(
@@ -60,6 +63,7 @@ public protocol ApplicationHost: AnyObject {
     /// `STOPPING=1` and extend their stop timeout by the deadline.
     ///
     /// - Parameters:
+    ///   - application: The app this host drives.
     ///   - deadline: How long the termination callbacks have.
     func applicationWillTerminate(_ application: Application, deadline: Duration)
 
@@ -76,6 +80,8 @@ public protocol ApplicationHost: AnyObject {
     /// Called after the app handled (or refused) a URL.
     ///
     /// - Parameters:
+    ///   - application: The app this host drives.
+    ///   - url: The URL the app was asked to open.
     ///   - handled: Whether the delegate handled it.
     func application(_ application: Application, didOpen url: URL, handled: Bool)
 

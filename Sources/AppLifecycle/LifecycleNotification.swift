@@ -16,6 +16,7 @@ public struct LifecycleNotification: Sendable, CustomStringConvertible {
     /// Creates a named notification.
     ///
     /// - Parameters:
+    ///   - name: The name: UIKit's raw string for UIKit's notifications, such as `UIApplicationDidBecomeActiveNotification`.
     ///   - object: The posting object.
     ///   - userInfo: The payload.
     public init(name: Notification.Name, object: (any AnyObject & Sendable)? = nil, userInfo: UserInfo = UserInfo()) {

@@ -55,6 +55,7 @@ public final class LifecycleNotificationCenter {
     /// Adds a typed observer called with every message of a type, optionally only from one object.
     ///
     /// - Parameters:
+    ///   - type: The message type; its ``LifecycleMessage/name`` is the notification name it stands for.
     ///   - object: Only messages posted with this object are delivered; `nil` for all.
     ///   - handler: Called on the main actor with each message.
     /// - Returns: A token; the observer is removed when it is cancelled or deinitialised.
@@ -101,6 +102,7 @@ public final class LifecycleNotificationCenter {
     /// name observers of its name and all-name observers in the userInfo form.
     ///
     /// - Parameters:
+    ///   - message: The message; its type decides its name and how its userInfo is encoded.
     ///   - object: The posting object, matched against observers' object filters.
     @inlinable
     public func post<Message: LifecycleMessage>(_ message: Message, object: (any AnyObject & Sendable)? = nil) {
@@ -157,6 +159,7 @@ public final class LifecycleNotificationCenter {
     /// of every message type with this name whose userInfo decodes, in registration order.
     ///
     /// - Parameters:
+    ///   - name: The notification name; typed observers of every message type with this name receive it too.
     ///   - object: The posting object, matched against observers' object filters.
     ///   - userInfo: The payload.
     public func post(
@@ -215,6 +218,7 @@ public final class LifecycleNotificationCenter {
     /// The observer is removed when iteration ends or the sequence is dropped.
     ///
     /// - Parameters:
+    ///   - type: The message type; its ``LifecycleMessage/name`` is the notification name it stands for.
     ///   - object: Only messages posted with this object; `nil` for all.
     ///   - buffering: The buffer's capacity and overflow policy.
     public func messages<Message: LifecycleMessage>(

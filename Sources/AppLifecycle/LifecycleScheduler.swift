@@ -17,6 +17,7 @@ public protocol LifecycleScheduler: AnyObject {
     ///
     /// - Parameters:
     ///   - delay: How long to wait.
+    ///   - action: What to run; not run at all once cancelled.
     /// - Returns: A handle that cancels the action.
     func schedule(after delay: Duration, _ action: @escaping @MainActor () -> Void) -> any ScheduledAction
 

@@ -14,6 +14,7 @@ public struct Rect: Sendable, Hashable, Codable, CustomStringConvertible {
     /// - Parameters:
     ///   - x: The left edge.
     ///   - y: The top edge.
+    ///   - width: The width.
     ///   - height: The height.
     public init(x: Double, y: Double, width: Double, height: Double) {
         self.x = x

@@ -46,6 +46,7 @@ public final class StateRestorationCoder {
     ///
     /// - Parameters:
     ///   - type: The type to decode.
+    ///   - key: The key the value was encoded under.
     /// - Throws: `DecodingError` when the stored value does not decode as `type`.
     public func decodeCodable<Value: Decodable>(_ type: Value.Type, forKey key: String) throws -> Value? {
         guard let value = values[key] else { return nil }

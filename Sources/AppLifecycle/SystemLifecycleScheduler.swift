@@ -19,6 +19,7 @@ public final class SystemLifecycleScheduler: LifecycleScheduler {
     ///
     /// - Parameters:
     ///   - delay: How long to wait.
+    ///   - action: What to run; not run at all once cancelled.
     public func schedule(after delay: Duration, _ action: @escaping @MainActor () -> Void) -> any ScheduledAction {
         let timer = DispatchSource.makeTimerSource(queue: .main)
         timer.schedule(deadline: .now() + delay.timeInterval, leeway: .milliseconds(1))

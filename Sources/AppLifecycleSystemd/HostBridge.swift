@@ -4,7 +4,7 @@ import LifecycledClient
 import Logging
 import SystemdBus
 
-/// Starts the host's sources and delivers their facts, in order, as one stream of ``HostEvent``s.
+/// Starts the host's sources and delivers their facts, in order, as one stream of `HostEvent`s.
 ///
 /// The bridge owns an sd-event loop thread, the kernel sources (the `CLOCK_REALTIME` timerfd,
 /// the `/etc/localtime` watch, PSI or `$MEMORY_PRESSURE_WATCH`, the service watchdog), SIGTERM

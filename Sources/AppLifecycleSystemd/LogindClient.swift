@@ -10,12 +10,12 @@ import SystemdBus
 /// Follows systemd-logind on the system bus and turns what it says into host facts.
 ///
 /// What it reports, through the `sink` given at creation (called on the bus loop thread):
-/// - Manager `PrepareForSleep(b)` → ``AppLifecycle/HostEvent/sleeping(_:)``.
+/// - Manager `PrepareForSleep(b)` → `AppLifecycle/HostEvent/sleeping(_:)`.
 /// - Manager `PrepareForShutdown(b)` and `PrepareForShutdownWithMetadata(b, a{sv})` (systemd 255+)
-///   → one ``AppLifecycle/HostEvent/terminate(_:)`` with ``AppLifecycle/TerminationReason/shutdown``
+///   → one `AppLifecycle/HostEvent/terminate(_:)` with `AppLifecycle/TerminationReason/shutdown`
 ///   per shutdown, whichever of the two signals arrives first; a `false` (shutdown cancelled) re-arms it.
 /// - The app's session: the `Lock`/`Unlock` signals and the `LockedHint` property →
-///   ``AppLifecycle/HostEvent/locked(_:)``; the `Active` property → ``AppLifecycle/HostEvent/sessionActive(_:)``.
+///   `AppLifecycle/HostEvent/locked(_:)`; the `Active` property → `AppLifecycle/HostEvent/sessionActive(_:)`.
 ///   Both are facts: an event is sent only when the fact changes (a `Lock` followed by `LockedHint=true`
 ///   gives one event). When a session is adopted its `LockedHint` and `Active` are read and reported
 ///   (locked first, then active), at start only what differs from "unknown", later only what changed.

@@ -5,8 +5,8 @@ import SystemdBus
 
 /// Follows low-memory-monitor's `LowMemoryWarning(y)` on the system bus.
 ///
-/// Each warning becomes ``AppLifecycle/HostEvent/memoryWarning(_:)`` with the level from
-/// ``AppLifecycle/MemoryWarning/Level/init(lowMemoryMonitorValue:)`` and source `"low-memory-monitor"`;
+/// Each warning becomes `AppLifecycle/HostEvent/memoryWarning(_:)` with the level from
+/// `AppLifecycle/MemoryWarning/Level/init(lowMemoryMonitorValue:)` and source `"low-memory-monitor"`;
 /// level 0 ("no warning any more") is not reported. Only the current owner of
 /// `org.freedesktop.LowMemoryMonitor` is believed, and only with signature `y`. Rate limiting is the
 /// host's job (``MemoryWarningRateLimiter``): every warning is passed on.
@@ -17,7 +17,7 @@ public final class LowMemoryMonitorClient: Sendable {
     public static let path = "/org/freedesktop/LowMemoryMonitor"
     /// `org.freedesktop.LowMemoryMonitor`.
     public static let interface = "org.freedesktop.LowMemoryMonitor"
-    /// The ``AppLifecycle/MemoryWarning/source`` of the warnings: `"low-memory-monitor"`.
+    /// The `AppLifecycle/MemoryWarning/source` of the warnings: `"low-memory-monitor"`.
     public static let source = "low-memory-monitor"
 
     /// The system bus connection the client uses.

@@ -38,8 +38,8 @@ import Synchronization
 /// source, as sd-event disables it.
 ///
 /// Every readiness reports `.memoryWarning(level:source: "memory-pressure-watch")`. The protocol has one
-/// degree of pressure; the level is ``AppLifecycle/MemoryWarning/Level/critical`` when the trigger written is
-/// a `full` line, else ``AppLifecycle/MemoryWarning/Level/low``.
+/// degree of pressure; the level is `AppLifecycle/MemoryWarning/Level/critical` when the trigger written is
+/// a `full` line, else `AppLifecycle/MemoryWarning/Level/low`.
 public final class MemoryPressureWatch: ReadinessSource {
     /// What the environment asks for.
     public enum Configuration: Sendable, Hashable {

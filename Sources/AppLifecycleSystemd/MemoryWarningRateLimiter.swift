@@ -13,7 +13,7 @@ import AppLifecycle
 ///   queued or coalesced: pressure that lasts keeps firing, so the next one after the interval passes.
 ///
 /// Pure logic over a monotonic clock: ``admit(_:at:)`` takes the instant explicitly (tests pass their own),
-/// ``admit(_:)`` reads the injected clock.
+/// `admit(_:)` reads the injected clock.
 public struct MemoryWarningRateLimiter: Sendable {
     /// The minimum time between two delivered warnings of the same or lower severity.
     public var interval: Duration

@@ -15,16 +15,16 @@ import Synchronization
 /// consumes the event, so nothing is read. `POLLERR` means the file went away (its cgroup was removed).
 ///
 /// One object is one trigger line: a `some` trigger (some tasks stalled) reports
-/// ``AppLifecycle/MemoryWarning/Level/low``, a `full` trigger (all non-idle tasks stalled) reports
-/// ``AppLifecycle/MemoryWarning/Level/critical``; the bridge creates both. Unprivileged processes on newer
+/// `AppLifecycle/MemoryWarning/Level/low`, a `full` trigger (all non-idle tasks stalled) reports
+/// `AppLifecycle/MemoryWarning/Level/critical`; the bridge creates both. Unprivileged processes on newer
 /// kernels may only use windows that are multiples of 2 s, hence the 2 s default window; the kernel accepts
 /// windows from 500 ms to 10 s and a threshold no larger than the window.
 public final class PressureStallTrigger: ReadinessSource {
     /// Which PSI line the trigger watches.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
-        /// At least one task stalled on memory: reported as ``AppLifecycle/MemoryWarning/Level/low``.
+        /// At least one task stalled on memory: reported as `AppLifecycle/MemoryWarning/Level/low`.
         case some
-        /// All non-idle tasks stalled on memory at once: reported as ``AppLifecycle/MemoryWarning/Level/critical``.
+        /// All non-idle tasks stalled on memory at once: reported as `AppLifecycle/MemoryWarning/Level/critical`.
         case full
 
         /// The warning level this kind reports.

@@ -6,7 +6,7 @@ import SystemdBus
 /// Follows the desktop's screensaver on the session bus and reports its lock as a host fact.
 ///
 /// `ActiveChanged(b)` of `org.freedesktop.ScreenSaver` (KDE, Xfce, most desktops) and of
-/// `org.gnome.ScreenSaver` (GNOME Shell) become ``AppLifecycle/HostEvent/locked(_:)``. Each signal is
+/// `org.gnome.ScreenSaver` (GNOME Shell) become `AppLifecycle/HostEvent/locked(_:)`. Each signal is
 /// accepted only from the current unique owner of its service's well-known name and with signature `b`;
 /// the path is not checked, since desktops emit on `/ScreenSaver` as well as `/org/freedesktop/ScreenSaver`.
 ///

@@ -60,6 +60,7 @@ public final class SystemdHost: ApplicationHost {
     /// Sends `STATUS=` and releases the sleep lock when the app has quiesced.
     ///
     /// - Parameters:
+    ///   - application: The app this host drives.
     ///   - previousState: The state before.
     ///   - state: The state after.
     public func application(
@@ -74,6 +75,7 @@ public final class SystemdHost: ApplicationHost {
     /// Sends `STOPPING=1` and extends the stop timeout by the deadline.
     ///
     /// - Parameters:
+    ///   - application: The app this host drives.
     ///   - deadline: The callback deadline.
     public func applicationWillTerminate(_ application: Application, deadline: Duration) {
         let microseconds = (deadline + .seconds(1)).saturatingMicroseconds

@@ -19,7 +19,7 @@ import Synchronization
 /// watch is removed if it pointed at another inode), so watching survives replacement.
 ///
 /// De-duplication rule: the watcher keeps a snapshot of the resolved time zone identifier **and** the bytes
-/// of the zone file the path resolves to. It emits ``AppLifecycle/SignificantTimeChange/Reason/timeZone``
+/// of the zone file the path resolves to. It emits `AppLifecycle/SignificantTimeChange/Reason/timeZone`
 /// only when either differs from the last snapshot. Re-linking or rewriting the same zone (same identifier,
 /// same bytes) is not a significant change and emits nothing; a different zone, or the same name with
 /// different rules (a copied file rewritten with new data), always emits. A removed `/etc/localtime` means

@@ -6,8 +6,8 @@ import SystemdBus
 /// Follows systemd-timedated's `Timezone` property and reports real time-zone changes.
 ///
 /// A `PropertiesChanged` of `org.freedesktop.timedate1` carrying a `Timezone` different from the last
-/// known one becomes ``AppLifecycle/HostEvent/significantTimeChange(_:)`` with reason
-/// ``AppLifecycle/SignificantTimeChange/Reason/timeZone`` and the new identifier. The value is read at
+/// known one becomes `AppLifecycle/HostEvent/significantTimeChange(_:)` with reason
+/// `AppLifecycle/SignificantTimeChange/Reason/timeZone` and the new identifier. The value is read at
 /// start, so setting the zone that is already in force reports nothing. An invalidated `Timezone` is read
 /// again. Only the current owner of `org.freedesktop.timedate1` is believed.
 ///

@@ -12,16 +12,16 @@ import Synchronization
 /// instant: the earlier of the next local midnight and the next UTC-offset transition of the time zone
 /// (see ``nextDeadline(after:in:)``). On readiness:
 /// - `read` fails with `ECANCELED`: the clock was set (by `clock_settime`, `date -s`, timedated, an NTP step)
-///   → ``AppLifecycle/SignificantTimeChange/Reason/clockSet``.
+///   → `AppLifecycle/SignificantTimeChange/Reason/clockSet`.
 /// - `read` returns an expiration count: the armed instant arrived →
-///   ``AppLifecycle/SignificantTimeChange/Reason/midnight`` or
-///   ``AppLifecycle/SignificantTimeChange/Reason/daylightSavingTime``, whichever was armed.
+///   `AppLifecycle/SignificantTimeChange/Reason/midnight` or
+///   `AppLifecycle/SignificantTimeChange/Reason/daylightSavingTime`, whichever was armed.
 ///
 /// Either way the timer is re-armed from the current time. A DST change does not cancel a
 /// `CANCEL_ON_SET` timer (the kernel clock does not move, only the local offset does), which is why the
 /// transition must itself be an armed deadline. When a midnight and a transition fall on the same instant
 /// (zones whose DST starts at 00:00, like America/Havana or America/Sao_Paulo before 2019, where that day starts
-/// at 01:00), the deadline reports ``AppLifecycle/SignificantTimeChange/Reason/midnight``: the day rolled over,
+/// at 01:00), the deadline reports `AppLifecycle/SignificantTimeChange/Reason/midnight`: the day rolled over,
 /// which is the fact apps most often key on; the offset change is observable from the same instant.
 /// If the clock is set past an armed deadline, only `.clockSet` is reported (the kernel reports the cancel).
 ///
@@ -32,8 +32,8 @@ public final class WallClockTimer: ReadinessSource {
     public struct Deadline: Sendable, Hashable, CustomStringConvertible {
         /// The instant.
         public var date: Date
-        /// ``AppLifecycle/SignificantTimeChange/Reason/midnight`` or
-        /// ``AppLifecycle/SignificantTimeChange/Reason/daylightSavingTime``.
+        /// `AppLifecycle/SignificantTimeChange/Reason/midnight` or
+        /// `AppLifecycle/SignificantTimeChange/Reason/daylightSavingTime`.
         public var reason: SignificantTimeChange.Reason
 
         /// Creates a deadline.
@@ -138,7 +138,7 @@ public final class WallClockTimer: ReadinessSource {
     ///
     /// - Parameters:
     ///   - revents: The events the loop saw (not needed: the `read` result decides).
-    /// - Returns: One ``AppLifecycle/HostEvent/significantTimeChange(_:)`` carrying the time zone
+    /// - Returns: One `AppLifecycle/HostEvent/significantTimeChange(_:)` carrying the time zone
     ///   identifier, or nothing on a spurious wake-up.
     /// - Throws: ``HostSourceError`` if reading or re-arming fails.
     public func handleReadiness(_ revents: Int16) throws -> [HostEvent] {
@@ -173,7 +173,7 @@ public final class WallClockTimer: ReadinessSource {
     /// The next significant local instant strictly after `now`: the earlier of the next local midnight and the
     /// next UTC-offset transition.
     ///
-    /// When both fall on the same instant the result is a ``AppLifecycle/SignificantTimeChange/Reason/midnight``
+    /// When both fall on the same instant the result is a `AppLifecycle/SignificantTimeChange/Reason/midnight`
     /// deadline (see the type's discussion).
     ///
     /// - Parameters:

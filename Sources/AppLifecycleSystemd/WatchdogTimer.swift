@@ -53,7 +53,7 @@ public final class WatchdogTimer: ReadinessSource {
     /// Creates a timer that sends `WATCHDOG=1` through `notifier` at half its watchdog interval.
     ///
     /// - Parameters:
-    ///   - notifier: The service manager notifier; its ``SystemdBus/ServiceManagerNotifier/watchdogInterval``
+    ///   - notifier: The service manager notifier; its `SystemdBus/ServiceManagerNotifier/watchdogInterval`
     ///     decides the period.
     /// - Returns: `nil` if the watchdog is not enabled for this process.
     /// - Throws: ``HostSourceError`` if the timerfd cannot be created.

@@ -68,7 +68,7 @@ public final class LifecycleRecorder {
     /// Starts recording an app's delegate calls and the notifications it posts.
     ///
     /// - Parameters:
-    ///   - application: The app; the recorder becomes its ``Application/delegateCallTracer``.
+    ///   - application: The app; the recorder becomes its `Application/delegateCallTracer`.
     public init(application: Application) {
         self.application = application
         application.delegateCallTracer = { [weak self] call in self?.trace(call) }

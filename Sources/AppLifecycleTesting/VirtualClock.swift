@@ -3,7 +3,7 @@ import Synchronization
 
 /// A clock that moves only when a test tells it to, and fires due timers in deadline order.
 ///
-/// Use it as the ``LifecycleScheduler`` of an app under test (``VirtualHost`` does): background
+/// Use it as the `LifecycleScheduler` of an app under test (``VirtualHost`` does): background
 /// time, callback deadlines and completion-handler deadlines then expire exactly when
 /// ``advance(by:)`` passes them, on the main actor, whatever the machine is doing. A delegate
 /// can call ``advance(by:)`` from inside a callback to simulate a slow callback: watchdogs due
@@ -34,6 +34,7 @@ public final class VirtualClock: LifecycleScheduler {
     ///
     /// - Parameters:
     ///   - delay: How long to wait (negative values mean now).
+    ///   - action: What to run when the virtual time reaches the deadline; not run at all once cancelled.
     public func schedule(after delay: Duration, _ action: @escaping @MainActor () -> Void) -> any ScheduledAction {
         add(delay, .mainActor(action))
     }

@@ -70,6 +70,7 @@ public final class VirtualHost: ApplicationHost {
     /// Records the state change.
     ///
     /// - Parameters:
+    ///   - application: The app this host drives.
     ///   - previousState: The state before.
     ///   - state: The state after.
     public func application(
@@ -80,6 +81,7 @@ public final class VirtualHost: ApplicationHost {
     /// Records the termination deadline.
     ///
     /// - Parameters:
+    ///   - application: The app this host drives.
     ///   - deadline: The deadline.
     public func applicationWillTerminate(_ application: Application, deadline: Duration) {
         terminationDeadline = deadline
@@ -89,6 +91,8 @@ public final class VirtualHost: ApplicationHost {
     /// Records the URL.
     ///
     /// - Parameters:
+    ///   - application: The app this host drives.
+    ///   - url: The URL the app was asked to open.
     ///   - handled: Whether it was handled.
     public func application(_ application: Application, didOpen url: URL, handled: Bool) {
         openedURLs.append((url, handled))

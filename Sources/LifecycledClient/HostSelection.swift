@@ -6,8 +6,8 @@ import SystemdBus
 /// Which host drives an app: `lifecycled`, the in-process systemd bridge, or whichever fits.
 ///
 /// The same delegate code works both ways: pick the host here and hand it to
-/// ``Application/main(delegate:host:launchOptions:configuration:)``, or let
-/// ``main(delegate:selection:appID:configuration:applicationConfiguration:)`` do all of it.
+/// `Application/main(delegate:host:launchOptions:configuration:)`, or let
+/// `main(delegate:selection:appID:configuration:applicationConfiguration:)` do all of it.
 ///
 /// ``automatic`` chooses `lifecycled` when any of these holds, unless `$LIFECYCLE_USE_DAEMON=0`
 /// forces the bridge:
@@ -18,11 +18,11 @@ import SystemdBus
 ///    (`ListActivatableNames`: its D-Bus service file is installed, so the app's first call starts
 ///    it). The bus is asked once, with a short timeout.
 ///
-/// Otherwise it chooses ``SystemdHost``. The ``Decision`` says which and why, for the logs.
+/// Otherwise it chooses `SystemdHost`. The ``Decision`` says which and why, for the logs.
 public enum HostSelection: String, Sendable, CaseIterable {
     /// Decide from the environment and the session bus.
     case automatic
-    /// Always the in-process bridge (``SystemdHost``).
+    /// Always the in-process bridge (`SystemdHost`).
     case systemd
     /// Always `lifecycled` (``LifecycledHost``).
     case lifecycled

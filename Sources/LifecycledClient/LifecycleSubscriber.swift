@@ -18,7 +18,7 @@ import SystemdBus
 /// - **Async sequence** (``events(bufferingNewest:)``): a bounded buffer that keeps the newest
 ///   events: when a slow consumer lets it fill up, the *oldest* undelivered event is dropped.
 /// - **Typed notifications** (``repost(into:)``): each `Notification` signal is posted, by name
-///   with its userInfo, into a ``LifecycleNotificationCenter`` on the main actor, with a
+///   with its userInfo, into a `LifecycleNotificationCenter` on the main actor, with a
 ///   ``RemoteApplication`` as object; the center's bridging makes typed observers work, so
 ///   `addObserver(for: Application.DidBecomeActiveMessage.self)` sees remote apps become active.
 ///
@@ -103,8 +103,8 @@ public final class LifecycleSubscriber: Sendable {
     /// - Parameters:
     ///   - address: The bus lifecycled is on (default: the session bus).
     ///   - appID: Follow only this app; `nil` for all.
-    /// - Throws: ``BusError`` when the bus cannot be reached or the matches cannot be installed,
-    ///   ``ApplicationError`` for an invalid app id.
+    /// - Throws: `BusError` when the bus cannot be reached or the matches cannot be installed,
+    ///   `ApplicationError` for an invalid app id.
     public static func connect(to address: BusConnection.Address = .session, appID: String? = nil) async throws
         -> LifecycleSubscriber
     {
@@ -126,7 +126,7 @@ public final class LifecycleSubscriber: Sendable {
     /// - Parameters:
     ///   - connection: An open connection to the bus lifecycled is on.
     ///   - appID: Follow only this app; `nil` for all.
-    /// - Throws: ``BusError`` when the matches cannot be installed, ``ApplicationError`` for an invalid app id.
+    /// - Throws: `BusError` when the matches cannot be installed, `ApplicationError` for an invalid app id.
     public convenience init(connection: BusConnection, appID: String? = nil) async throws {
         try await self.init(connection: connection, appID: appID, ownedLoop: nil)
     }
@@ -273,7 +273,7 @@ public final class LifecycleSubscriber: Sendable {
 
     /// Reads every known app and its state (`ListApps`).
     ///
-    /// - Throws: ``BusError`` (for example `ServiceUnknown` when lifecycled is not running).
+    /// - Throws: `BusError` (for example `ServiceUnknown` when lifecycled is not running).
     public func listApps() async throws -> [LifecycledApp] {
         let reply = try await connection.call(
             destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,

@@ -14,6 +14,8 @@ public struct LifecycledApp: Sendable, Hashable, Codable {
     /// Creates an entry.
     ///
     /// - Parameters:
+    ///   - id: The app id, reverse-DNS.
+    ///   - state: The app's state as lifecycled reports it, such as `active` or `suspended`.
     ///   - name: The display name.
     ///   - pid: The process id, or 0.
     public init(id: String, state: String, name: String, pid: UInt32) {

@@ -16,7 +16,7 @@ import SystemdBus
 /// right state; the reply's launch options are kept in ``launchOptions``.
 ///
 /// From then on each `Command` is decoded with ``HostEventBusCodec`` and handed to
-/// ``Application/handle(_:)``, in the order the daemon sent them. The app's state changes go
+/// `Application/handle(_:)`, in the order the daemon sent them. The app's state changes go
 /// to the daemon as `ReportState`, every notification it posts (all names, the app as object)
 /// as `ReportNotification`, and the background tasks it begins and ends as
 /// `BackgroundTaskBegan` / `BackgroundTaskEnded`. Reports are sent one at a time, in order.
@@ -29,18 +29,18 @@ import SystemdBus
 ///
 /// ## Background tasks
 ///
-/// The app's ``ApplicationHost`` hooks report each background task as it begins (with its name)
+/// The app's `ApplicationHost` hooks report each background task as it begins (with its name)
 /// and ends, so the daemon knows at once what keeps the app awake.
 ///
 /// ## Launch options
 ///
 /// The options from `RegisterApp` (or `$LIFECYCLE_LAUNCH_OPTIONS`) are ``hostLaunchOptions``:
-/// ``Application/run(launchOptions:)`` lays them over its own after ``prepare(_:)``.
+/// `Application/run(launchOptions:)` lays them over its own after ``prepare(_:)``.
 @MainActor
 public final class LifecycledHost: ApplicationHost {
     /// Where and how the host reaches the daemon.
     public struct Configuration: Sendable {
-        /// The app id; `nil` uses `$LIFECYCLE_APP_ID`, else the app's ``Application/Configuration/applicationIdentifier``.
+        /// The app id; `nil` uses `$LIFECYCLE_APP_ID`, else the app's `Application/Configuration/applicationIdentifier`.
         public var appID: String?
         /// The bus the daemon is on (default: the session bus).
         public var busAddress: BusConnection.Address
@@ -167,7 +167,7 @@ public final class LifecycledHost: ApplicationHost {
     ///
     /// Returns when the registration was answered (or failed: the app then runs on its
     /// defaults and registers when the daemon appears). Calling it again does nothing, so a
-    /// caller may prepare before ``Application/run(launchOptions:)`` to get the launch options.
+    /// caller may prepare before `Application/run(launchOptions:)` to get the launch options.
     public func prepare(_ application: Application) async {
         guard !prepared else { return }
         prepared = true
@@ -268,6 +268,7 @@ public final class LifecycledHost: ApplicationHost {
     /// Reports the new state (after the background tasks that changed with it).
     ///
     /// - Parameters:
+    ///   - application: The app this host drives.
     ///   - previousState: The state before.
     ///   - state: The state after.
     public func application(
@@ -480,6 +481,8 @@ public final class LifecycledHost: ApplicationHost {
     /// Reports a background task the app began, with its name.
     ///
     /// - Parameters:
+    ///   - application: The app this host drives.
+    ///   - identifier: The task, as `beginBackgroundTask` returned it to the app.
     ///   - name: Its name.
     public func application(
         _ application: Application, didBeginBackgroundTask identifier: BackgroundTaskIdentifier, name: String?

@@ -175,7 +175,7 @@ public enum LifecycledProtocol {
     ///
     /// - Parameters:
     ///   - userInfo: A notification's or command's payload.
-    /// - Throws: ``ApplicationError`` with code `invalidInput` naming the limit or the key.
+    /// - Throws: `ApplicationError` with code `invalidInput` naming the limit or the key.
     public static func validate(_ userInfo: UserInfo) throws {
         guard userInfo.nestingDepth <= Limits.userInfoDepth else {
             throw ApplicationError(.invalidInput, "userInfo nested deeper than \(Limits.userInfoDepth)")

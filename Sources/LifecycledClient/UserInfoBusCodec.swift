@@ -2,7 +2,7 @@ import AppLifecycle
 import Foundation
 import SystemdBus
 
-/// Converts between notification payloads (``UserInfo``, ``UserInfoValue``) and D-Bus values.
+/// Converts between notification payloads (`UserInfo`, `UserInfoValue`) and D-Bus values.
 ///
 /// A userInfo travels as `a{sv}`. Each value maps to the natural D-Bus type:
 ///
@@ -22,12 +22,12 @@ import SystemdBus
 /// every integer type reads as `int` (a `t` above `Int64.max` is refused), `o` and `g` read as
 /// strings, any `a{s…}` as a dictionary, any other array as an array, and any other struct as an
 /// array of its fields. File descriptors, non-string dictionary keys and values nested deeper than
-/// ``maximumDepth`` are refused with ``ApplicationError/Code/invalidInput``, never a crash.
+/// ``maximumDepth`` are refused with `ApplicationError/Code/invalidInput`, never a crash.
 public enum UserInfoBusCodec {
     /// The deepest nesting accepted when decoding (arrays and dictionaries).
     public static let maximumDepth = 16
 
-    /// The size of a userInfo's D-Bus form (`a{sv}`, as ``encode(_:)`` builds it), in bytes, without
+    /// The size of a userInfo's D-Bus form (`a{sv}`, as `encode(_:)` builds it), in bytes, without
     /// alignment padding: what the limits measure, since it is what is sent.
     ///
     /// - Parameters:
@@ -75,7 +75,7 @@ public enum UserInfoBusCodec {
     ///
     /// - Parameters:
     ///   - value: The D-Bus value.
-    /// - Throws: ``ApplicationError`` with code `invalidInput` when it is not a string-keyed
+    /// - Throws: `ApplicationError` with code `invalidInput` when it is not a string-keyed
     ///   dictionary or holds a value that cannot be a userInfo value.
     public static func decodeUserInfo(_ value: BusValue) throws -> UserInfo {
         guard case .dictionary(let values) = try decode(value, depth: 0) else {
@@ -88,7 +88,7 @@ public enum UserInfoBusCodec {
     ///
     /// - Parameters:
     ///   - value: The D-Bus value.
-    /// - Throws: ``ApplicationError`` with code `invalidInput`.
+    /// - Throws: `ApplicationError` with code `invalidInput`.
     public static func decode(_ value: BusValue) throws -> UserInfoValue {
         try decode(value, depth: 0)
     }

@@ -26,6 +26,7 @@ extension BusConnection {
     /// - Parameters:
     ///   - destination: The service's bus name.
     ///   - path: The object path.
+    ///   - interface: The interface the property belongs to.
     /// - Returns: Property names to values, unwrapped from their variants.
     /// - Throws: ``BusError`` on failure.
     public func getAllProperties(destination: String, path: String, interface: String) async throws -> [String:
@@ -45,6 +46,7 @@ extension BusConnection {
     /// - Parameters:
     ///   - destination: The service's bus name.
     ///   - path: The object path.
+    ///   - interface: The interface the property belongs to.
     ///   - name: The property name.
     ///   - value: The new value (wrapped in a variant for you).
     /// - Throws: ``BusError``, for example `PropertyReadOnly`.

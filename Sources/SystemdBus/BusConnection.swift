@@ -401,8 +401,8 @@ public final class BusConnection: Sendable {
     ///   - member: The signal name.
     ///   - arguments: The signal's arguments.
     ///   - destination: A unique or well-known name for a unicast signal, or `nil` to broadcast.
-    /// - Throws: ``BusError/notConnected`` when the connection is already closed,
-    ///   ``BusError/loopShutDown`` when its loop has stopped.
+    /// - Throws: `BusError/notConnected` when the connection is already closed,
+    ///   `BusError/loopShutDown` when its loop has stopped.
     public func emitSignal(
         path: String, interface: String, member: String, arguments: [BusValue] = [], destination: String? = nil
     ) throws {

@@ -11,6 +11,7 @@ public struct BusDictionaryEntry: Sendable, Equatable {
     ///
     /// - Parameters:
     ///   - key: The key, of a basic type.
+    ///   - value: The entry's value.
     public init(key: BusValue, value: BusValue) {
         self.key = key
         self.value = value

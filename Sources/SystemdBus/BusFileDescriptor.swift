@@ -20,7 +20,7 @@ public final class BusFileDescriptor: Sendable, CustomStringConvertible {
     /// Takes ownership of a raw file descriptor.
     ///
     /// - Parameters:
-    ///   - owning: An open fd that now belongs to this object (it will close it).
+    ///   - fd: An open fd that now belongs to this object (it will close it).
     public init(owning fd: Int32) {
         state = Mutex(fd >= 0 ? fd : nil)
     }
@@ -28,7 +28,7 @@ public final class BusFileDescriptor: Sendable, CustomStringConvertible {
     /// Duplicates a file descriptor that someone else keeps owning.
     ///
     /// - Parameters:
-    ///   - duplicating: An open fd; it is duplicated with `F_DUPFD_CLOEXEC`, the original stays yours.
+    ///   - fd: An open fd; it is duplicated with `F_DUPFD_CLOEXEC`, the original stays yours.
     /// - Throws: ``BusError`` if `fcntl` fails (for example `EBADF`, `EMFILE`).
     public convenience init(duplicating fd: Int32) throws(BusError) {
         let copy = fcntl(fd, F_DUPFD_CLOEXEC, 3)

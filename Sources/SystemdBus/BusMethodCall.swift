@@ -35,7 +35,9 @@ public struct BusMethodCall: Sendable {
     ///   - sender: The caller's unique name.
     ///   - credentials: The caller's credentials.
     ///   - path: The object path.
+    ///   - interface: The interface the method belongs to, or `nil`.
     ///   - member: The method name.
+    ///   - arguments: The call's arguments, in signature order.
     public init(
         sender: String?, credentials: BusCredentials?, path: String, interface: String, member: String,
         arguments: [BusValue]

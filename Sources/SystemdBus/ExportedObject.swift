@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// Holds the current property values: change them with ``setProperty(_:_:)``, which emits
 /// `PropertiesChanged` as the property declares. Emit the interface's signals with
-/// ``emitSignal(_:arguments:)``. Call ``unexport()`` to remove the object from the bus; it
+/// ``emitSignal(_:arguments:destination:)``. Call ``unexport()`` to remove the object from the bus; it
 /// is also removed when the connection closes.
 public final class ExportedObject: Sendable {
     /// The object path.

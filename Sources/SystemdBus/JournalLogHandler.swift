@@ -15,7 +15,7 @@ import Logging
 /// it speaks the same native protocol to another datagram socket: a journal in a container, or a
 /// stand-in journald in a test.
 ///
-/// Use ``bootstrap(identifier:environment:)`` at the start of a program: it picks this handler
+/// Use ``bootstrap(identifier:logLevel:metadata:environment:)`` at the start of a program: it picks this handler
 /// when the program runs under systemd with its output going to the journal, and a standard-error
 /// stream otherwise.
 public struct JournalLogHandler: LogHandler {

@@ -16,6 +16,7 @@ public enum MatchRule {
     /// - Parameters:
     ///   - sender: The sender (unique or well-known name).
     ///   - path: The object path.
+    ///   - interface: Only signals of this interface; `nil` for any.
     ///   - member: The signal name.
     ///   - arg0: The required value of the first string argument.
     public static func build(

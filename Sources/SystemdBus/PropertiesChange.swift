@@ -16,6 +16,7 @@ public struct PropertiesChange: Sendable, CustomStringConvertible {
     /// - Parameters:
     ///   - sender: The sender's unique name.
     ///   - path: The object path.
+    ///   - interface: The interface whose properties changed.
     ///   - changed: The new values.
     ///   - invalidated: The names of invalidated properties.
     public init(sender: String, path: String, interface: String, changed: [String: BusValue], invalidated: [String]) {

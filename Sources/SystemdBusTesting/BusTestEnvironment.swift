@@ -2,7 +2,7 @@ import SystemdBus
 
 /// A private bus daemon, an event loop and one connection to the daemon: the set-up of most D-Bus tests.
 ///
-/// ``with(loopName:description:_:)`` tears all three down when the body returns or throws (the
+/// ``with(loopName:description:serviceDirectory:_:)`` tears all three down when the body returns or throws (the
 /// connection closed, the loop joined, the daemon killed by its own pid), so a failing test
 /// leaves nothing running.
 public struct BusTestEnvironment: Sendable {

@@ -139,6 +139,7 @@ public final class PrivateBus: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - executable: The absolute path of the tool.
+    ///   - arguments: The arguments, without the executable.
     /// - Returns: The exit code (128+signal if killed) and the standard output.
     /// - Throws: ``FixtureError`` if the tool cannot be started.
     public static func runCommand(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String)

@@ -115,6 +115,7 @@ extension Application {
         /// Creates the message.
         ///
         /// - Parameters:
+        ///   - activity: The activity the delegate was asked to continue.
         ///   - result: The delegate's answer.
         public init(activity: UserActivity, result: Bool) {
             self.activity = activity

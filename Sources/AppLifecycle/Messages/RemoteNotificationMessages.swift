@@ -91,6 +91,7 @@ extension Application {
         ///
         /// - Parameters:
         ///   - identifier: The action's identifier.
+        ///   - payload: The remote notification's payload the action was chosen on.
         public init(identifier: String?, payload: UserInfo) {
             self.identifier = identifier
             self.payload = payload
@@ -141,6 +142,7 @@ extension Application {
         ///
         /// - Parameters:
         ///   - identifier: The action's identifier.
+        ///   - notification: The local notification the action was chosen on.
         public init(identifier: String?, notification: LocalNotification) {
             self.identifier = identifier
             self.notification = notification

@@ -23,6 +23,8 @@ extension Application {
         /// Creates the message.
         ///
         /// - Parameters:
+        ///   - url: The URL the delegate was asked to open.
+        ///   - options: Who asked to open it, and what they sent along.
         ///   - handled: Whether the delegate handled it.
         public init(url: URL, options: OpenURLOptions, handled: Bool) {
             self.url = url
