@@ -15,9 +15,11 @@ let package = Package(
         .library(name: "SystemdBusTesting", targets: ["SystemdBusTesting"]),
         .library(name: "LifecycledClient", targets: ["LifecycledClient"]),
         .library(name: "AppLifecycleSystemd", targets: ["AppLifecycleSystemd"]),
+        .library(name: "AppLifecycleService", targets: ["AppLifecycleService"]),
         .executable(name: "lifecycle-example", targets: ["LifecycleExample"]),
         .executable(name: "counter-app", targets: ["CounterApp"]),
         .executable(name: "lifecycle-bench", targets: ["LifecycleBench"]),
+        .executable(name: "bare-swift-process", targets: ["BareSwiftProcess"]),
         .executable(name: "lifecycled", targets: ["lifecycled"]),
         .executable(name: "lifecyclectl", targets: ["lifecyclectl"]),
     ],
@@ -48,9 +50,13 @@ let package = Package(
         .target(
             name: "AppLifecycleSystemd",
             dependencies: [
-                "AppLifecycle", "SystemdBus", "LifecycledClient", "CLinuxSupport", logging, serviceLifecycle,
+                "AppLifecycle", "SystemdBus", "LifecycledClient", "CLinuxSupport", logging,
             ]
         ),
+        // An app as a swift-service-lifecycle Service. A module of its own so that lifecycled, which
+        // links the host bridge, does not carry ServiceLifecycle and swift-async-algorithms (2 MiB of
+        // idle RSS, measured).
+        .target(name: "AppLifecycleService", dependencies: ["AppLifecycle", serviceLifecycle]),
         .executableTarget(
             name: "LifecycleExample",
             dependencies: [
@@ -83,6 +89,8 @@ let package = Package(
             dependencies: ["AppLifecycle", "SystemdBus", "LifecycledClient", "CommandLineSupport", argumentParser]
         ),
         .target(name: "CAllocationCounter", path: "Benchmarks/CAllocationCounter"),
+        // The idle benchmark's reference process: FoundationEssentials and nothing else.
+        .executableTarget(name: "BareSwiftProcess", path: "Benchmarks/BareSwiftProcess"),
         .executableTarget(
             name: "LifecycleBench",
             dependencies: [
@@ -113,7 +121,13 @@ let package = Package(
             name: "AppLifecycleSystemdTests",
             dependencies: [
                 "AppLifecycleSystemd", "LifecycledClient", "AppLifecycle", "AppLifecycleTesting", "SystemdBusTesting",
-                "LifecycledTestSupport", serviceLifecycle, unixSignals,
+                "LifecycledTestSupport", unixSignals,
+            ]
+        ),
+        .testTarget(
+            name: "AppLifecycleServiceTests",
+            dependencies: [
+                "AppLifecycleService", "AppLifecycleSystemd", "AppLifecycle", "AppLifecycleTesting", serviceLifecycle,
             ]
         ),
         .testTarget(

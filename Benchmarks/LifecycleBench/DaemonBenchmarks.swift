@@ -36,8 +36,12 @@ struct DaemonRig {
         return FileManager.default.isExecutableFile(atPath: path) ? path : nil
     }
 
-    static func start() async throws -> DaemonRig {
-        guard let lifecycled = lifecycledPath() else {
+    /// Starts lifecycled on a private bus and connects to it.
+    ///
+    /// - Parameters:
+    ///   - executable: The lifecycled to run; `nil` for the one built next to lifecycle-bench.
+    static func start(executable: String? = nil) async throws -> DaemonRig {
+        guard let lifecycled = executable ?? lifecycledPath() else {
             throw ValidationError("lifecycled is not built next to lifecycle-bench (make bench builds both)")
         }
         let bus = try PrivateBus()
@@ -335,10 +339,30 @@ struct IdleBenchmark: AsyncParsableCommand {
 
     @Option(help: "Idle seconds to measure.") var seconds = 60
     @Flag(help: "One JSON object per line.") var json = false
+    @Option(
+        help:
+            "The lifecycled to measure (default: the one next to lifecycle-bench; make bench passes the shipped build)."
+    )
+    var lifecycled: String?
+    @Option(help: "The reference process, built with the same flags (default: bare-swift-process next to lifecycled).")
+    var bare: String?
 
     func run() async throws {
-        let rig = try await DaemonRig.start()
+        let rig = try await DaemonRig.start(executable: lifecycled)
         defer { rig.stop() }
+        // The reference: a Swift process with FoundationEssentials alone, measured in the same run.
+        let barePath =
+            bare
+            ?? URL(fileURLWithPath: lifecycled ?? DaemonRig.lifecycledPath() ?? ownExecutable())
+            .deletingLastPathComponent().appendingPathComponent("bare-swift-process").path
+        guard FileManager.default.isExecutableFile(atPath: barePath) else {
+            throw ValidationError("\(barePath) is not built (make bench builds it)")
+        }
+        let reference = try ChildProcess.spawn(barePath, [], stdout: .pipe)
+        defer { reference.terminateAndWait() }
+        guard reference.readLine()?.hasPrefix("ready") == true else {
+            throw ValidationError("bare-swift-process did not start")
+        }
         try await Task.sleep(for: .seconds(1))  // let start-up settle before the idle window
         let before = try ProcessSample(pid: rig.daemon.pid)
         try await Task.sleep(for: .seconds(seconds))
@@ -347,16 +371,22 @@ struct IdleBenchmark: AsyncParsableCommand {
         let wakeups = after.contextSwitches - before.contextSwitches
         let rssMiB = Double(after.rssKiB) / 1024
         let (privateMiB, pssMiB) = Self.rollup(pid: rig.daemon.pid)
+        let bareRSSMiB = Double(try ProcessSample(pid: reference.pid).rssKiB) / 1024
+        let (_, barePSSMiB) = Self.rollup(pid: reference.pid)
         if json {
             print(
                 Measurement.jsonLine([
                     "benchmark": "idle", "seconds": seconds, "cpu_ms": cpu, "context_switches": wakeups,
                     "rss_mib": rssMiB, "private_mib": privateMiB, "pss_mib": pssMiB, "target_rss_mib": 16,
+                    "bare_rss_mib": bareRSSMiB, "bare_pss_mib": barePSSMiB, "rss_ratio": rssMiB / bareRSSMiB,
                 ]))
         } else {
             print("lifecycled idle for \(seconds) s: CPU \(Measurement.format(cpu, 1)) ms, \(wakeups) context switches")
             print(
                 "  RSS \(Measurement.format(rssMiB, 1)) MiB (target < 16 MiB), of which private \(Measurement.format(privateMiB, 1)) MiB; PSS \(Measurement.format(pssMiB, 1)) MiB"
+            )
+            print(
+                "  a bare Swift process (FoundationEssentials, same build flags): RSS \(Measurement.format(bareRSSMiB, 1)) MiB, PSS \(Measurement.format(barePSSMiB, 1)) MiB; lifecycled/bare RSS \(Measurement.format(rssMiB / bareRSSMiB, 2))"
             )
         }
     }

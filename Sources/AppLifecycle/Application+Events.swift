@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension Application {
     /// Handles one host event (on the work queue).

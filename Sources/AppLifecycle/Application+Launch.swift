@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension Application {
     /// The launch sequence (see ``launch(options:)``).

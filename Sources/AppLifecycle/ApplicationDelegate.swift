@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The methods an app implements to respond to the events of its life cycle.
 ///

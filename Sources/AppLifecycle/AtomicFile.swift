@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// Writes files the project owns atomically: temporary file, fsync, rename, fsync of the directory.

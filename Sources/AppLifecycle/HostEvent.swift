@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A fact about the host that drives the app's lifecycle.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Why and how the app was launched: the launch-options dictionary of
 /// `application(_:willFinishLaunchingWithOptions:)` and `application(_:didFinishLaunchingWithOptions:)`.

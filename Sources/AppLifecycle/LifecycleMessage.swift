@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A typed notification: a payload type with a named form.
 ///
@@ -10,7 +10,7 @@ import Foundation
 /// userInfo decodes (``init(userInfo:)``) reaches typed observers.
 public protocol LifecycleMessage: Sendable {
     /// The name of the message's named form.
-    static var name: Notification.Name { get }
+    static var name: LifecycleNotification.Name { get }
 
     /// The message's payload in its named form.
     var userInfo: UserInfo { get }

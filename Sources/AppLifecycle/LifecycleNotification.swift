@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A named notification: a name, an optional sender object and a userInfo.
 ///
@@ -7,7 +7,7 @@ import Foundation
 /// is a ``UserInfo`` value and its object, when present, is a `Sendable` class instance.
 public struct LifecycleNotification: Sendable, CustomStringConvertible {
     /// The notification's name (for lifecycle notifications, UIKit's raw string).
-    public var name: Notification.Name
+    public var name: LifecycleNotification.Name
     /// The object that posted it, if any.
     public var object: (any AnyObject & Sendable)?
     /// The payload.
@@ -19,7 +19,9 @@ public struct LifecycleNotification: Sendable, CustomStringConvertible {
     ///   - name: The name: UIKit's raw string for UIKit's notifications, such as `UIApplicationDidBecomeActiveNotification`.
     ///   - object: The posting object.
     ///   - userInfo: The payload.
-    public init(name: Notification.Name, object: (any AnyObject & Sendable)? = nil, userInfo: UserInfo = UserInfo()) {
+    public init(
+        name: LifecycleNotification.Name, object: (any AnyObject & Sendable)? = nil, userInfo: UserInfo = UserInfo()
+    ) {
         self.name = name
         self.object = object
         self.userInfo = userInfo

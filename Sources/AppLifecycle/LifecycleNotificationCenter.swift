@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// Delivers typed and named lifecycle notifications to observers, in registration order.
@@ -79,7 +79,7 @@ public final class LifecycleNotificationCenter {
     ///   - handler: Called on the main actor with each notification.
     /// - Returns: A token; the observer is removed when it is cancelled or deinitialised.
     public func addObserver(
-        forName name: Notification.Name?, object: (any AnyObject)? = nil,
+        forName name: LifecycleNotification.Name?, object: (any AnyObject)? = nil,
         using handler: @escaping @MainActor (LifecycleNotification) -> Void
     ) -> NotificationObservation {
         let list: NamedObserverList
@@ -163,7 +163,7 @@ public final class LifecycleNotificationCenter {
     ///   - object: The posting object, matched against observers' object filters.
     ///   - userInfo: The payload.
     public func post(
-        name: Notification.Name, object: (any AnyObject & Sendable)? = nil, userInfo: UserInfo = UserInfo()
+        name: LifecycleNotification.Name, object: (any AnyObject & Sendable)? = nil, userInfo: UserInfo = UserInfo()
     ) {
         post(LifecycleNotification(name: name, object: object, userInfo: userInfo))
     }
@@ -247,7 +247,7 @@ public final class LifecycleNotificationCenter {
     ///   - object: Only notifications posted with this object; `nil` for all.
     ///   - buffering: The buffer's capacity and overflow policy.
     public func notifications(
-        named name: Notification.Name?, object: (any AnyObject)? = nil,
+        named name: LifecycleNotification.Name?, object: (any AnyObject)? = nil,
         buffering: NotificationBufferingPolicy = .default
     ) -> NotificationSequence<LifecycleNotification> {
         let (stream, continuation) = AsyncStream<LifecycleNotification>.makeStream(
@@ -273,7 +273,7 @@ public final class LifecycleNotificationCenter {
     ///
     /// - Parameters:
     ///   - name: The name, or `nil`.
-    public func observerCount(forName name: Notification.Name?) -> Int {
+    public func observerCount(forName name: LifecycleNotification.Name?) -> Int {
         let list = name.map { namedLists[$0.rawValue] } ?? allNames
         return list?.observers.count { $0.isActive } ?? 0
     }

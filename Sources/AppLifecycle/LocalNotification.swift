@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A notification the app scheduled for itself, delivered by the host at its fire date.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A memory warning and its severity.
 public struct MemoryWarning: Sendable, Hashable, Codable {

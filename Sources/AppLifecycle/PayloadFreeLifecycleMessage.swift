@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A typed notification that carries no payload: its userInfo is empty and any userInfo decodes.
 public protocol PayloadFreeLifecycleMessage: LifecycleMessage {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// A host with no event sources: the app launches, becomes active, and runs until something

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
     import Glibc
@@ -58,7 +58,7 @@ public struct RestorationArchive: Sendable, Hashable, Codable {
         if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") {
             base = xdg
         } else {
-            base = (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state"
+            base = (environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path) + "/.local/state"
         }
         return URL(fileURLWithPath: base, isDirectory: true).appendingPathComponent(
             applicationIdentifier, isDirectory: true)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A significant change in the time, and why it happened.
 public struct SignificantTimeChange: Sendable, Hashable, Codable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The keyed archive the state-preservation callbacks write into and read from.
 ///

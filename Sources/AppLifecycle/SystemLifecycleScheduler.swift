@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// The real scheduler: `CLOCK_MONOTONIC` time, main-actor timers, and watchdogs on a dispatch queue.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Why the host asks the app to terminate.
 public enum TerminationReason: String, Sendable, Hashable, Codable, CaseIterable {

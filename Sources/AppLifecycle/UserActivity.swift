@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// An activity that can be continued on another device or by another app.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The userInfo of a named notification: string keys to property-list values plus null.
 ///

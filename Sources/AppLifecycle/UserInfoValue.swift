@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One property-list value, or null: the values a notification's userInfo may hold.
 ///

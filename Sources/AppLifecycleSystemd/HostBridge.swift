@@ -1,5 +1,5 @@
 import AppLifecycle
-import Foundation
+import FoundationEssentials
 import LifecycledClient
 import Logging
 import SystemdBus
@@ -313,7 +313,7 @@ public final class HostBridge {
                 return nil
             }
             lastTimeZone = zone
-            if let timeZone = TimeZone(identifier: zone) { try? wallClock?.updateTimeZone(timeZone) }
+            try? wallClock?.localTimeZoneChanged()
             return event
         default:
             return event

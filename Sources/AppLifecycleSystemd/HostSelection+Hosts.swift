@@ -1,5 +1,6 @@
 import AppLifecycle
-import Foundation
+import FoundationEssentials
+import Glibc
 import LifecycledClient
 import Logging
 

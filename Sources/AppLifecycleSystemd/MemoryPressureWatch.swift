@@ -1,5 +1,5 @@
 import AppLifecycle
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)

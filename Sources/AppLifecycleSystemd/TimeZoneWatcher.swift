@@ -1,5 +1,5 @@
 import AppLifecycle
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)
@@ -181,7 +181,8 @@ public final class TimeZoneWatcher: ReadinessSource {
     ///   - linkTarget: The symlink's target as `readlink` returns it.
     /// - Returns: The identifier (`"Europe/Berlin"`), or `nil` if the target is not under a `zoneinfo` directory.
     public static func identifier(forLinkTarget linkTarget: String) -> String? {
-        guard let range = linkTarget.range(of: "zoneinfo/", options: .backwards) else { return nil }
+        // The last "zoneinfo/" in the path (Swift's own String API: no Foundation).
+        guard let range = linkTarget.ranges(of: "zoneinfo/").last else { return nil }
         let identifier = String(linkTarget[range.upperBound...])
         guard !identifier.isEmpty, !identifier.hasPrefix("/"), !identifier.split(separator: "/").contains("..") else {
             return nil
@@ -215,7 +216,13 @@ public final class TimeZoneWatcher: ReadinessSource {
             if let identifier = identifier(forLinkTarget: tz) { return identifier }
             if !tz.isEmpty { return tz }
         }
-        return TimeZone.current.identifier
+        // Debian's /etc/timezone names the zone when /etc/localtime is a copy, not a link.
+        if let text = KernelInterfaces.readFile("/etc/timezone"),
+            let name = String(decoding: text, as: UTF8.self).split(whereSeparator: \.isWhitespace).first
+        {
+            return String(name)
+        }
+        return "localtime"
     }
 
     private static func readLink(_ path: String) -> String? {

@@ -1,5 +1,5 @@
 import AppLifecycle
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)
@@ -10,7 +10,8 @@ import Synchronization
 ///
 /// The timer is armed with `TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET` at the next significant local
 /// instant: the earlier of the next local midnight and the next UTC-offset transition of the time zone
-/// (see ``nextDeadline(after:in:)``). On readiness:
+/// (see ``nextDeadline(after:in:)``), computed from ``UTCOffsetRules``: by default ``SystemLocalTime``,
+/// the process's zone as glibc reads it from the system's time-zone database (no ICU). On readiness:
 /// - `read` fails with `ECANCELED`: the clock was set (by `clock_settime`, `date -s`, timedated, an NTP step)
 ///   → `AppLifecycle/SignificantTimeChange/Reason/clockSet`.
 /// - `read` returns an expiration count: the armed instant arrived →
@@ -25,8 +26,8 @@ import Synchronization
 /// which is the fact apps most often key on; the offset change is observable from the same instant.
 /// If the clock is set past an armed deadline, only `.clockSet` is reported (the kernel reports the cancel).
 ///
-/// The bridge must call ``updateTimeZone(_:)`` when the system time zone changes (``TimeZoneWatcher``), so
-/// the next midnight and transition are computed in the new zone.
+/// The bridge calls ``localTimeZoneChanged()`` when the system time zone changes (``TimeZoneWatcher``,
+/// timedated), so the next midnight and transition are computed in the new zone.
 public final class WallClockTimer: ReadinessSource {
     /// An instant the timer is armed for, and what its arrival means.
     public struct Deadline: Sendable, Hashable, CustomStringConvertible {
@@ -52,7 +53,7 @@ public final class WallClockTimer: ReadinessSource {
 
     private struct State {
         var fd: Int32
-        var timeZone: TimeZone
+        var timeZone: any UTCOffsetRules
         var armed: Deadline?
     }
 
@@ -69,10 +70,12 @@ public final class WallClockTimer: ReadinessSource {
     /// pass a fixed `now` to get a deadline that is already past (the timer then expires at once).
     ///
     /// - Parameters:
-    ///   - timeZone: The local time zone to compute midnight and transitions in.
+    ///   - timeZone: The local time zone to compute midnight and transitions in (default: the process's).
     ///   - now: The current time; `Date()` by default.
     /// - Throws: ``HostSourceError`` if the timerfd cannot be created or armed.
-    public init(timeZone: TimeZone = .current, now: @escaping @Sendable () -> Date = { Date() }) throws {
+    public init(
+        timeZone: any UTCOffsetRules = SystemLocalTime(), now: @escaping @Sendable () -> Date = { Date() }
+    ) throws {
         let fd = KernelInterfaces.timerCreate(clock: CLOCK_REALTIME)
         guard fd >= 0 else {
             throw HostSourceError(errno: errno, source: "timerfd", message: "timerfd_create(CLOCK_REALTIME)")
@@ -95,7 +98,7 @@ public final class WallClockTimer: ReadinessSource {
     public var fileDescriptor: Int32 { state.withLock { $0.fd } }
 
     /// The time zone the deadlines are computed in.
-    public var timeZone: TimeZone { state.withLock { $0.timeZone } }
+    public var timeZone: any UTCOffsetRules { state.withLock { $0.timeZone } }
 
     /// The deadline the timer is armed for now.
     public var armedDeadline: Deadline? { state.withLock { $0.armed } }
@@ -105,9 +108,17 @@ public final class WallClockTimer: ReadinessSource {
     /// - Parameters:
     ///   - timeZone: The new local time zone.
     /// - Throws: ``HostSourceError`` if re-arming fails.
-    public func updateTimeZone(_ timeZone: TimeZone) throws {
+    public func updateTimeZone(_ timeZone: any UTCOffsetRules) throws {
         state.withLock { $0.timeZone = timeZone }
         try rearm()
+    }
+
+    /// Reads the process's zone again (``SystemLocalTime/reload(localtimePath:environment:)``) and re-arms
+    /// for it: the system zone changed.
+    ///
+    /// - Throws: ``HostSourceError`` if re-arming fails.
+    public func localTimeZoneChanged() throws {
+        try updateTimeZone(SystemLocalTime.reload())
     }
 
     /// Re-computes the next deadline from the current time and arms the timer for it.
@@ -180,7 +191,7 @@ public final class WallClockTimer: ReadinessSource {
     ///   - now: The current instant.
     ///   - timeZone: The local time zone.
     /// - Returns: The deadline to arm.
-    public static func nextDeadline(after now: Date, in timeZone: TimeZone) -> Deadline {
+    public static func nextDeadline(after now: Date, in timeZone: any UTCOffsetRules) -> Deadline {
         let midnight = nextLocalMidnight(after: now, in: timeZone)
         if let transition = nextOffsetTransition(after: now, in: timeZone), transition < midnight {
             return Deadline(date: transition, reason: .daylightSavingTime)
@@ -198,40 +209,73 @@ public final class WallClockTimer: ReadinessSource {
     ///   - now: The current instant.
     ///   - timeZone: The local time zone.
     /// - Returns: An instant strictly after `now`.
-    public static func nextLocalMidnight(after now: Date, in timeZone: TimeZone) -> Date {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        if let end = calendar.dateInterval(of: .day, for: now)?.end, end > now {
-            return end
+    public static func nextLocalMidnight(after now: Date, in timeZone: any UTCOffsetRules) -> Date {
+        let start = Int(now.timeIntervalSince1970.rounded(.down))
+        func day(_ instant: Int) -> Int {
+            (instant + timeZone.utcOffset(at: instant)).floorDivided(by: secondsPerDay)
         }
-        // Foundation could not compute the day (cannot happen for a valid zone): fall back to arithmetic on
-        // the current offset, which is exact except on a transition day.
-        let offset = Double(timeZone.secondsFromGMT(for: now))
-        let local = now.timeIntervalSince1970 + offset
-        let nextLocalDay = (local / 86_400).rounded(.down) * 86_400 + 86_400
-        return Date(timeIntervalSince1970: nextLocalDay - offset)
+        let today = day(start)
+        var cursor = start
+        var candidate = (today + 1) * secondsPerDay - timeZone.utcOffset(at: cursor)
+        // Each round either finds the midnight or moves past one offset change before it.
+        for _ in 0..<8 {
+            candidate = (today + 1) * secondsPerDay - timeZone.utcOffset(at: cursor)
+            guard let transition = nextOffsetChange(after: cursor, until: candidate, in: timeZone) else { break }
+            // The offset changes at or before the midnight the current offset predicts: a jump over
+            // midnight makes the transition itself the day's first instant; otherwise predict again.
+            if day(transition) > today { return Date(timeIntervalSince1970: Double(transition)) }
+            cursor = transition
+        }
+        return Date(timeIntervalSince1970: Double(candidate))
     }
 
     /// The next instant strictly after `now` at which the UTC offset of `timeZone` changes.
     ///
     /// Transitions in the time zone database that change only the abbreviation or the DST flag but not the
-    /// total offset are skipped: the local clock does not move, so they are not significant.
+    /// total offset are skipped: the local clock does not move, so they are not significant. The search looks
+    /// a year and a month ahead in steps of six hours, then to the second; a change that is undone within six
+    /// hours is not seen (the database has none).
     ///
     /// - Parameters:
     ///   - now: The current instant.
     ///   - timeZone: The local time zone.
-    /// - Returns: The transition, or `nil` if the zone has no future offset change (UTC, most zones without DST).
-    public static func nextOffsetTransition(after now: Date, in timeZone: TimeZone) -> Date? {
-        var cursor = now
-        for _ in 0..<16 {
-            guard let transition = timeZone.nextDaylightSavingTimeTransition(after: cursor), transition > cursor else {
-                return nil
+    /// - Returns: The transition, or `nil` if the zone has no offset change within the horizon (UTC, most zones
+    ///   without DST).
+    public static func nextOffsetTransition(after now: Date, in timeZone: any UTCOffsetRules) -> Date? {
+        let start = Int(now.timeIntervalSince1970.rounded(.down))
+        return nextOffsetChange(after: start, until: start + searchHorizon, in: timeZone)
+            .map { Date(timeIntervalSince1970: Double($0)) }
+    }
+
+    private static let secondsPerDay = 86_400
+    private static let searchStep = 6 * 3_600
+    private static let searchHorizon = 400 * 86_400
+
+    /// The first whole second in `(start, end]` whose offset differs from the offset at `start`, or `nil`.
+    private static func nextOffsetChange(after start: Int, until end: Int, in timeZone: any UTCOffsetRules) -> Int? {
+        let offset = timeZone.utcOffset(at: start)
+        var low = start
+        while low < end {
+            let high = min(low + searchStep, end)
+            if timeZone.utcOffset(at: high) != offset {
+                // low has the old offset, high the new one: halve to the second.
+                var (old, new) = (low, high)
+                while new - old > 1 {
+                    let middle = old + (new - old) / 2
+                    if timeZone.utcOffset(at: middle) == offset { old = middle } else { new = middle }
+                }
+                return new
             }
-            if timeZone.secondsFromGMT(for: transition) != timeZone.secondsFromGMT(for: transition - 1) {
-                return transition
-            }
-            cursor = transition
+            low = high
         }
         return nil
+    }
+}
+
+extension Int {
+    /// Division rounding towards negative infinity (days before 1970 are negative).
+    fileprivate func floorDivided(by divisor: Int) -> Int {
+        let quotient = self / divisor
+        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
     }
 }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import Glibc
 
 /// A command whose usage errors exit with status 2 (as GNU tools and shells expect) instead of
 /// ArgumentParser's `EX_USAGE` (64); everything else keeps ArgumentParser's status.
@@ -37,10 +37,10 @@ extension UsageErrorExit {
                 if status == 0 {
                     print(message)
                 } else {
-                    FileHandle.standardError.write(Data((message + "\n").utf8))
+                    StandardError.write(line: message)
                 }
             }
-            Foundation.exit(status)
+            Glibc.exit(status)
         }
     }
 }

@@ -1,5 +1,5 @@
 import AppLifecycle
-import Foundation
+import FoundationEssentials
 import SystemdBus
 
 /// Encodes host events as `lifecycled` `Command` signals (`command`, `a{sv}` arguments) and back.

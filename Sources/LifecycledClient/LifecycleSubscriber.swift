@@ -1,5 +1,5 @@
 import AppLifecycle
-import Foundation
+import FoundationEssentials
 import Logging
 import Synchronization
 import SystemdBus
@@ -251,7 +251,8 @@ public final class LifecycleSubscriber: Sendable {
         let task = Task { @MainActor [weak self, weak center] in
             for await (app, name, userInfo) in stream {
                 guard let self, let center else { return }
-                center.post(name: Notification.Name(name), object: self.remoteApplication(app), userInfo: userInfo)
+                center.post(
+                    name: LifecycleNotification.Name(name), object: self.remoteApplication(app), userInfo: userInfo)
             }
         }
         return Registration {

@@ -1,5 +1,5 @@
 import AppLifecycle
-import Foundation
+import FoundationEssentials
 import Logging
 import SystemdBus
 
@@ -322,7 +322,8 @@ public final class LifecycledHost: ApplicationHost {
                 return
             }
             let userInfo = UserInfo(arguments["userInfo"]?.dictionaryValue ?? [:])
-            application.notificationCenter.post(name: Notification.Name(name), object: application, userInfo: userInfo)
+            application.notificationCenter.post(
+                name: LifecycleNotification.Name(name), object: application, userInfo: userInfo)
             reportSuspendedAgainIfStill()
         case .command(let command, let arguments):
             guard let event = HostEventBusCodec.decode(command: command, arguments: arguments) else {

@@ -1,5 +1,5 @@
 import AppLifecycle
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// Whether (and how) this process is hosted by `lifecycled`, readable from any thread.

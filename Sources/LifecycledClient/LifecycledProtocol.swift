@@ -1,5 +1,5 @@
 import AppLifecycle
-import Foundation
+import FoundationEssentials
 import SystemdBus
 
 /// The names, members and encodings of `lifecycled`'s session-bus interface, shared by the

@@ -1,5 +1,5 @@
 import AppLifecycle
-import Foundation
+import FoundationEssentials
 import SystemdBus
 
 /// Converts between notification payloads (`UserInfo`, `UserInfoValue`) and D-Bus values.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// What the daemon knows about one hosted app: the parsed, validated contents of

@@ -1,7 +1,7 @@
 import AppLifecycle
 import AppLifecycleSystemd
 import CLinuxSupport
-import Foundation
+import FoundationEssentials
 import Glibc
 import LifecycledClient
 import Logging
@@ -274,7 +274,7 @@ final class AppProcess: Sendable {
         guard exitStatus == nil else { return nil }
         if case .freezer(let directory) = suspensionMethod,
             let text = ProcFS.read(directory + "/memory.current"),
-            let bytes = UInt64(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            let bytes = text.split(whereSeparator: \.isWhitespace).first.flatMap({ UInt64($0) })
         {
             return bytes
         }
@@ -473,7 +473,7 @@ final class AppProcess: Sendable {
             return finishPending(
                 suspend: true, .failure(AppProcessError(.notConfirmed, "cannot duplicate the pidfd", errno: errno)))
         }
-        Thread.detachNewThread { [self, loop] in
+        let started = DetachedThread.start { [self, loop] in
             var failure: Int32 = EINTR
             while failure == EINTR {
                 if case .failure(let error) = Self.waitOnPidfd(fd, options: WSTOPPED) {
@@ -485,6 +485,13 @@ final class AppProcess: Sendable {
             close(fd)
             let reported = failure
             loop.perform { self.stopWaiterReturned(errno: reported) }
+        }
+        if started != 0 {
+            close(fd)
+            state.withLock { $0.stopWaiterRunning = false }
+            finishPending(
+                suspend: true,
+                .failure(AppProcessError(.notConfirmed, "cannot start the stop waiter thread", errno: started)))
         }
     }
 

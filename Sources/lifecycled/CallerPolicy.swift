@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 import SystemdBus
 
@@ -62,7 +62,7 @@ struct CallerPolicy: Sendable {
         let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
         guard count > 0 else { return nil }
         let path = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let name = (path as NSString).lastPathComponent
+        let name = path.split(separator: "/").last.map(String.init) ?? path
         // A deleted executable reads as "name (deleted)".
         return name.hasSuffix(" (deleted)") ? String(name.dropLast(" (deleted)".count)) : name
     }

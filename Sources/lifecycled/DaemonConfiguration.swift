@@ -1,5 +1,5 @@
 import AppLifecycleSystemd
-import Foundation
+import FoundationEssentials
 import SystemdBus
 
 /// How a ``LifecycleDaemon`` runs: its bus, its apps, its host sources and its deadlines.

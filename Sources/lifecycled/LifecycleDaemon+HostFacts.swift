@@ -1,6 +1,6 @@
 import AppLifecycle
 import AppLifecycleSystemd
-import Foundation
+import FoundationEssentials
 import LifecycledClient
 import SystemdBus
 

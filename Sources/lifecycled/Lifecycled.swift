@@ -2,7 +2,7 @@ import AppLifecycle
 import AppLifecycleSystemd
 import ArgumentParser
 import CommandLineSupport
-import Foundation
+import FoundationEssentials
 import SystemdBus
 
 /// The `lifecycled` command: the per-session host daemon.
@@ -85,7 +85,7 @@ struct Lifecycled: AsyncParsableCommand, UsageErrorExit {
         do {
             try await daemon.start()
         } catch {
-            FileHandle.standardError.write(Data("lifecycled: \(error)\n".utf8))
+            StandardError.write(line: "lifecycled: \(error)")
             throw ExitCode(1)
         }
         await daemon.run()
@@ -99,7 +99,7 @@ struct Lifecycled: AsyncParsableCommand, UsageErrorExit {
             print("\(entry.manifest.id)\t\(entry.manifest.executable)\(schemes)\t(\(entry.path))")
         }
         for error in store.errors {
-            FileHandle.standardError.write(Data("lifecycled: \(error)\n".utf8))
+            StandardError.write(line: "lifecycled: \(error)")
         }
         if !store.errors.isEmpty { throw ExitCode(1) }
     }

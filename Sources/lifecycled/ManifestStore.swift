@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Every app manifest the daemon can find, loaded and validated, with the errors of the rest.
 ///
@@ -86,11 +86,11 @@ struct ManifestStore: Sendable {
         } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
             return
         } catch {
-            var isDirectory: ObjCBool = false
+            var isDirectory = false
             guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) else { return }
             errors.append(
                 ManifestError(
-                    .unreadable, path: directory, "cannot list the apps directory: \(error.localizedDescription)"))
+                    .unreadable, path: directory, "cannot list the apps directory: \(error)"))
             return
         }
         for name in names.sorted() where name.hasSuffix(".json") && !name.hasPrefix(".") {
@@ -145,7 +145,7 @@ struct ManifestStore: Sendable {
         } catch let error as ManifestError {
             throw error
         } catch {
-            throw ManifestError(.unreadable, "cannot read the file: \(error.localizedDescription)")
+            throw ManifestError(.unreadable, "cannot read the file: \(error)")
         }
         do {
             return try JSONDecoder().decode(AppManifest.self, from: data)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// Readers for the `/proc` and cgroup files the supervisor looks at.

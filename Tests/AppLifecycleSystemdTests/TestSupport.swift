@@ -1,3 +1,4 @@
+import AppLifecycleSystemd
 import Foundation
 import SystemdBusTesting
 import Testing
@@ -46,3 +47,11 @@ let canSetRealtimeClock: Bool = {
 }()
 
 let hasSystemPressureFile = access("/proc/pressure/memory", R_OK | W_OK) == 0
+
+/// Foundation's zones (ICU's copy of the time-zone database) as the wall-clock timer's rules, so the
+/// timer's arithmetic is checked against an implementation that is not glibc's.
+extension TimeZone: UTCOffsetRules {
+    public func utcOffset(at instant: Int) -> Int {
+        secondsFromGMT(for: Date(timeIntervalSince1970: Double(instant)))
+    }
+}

@@ -151,3 +151,43 @@ struct WallClockTimerRealTests {
         #expect(try timer.handleReadiness(Int16(POLLIN)) == [])
     }
 }
+
+@Suite("SystemLocalTime: the process's zone through glibc, as lifecycled computes it without ICU")
+struct SystemLocalTimeTests {
+    @Test(
+        "glibc's localtime_r and ICU give the same deadlines, every 5 days over two years, in zones with odd rules",
+        arguments: [
+            "Europe/Berlin", "America/Sao_Paulo", "America/Havana", "Australia/Lord_Howe", "Asia/Kathmandu",
+            "America/New_York", "UTC",
+        ])
+    func glibcMatchesICU(zone: String) async {
+        // $TZ is process-wide: the comparison runs in a child process of its own.
+        await #expect(processExitsWith: .success) { [zone] in
+            setenv("TZ", zone, 1)
+            let glibc = SystemLocalTime()
+            let icu = TimeZone(identifier: zone)!
+            guard glibc.identifier == zone else { exit(2) }
+            for day in stride(from: 0, to: 730, by: 5) {
+                for hour in [0, 7, 13, 22] {
+                    let now = Date(timeIntervalSince1970: 1_704_067_200 + Double(day * 86_400 + hour * 3_600) + 0.25)
+                    let ours = WallClockTimer.nextDeadline(after: now, in: glibc)
+                    let reference = WallClockTimer.nextDeadline(after: now, in: icu)
+                    guard ours == reference, ours.date > now else {
+                        print("\(zone) at \(now): glibc \(ours), ICU \(reference)")
+                        exit(1)
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func reloadReadsTheZoneAgain() async {
+        await #expect(processExitsWith: .success) {
+            setenv("TZ", "Asia/Tokyo", 1)
+            guard SystemLocalTime().utcOffset(at: 0) == 9 * 3_600 else { exit(1) }
+            setenv("TZ", "America/New_York", 1)
+            let reloaded = SystemLocalTime.reload()
+            guard reloaded.utcOffset(at: 0) == -5 * 3_600, reloaded.identifier == "America/New_York" else { exit(1) }
+        }
+    }
+}

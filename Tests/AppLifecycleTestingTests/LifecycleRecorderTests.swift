@@ -8,7 +8,7 @@ import Testing
 private final class PostingDelegate: ApplicationDelegate {
     func application(_ application: Application, didFinishLaunchingWithOptions launchOptions: LaunchOptions?) -> Bool {
         application.notificationCenter.post(
-            name: Notification.Name("Inside"), object: application, userInfo: ["k": .int(1)])
+            name: LifecycleNotification.Name("Inside"), object: application, userInfo: ["k": .int(1)])
         return true
     }
 

@@ -1,37 +1,38 @@
-import Foundation
+import FoundationEssentials
 
 extension Application {
     /// `"ApplicationPerformFetchNotification"` (no UIKit counterpart): posted when the fetch the
     /// host offered through `application(_:performFetchWithCompletionHandler:)` completed, with its result.
-    public nonisolated static let performFetchNotification = Notification.Name("ApplicationPerformFetchNotification")
+    public nonisolated static let performFetchNotification = LifecycleNotification.Name(
+        "ApplicationPerformFetchNotification")
     /// `"ApplicationHandleEventsForBackgroundURLSessionNotification"`: posted after
     /// `application(_:handleEventsForBackgroundURLSession:completionHandler:)`.
-    public nonisolated static let handleEventsForBackgroundURLSessionNotification = Notification.Name(
+    public nonisolated static let handleEventsForBackgroundURLSessionNotification = LifecycleNotification.Name(
         "ApplicationHandleEventsForBackgroundURLSessionNotification")
     /// `"ApplicationWillContinueUserActivityNotification"`: posted after
     /// `application(_:willContinueUserActivityWithType:)`, with the type and the answer.
-    public nonisolated static let willContinueUserActivityNotification = Notification.Name(
+    public nonisolated static let willContinueUserActivityNotification = LifecycleNotification.Name(
         "ApplicationWillContinueUserActivityNotification")
     /// `"ApplicationContinueUserActivityNotification"`: posted after
     /// `application(_:continue:restorationHandler:)`, with the activity and the answer.
-    public nonisolated static let continueUserActivityNotification = Notification.Name(
+    public nonisolated static let continueUserActivityNotification = LifecycleNotification.Name(
         "ApplicationContinueUserActivityNotification")
     /// `"ApplicationDidUpdateUserActivityNotification"`: posted after `application(_:didUpdate:)`.
-    public nonisolated static let didUpdateUserActivityNotification = Notification.Name(
+    public nonisolated static let didUpdateUserActivityNotification = LifecycleNotification.Name(
         "ApplicationDidUpdateUserActivityNotification")
     /// `"ApplicationDidFailToContinueUserActivityNotification"`: posted after
     /// `application(_:didFailToContinueUserActivityWithType:error:)`.
-    public nonisolated static let didFailToContinueUserActivityNotification = Notification.Name(
+    public nonisolated static let didFailToContinueUserActivityNotification = LifecycleNotification.Name(
         "ApplicationDidFailToContinueUserActivityNotification")
     /// `"ApplicationPerformActionForShortcutItemNotification"`: posted after
     /// `application(_:performActionFor:completionHandler:)`.
-    public nonisolated static let performActionForShortcutItemNotification = Notification.Name(
+    public nonisolated static let performActionForShortcutItemNotification = LifecycleNotification.Name(
         "ApplicationPerformActionForShortcutItemNotification")
 
     /// The typed form of ``performFetchNotification``.
     public struct PerformFetchMessage: LifecycleMessage {
         /// ``Application/performFetchNotification``.
-        public static var name: Notification.Name { Application.performFetchNotification }
+        public static var name: LifecycleNotification.Name { Application.performFetchNotification }
         /// The fetch's result.
         public var result: BackgroundFetchResult
         /// Creates the message.
@@ -54,7 +55,9 @@ extension Application {
     /// The typed form of ``handleEventsForBackgroundURLSessionNotification``.
     public struct HandleEventsForBackgroundURLSessionMessage: LifecycleMessage {
         /// ``Application/handleEventsForBackgroundURLSessionNotification``.
-        public static var name: Notification.Name { Application.handleEventsForBackgroundURLSessionNotification }
+        public static var name: LifecycleNotification.Name {
+            Application.handleEventsForBackgroundURLSessionNotification
+        }
         /// The session's identifier.
         public var identifier: String
         /// Creates the message.
@@ -76,7 +79,7 @@ extension Application {
     /// The typed form of ``willContinueUserActivityNotification``.
     public struct WillContinueUserActivityMessage: LifecycleMessage {
         /// ``Application/willContinueUserActivityNotification``.
-        public static var name: Notification.Name { Application.willContinueUserActivityNotification }
+        public static var name: LifecycleNotification.Name { Application.willContinueUserActivityNotification }
         /// The activity's type.
         public var activityType: String
         /// Whether the app notifies the user itself.
@@ -107,7 +110,7 @@ extension Application {
     /// The typed form of ``continueUserActivityNotification``.
     public struct ContinueUserActivityMessage: LifecycleMessage {
         /// ``Application/continueUserActivityNotification``.
-        public static var name: Notification.Name { Application.continueUserActivityNotification }
+        public static var name: LifecycleNotification.Name { Application.continueUserActivityNotification }
         /// The activity.
         public var activity: UserActivity
         /// Whether the app continued it.
@@ -135,7 +138,7 @@ extension Application {
     /// The typed form of ``didUpdateUserActivityNotification``.
     public struct DidUpdateUserActivityMessage: LifecycleMessage {
         /// ``Application/didUpdateUserActivityNotification``.
-        public static var name: Notification.Name { Application.didUpdateUserActivityNotification }
+        public static var name: LifecycleNotification.Name { Application.didUpdateUserActivityNotification }
         /// The activity.
         public var activity: UserActivity
         /// Creates the message.
@@ -152,7 +155,7 @@ extension Application {
     /// The typed form of ``didFailToContinueUserActivityNotification``.
     public struct DidFailToContinueUserActivityMessage: LifecycleMessage {
         /// ``Application/didFailToContinueUserActivityNotification``.
-        public static var name: Notification.Name { Application.didFailToContinueUserActivityNotification }
+        public static var name: LifecycleNotification.Name { Application.didFailToContinueUserActivityNotification }
         /// The activity's type.
         public var activityType: String
         /// Why it failed.
@@ -182,7 +185,7 @@ extension Application {
     /// The typed form of ``performActionForShortcutItemNotification``.
     public struct PerformActionForShortcutItemMessage: LifecycleMessage {
         /// ``Application/performActionForShortcutItemNotification``.
-        public static var name: Notification.Name { Application.performActionForShortcutItemNotification }
+        public static var name: LifecycleNotification.Name { Application.performActionForShortcutItemNotification }
         /// The quick action.
         public var shortcutItem: ShortcutItem
         /// Creates the message.

@@ -1,31 +1,31 @@
-import Foundation
+import FoundationEssentials
 
 extension Application {
     /// `"UIApplicationWillChangeStatusBarOrientationNotification"`: posted after
     /// `application(_:willChangeStatusBarOrientation:duration:)`; userInfo has the new orientation.
-    public nonisolated static let willChangeStatusBarOrientationNotification = Notification.Name(
+    public nonisolated static let willChangeStatusBarOrientationNotification = LifecycleNotification.Name(
         "UIApplicationWillChangeStatusBarOrientationNotification")
     /// `"UIApplicationDidChangeStatusBarOrientationNotification"`: posted after
     /// `application(_:didChangeStatusBarOrientation:)`; userInfo has the old orientation.
-    public nonisolated static let didChangeStatusBarOrientationNotification = Notification.Name(
+    public nonisolated static let didChangeStatusBarOrientationNotification = LifecycleNotification.Name(
         "UIApplicationDidChangeStatusBarOrientationNotification")
     /// `"UIApplicationWillChangeStatusBarFrameNotification"`: posted after
     /// `application(_:willChangeStatusBarFrame:)`; userInfo has the new frame.
-    public nonisolated static let willChangeStatusBarFrameNotification = Notification.Name(
+    public nonisolated static let willChangeStatusBarFrameNotification = LifecycleNotification.Name(
         "UIApplicationWillChangeStatusBarFrameNotification")
     /// `"UIApplicationDidChangeStatusBarFrameNotification"`: posted after
     /// `application(_:didChangeStatusBarFrame:)`; userInfo has the old frame.
-    public nonisolated static let didChangeStatusBarFrameNotification = Notification.Name(
+    public nonisolated static let didChangeStatusBarFrameNotification = LifecycleNotification.Name(
         "UIApplicationDidChangeStatusBarFrameNotification")
     /// `"ApplicationSupportedInterfaceOrientationsNotification"` (no UIKit counterpart): posted
     /// after the delegate answered `application(_:supportedInterfaceOrientationsFor:)`.
-    public nonisolated static let supportedInterfaceOrientationsNotification = Notification.Name(
+    public nonisolated static let supportedInterfaceOrientationsNotification = LifecycleNotification.Name(
         "ApplicationSupportedInterfaceOrientationsNotification")
 
     /// The typed form of ``willChangeStatusBarOrientationNotification``.
     public struct WillChangeStatusBarOrientationMessage: LifecycleMessage {
         /// ``Application/willChangeStatusBarOrientationNotification``.
-        public static var name: Notification.Name { Application.willChangeStatusBarOrientationNotification }
+        public static var name: LifecycleNotification.Name { Application.willChangeStatusBarOrientationNotification }
         /// The new orientation.
         public var orientation: InterfaceOrientation
         /// Creates the message.
@@ -52,7 +52,7 @@ extension Application {
     /// The typed form of ``didChangeStatusBarOrientationNotification``.
     public struct DidChangeStatusBarOrientationMessage: LifecycleMessage {
         /// ``Application/didChangeStatusBarOrientationNotification``.
-        public static var name: Notification.Name { Application.didChangeStatusBarOrientationNotification }
+        public static var name: LifecycleNotification.Name { Application.didChangeStatusBarOrientationNotification }
         /// The previous orientation.
         public var previousOrientation: InterfaceOrientation
         /// Creates the message.
@@ -74,7 +74,7 @@ extension Application {
     /// The typed form of ``willChangeStatusBarFrameNotification``.
     public struct WillChangeStatusBarFrameMessage: LifecycleMessage {
         /// ``Application/willChangeStatusBarFrameNotification``.
-        public static var name: Notification.Name { Application.willChangeStatusBarFrameNotification }
+        public static var name: LifecycleNotification.Name { Application.willChangeStatusBarFrameNotification }
         /// The new frame.
         public var frame: Rect
         /// Creates the message.
@@ -96,7 +96,7 @@ extension Application {
     /// The typed form of ``didChangeStatusBarFrameNotification``.
     public struct DidChangeStatusBarFrameMessage: LifecycleMessage {
         /// ``Application/didChangeStatusBarFrameNotification``.
-        public static var name: Notification.Name { Application.didChangeStatusBarFrameNotification }
+        public static var name: LifecycleNotification.Name { Application.didChangeStatusBarFrameNotification }
         /// The previous frame.
         public var previousFrame: Rect
         /// Creates the message.
@@ -118,7 +118,7 @@ extension Application {
     /// The typed form of ``supportedInterfaceOrientationsNotification``.
     public struct SupportedInterfaceOrientationsMessage: LifecycleMessage {
         /// ``Application/supportedInterfaceOrientationsNotification``.
-        public static var name: Notification.Name { Application.supportedInterfaceOrientationsNotification }
+        public static var name: LifecycleNotification.Name { Application.supportedInterfaceOrientationsNotification }
         /// The window asked about.
         public var window: Window?
         /// The delegate's answer.

@@ -1,34 +1,34 @@
-import Foundation
+import FoundationEssentials
 
 extension Application {
     /// `"ApplicationDidRegisterForRemoteNotificationsNotification"` (no UIKit counterpart): posted
     /// after `application(_:didRegisterForRemoteNotificationsWithDeviceToken:)`.
-    public nonisolated static let didRegisterForRemoteNotificationsNotification = Notification.Name(
+    public nonisolated static let didRegisterForRemoteNotificationsNotification = LifecycleNotification.Name(
         "ApplicationDidRegisterForRemoteNotificationsNotification")
     /// `"ApplicationDidFailToRegisterForRemoteNotificationsNotification"`: posted after
     /// `application(_:didFailToRegisterForRemoteNotificationsWithError:)`.
-    public nonisolated static let didFailToRegisterForRemoteNotificationsNotification = Notification.Name(
+    public nonisolated static let didFailToRegisterForRemoteNotificationsNotification = LifecycleNotification.Name(
         "ApplicationDidFailToRegisterForRemoteNotificationsNotification")
     /// `"ApplicationDidReceiveRemoteNotificationNotification"`: posted after whichever
     /// `didReceiveRemoteNotification` variant was called.
-    public nonisolated static let didReceiveRemoteNotificationNotification = Notification.Name(
+    public nonisolated static let didReceiveRemoteNotificationNotification = LifecycleNotification.Name(
         "ApplicationDidReceiveRemoteNotificationNotification")
     /// `"ApplicationHandleRemoteNotificationActionNotification"`: posted after
     /// `application(_:handleActionWithIdentifier:forRemoteNotification:completionHandler:)`.
-    public nonisolated static let handleRemoteNotificationActionNotification = Notification.Name(
+    public nonisolated static let handleRemoteNotificationActionNotification = LifecycleNotification.Name(
         "ApplicationHandleRemoteNotificationActionNotification")
     /// `"ApplicationDidReceiveLocalNotificationNotification"`: posted after `application(_:didReceive:)`.
-    public nonisolated static let didReceiveLocalNotificationNotification = Notification.Name(
+    public nonisolated static let didReceiveLocalNotificationNotification = LifecycleNotification.Name(
         "ApplicationDidReceiveLocalNotificationNotification")
     /// `"ApplicationHandleLocalNotificationActionNotification"`: posted after
     /// `application(_:handleActionWithIdentifier:for:completionHandler:)`.
-    public nonisolated static let handleLocalNotificationActionNotification = Notification.Name(
+    public nonisolated static let handleLocalNotificationActionNotification = LifecycleNotification.Name(
         "ApplicationHandleLocalNotificationActionNotification")
 
     /// The typed form of ``didRegisterForRemoteNotificationsNotification``.
     public struct DidRegisterForRemoteNotificationsMessage: LifecycleMessage {
         /// ``Application/didRegisterForRemoteNotificationsNotification``.
-        public static var name: Notification.Name { Application.didRegisterForRemoteNotificationsNotification }
+        public static var name: LifecycleNotification.Name { Application.didRegisterForRemoteNotificationsNotification }
         /// The device token.
         public var deviceToken: Data
         /// Creates the message.
@@ -48,7 +48,9 @@ extension Application {
     /// The typed form of ``didFailToRegisterForRemoteNotificationsNotification``.
     public struct DidFailToRegisterForRemoteNotificationsMessage: LifecycleMessage {
         /// ``Application/didFailToRegisterForRemoteNotificationsNotification``.
-        public static var name: Notification.Name { Application.didFailToRegisterForRemoteNotificationsNotification }
+        public static var name: LifecycleNotification.Name {
+            Application.didFailToRegisterForRemoteNotificationsNotification
+        }
         /// The error.
         public var error: ApplicationError
         /// Creates the message.
@@ -65,7 +67,7 @@ extension Application {
     /// The typed form of ``didReceiveRemoteNotificationNotification``.
     public struct DidReceiveRemoteNotificationMessage: LifecycleMessage {
         /// ``Application/didReceiveRemoteNotificationNotification``.
-        public static var name: Notification.Name { Application.didReceiveRemoteNotificationNotification }
+        public static var name: LifecycleNotification.Name { Application.didReceiveRemoteNotificationNotification }
         /// The payload.
         public var payload: UserInfo
         /// Creates the message.
@@ -82,7 +84,7 @@ extension Application {
     /// The typed form of ``handleRemoteNotificationActionNotification``.
     public struct HandleRemoteNotificationActionMessage: LifecycleMessage {
         /// ``Application/handleRemoteNotificationActionNotification``.
-        public static var name: Notification.Name { Application.handleRemoteNotificationActionNotification }
+        public static var name: LifecycleNotification.Name { Application.handleRemoteNotificationActionNotification }
         /// The action's identifier.
         public var identifier: String?
         /// The notification's payload.
@@ -113,7 +115,7 @@ extension Application {
     /// The typed form of ``didReceiveLocalNotificationNotification``.
     public struct DidReceiveLocalNotificationMessage: LifecycleMessage {
         /// ``Application/didReceiveLocalNotificationNotification``.
-        public static var name: Notification.Name { Application.didReceiveLocalNotificationNotification }
+        public static var name: LifecycleNotification.Name { Application.didReceiveLocalNotificationNotification }
         /// The notification.
         public var notification: LocalNotification
         /// Creates the message.
@@ -133,7 +135,7 @@ extension Application {
     /// The typed form of ``handleLocalNotificationActionNotification``.
     public struct HandleLocalNotificationActionMessage: LifecycleMessage {
         /// ``Application/handleLocalNotificationActionNotification``.
-        public static var name: Notification.Name { Application.handleLocalNotificationActionNotification }
+        public static var name: LifecycleNotification.Name { Application.handleLocalNotificationActionNotification }
         /// The action's identifier.
         public var identifier: String?
         /// The notification.

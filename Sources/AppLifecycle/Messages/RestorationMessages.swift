@@ -1,31 +1,31 @@
-import Foundation
+import FoundationEssentials
 
 extension Application {
     /// `"ApplicationShouldSaveApplicationStateNotification"` (no UIKit counterpart): posted after the
     /// delegate answered `application(_:shouldSaveApplicationState:)`, with its answer.
-    public nonisolated static let shouldSaveApplicationStateNotification = Notification.Name(
+    public nonisolated static let shouldSaveApplicationStateNotification = LifecycleNotification.Name(
         "ApplicationShouldSaveApplicationStateNotification")
     /// `"ApplicationShouldRestoreApplicationStateNotification"`: posted after the delegate answered
     /// `application(_:shouldRestoreApplicationState:)`, with its answer.
-    public nonisolated static let shouldRestoreApplicationStateNotification = Notification.Name(
+    public nonisolated static let shouldRestoreApplicationStateNotification = LifecycleNotification.Name(
         "ApplicationShouldRestoreApplicationStateNotification")
     /// `"ApplicationWillEncodeRestorableStateNotification"`: posted after
     /// `application(_:willEncodeRestorableStateWith:)`, with the restorable objects' paths.
-    public nonisolated static let willEncodeRestorableStateNotification = Notification.Name(
+    public nonisolated static let willEncodeRestorableStateNotification = LifecycleNotification.Name(
         "ApplicationWillEncodeRestorableStateNotification")
     /// `"ApplicationDidDecodeRestorableStateNotification"`: posted after
     /// `application(_:didDecodeRestorableStateWith:)`, with the restorable objects' paths.
-    public nonisolated static let didDecodeRestorableStateNotification = Notification.Name(
+    public nonisolated static let didDecodeRestorableStateNotification = LifecycleNotification.Name(
         "ApplicationDidDecodeRestorableStateNotification")
     /// `"ApplicationRestorableObjectNotification"`: posted after the delegate answered
     /// `application(_:restorableObjectWithIdentifierPath:coder:)`, with the path and whether it gave an object.
-    public nonisolated static let restorableObjectNotification = Notification.Name(
+    public nonisolated static let restorableObjectNotification = LifecycleNotification.Name(
         "ApplicationRestorableObjectNotification")
 
     /// The typed form of ``shouldSaveApplicationStateNotification``.
     public struct ShouldSaveApplicationStateMessage: LifecycleMessage {
         /// ``Application/shouldSaveApplicationStateNotification``.
-        public static var name: Notification.Name { Application.shouldSaveApplicationStateNotification }
+        public static var name: LifecycleNotification.Name { Application.shouldSaveApplicationStateNotification }
         /// The delegate's answer.
         public var result: Bool
         /// Creates the message.
@@ -45,7 +45,7 @@ extension Application {
     /// The typed form of ``shouldRestoreApplicationStateNotification``.
     public struct ShouldRestoreApplicationStateMessage: LifecycleMessage {
         /// ``Application/shouldRestoreApplicationStateNotification``.
-        public static var name: Notification.Name { Application.shouldRestoreApplicationStateNotification }
+        public static var name: LifecycleNotification.Name { Application.shouldRestoreApplicationStateNotification }
         /// The delegate's answer.
         public var result: Bool
         /// Creates the message.
@@ -65,7 +65,7 @@ extension Application {
     /// The typed form of ``willEncodeRestorableStateNotification``.
     public struct WillEncodeRestorableStateMessage: LifecycleMessage {
         /// ``Application/willEncodeRestorableStateNotification``.
-        public static var name: Notification.Name { Application.willEncodeRestorableStateNotification }
+        public static var name: LifecycleNotification.Name { Application.willEncodeRestorableStateNotification }
         /// The identifier paths of the restorable objects encoded.
         public var restorableObjectPaths: [[String]]
         /// Creates the message.
@@ -102,7 +102,7 @@ extension Application {
     /// The typed form of ``didDecodeRestorableStateNotification``.
     public struct DidDecodeRestorableStateMessage: LifecycleMessage {
         /// ``Application/didDecodeRestorableStateNotification``.
-        public static var name: Notification.Name { Application.didDecodeRestorableStateNotification }
+        public static var name: LifecycleNotification.Name { Application.didDecodeRestorableStateNotification }
         /// The identifier paths of the restorable objects in the archive.
         public var restorableObjectPaths: [[String]]
         /// Creates the message.
@@ -130,7 +130,7 @@ extension Application {
     /// The typed form of ``restorableObjectNotification``.
     public struct RestorableObjectMessage: LifecycleMessage {
         /// ``Application/restorableObjectNotification``.
-        public static var name: Notification.Name { Application.restorableObjectNotification }
+        public static var name: LifecycleNotification.Name { Application.restorableObjectNotification }
         /// The identifier path asked for.
         public var identifierPath: [String]
         /// Whether the delegate gave an object.

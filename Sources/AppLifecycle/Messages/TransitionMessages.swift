@@ -1,51 +1,51 @@
-import Foundation
+import FoundationEssentials
 
 extension Application {
     /// `"UIApplicationDidFinishLaunchingNotification"`: posted shortly after
     /// `application(_:didFinishLaunchingWithOptions:)` returns; its userInfo is the launch options.
-    public nonisolated static let didFinishLaunchingNotification = Notification.Name(
+    public nonisolated static let didFinishLaunchingNotification = LifecycleNotification.Name(
         "UIApplicationDidFinishLaunchingNotification")
     /// `"UIApplicationDidBecomeActiveNotification"`: posted after `applicationDidBecomeActive(_:)`.
-    public nonisolated static let didBecomeActiveNotification = Notification.Name(
+    public nonisolated static let didBecomeActiveNotification = LifecycleNotification.Name(
         "UIApplicationDidBecomeActiveNotification")
     /// `"UIApplicationWillResignActiveNotification"`: posted after `applicationWillResignActive(_:)`.
-    public nonisolated static let willResignActiveNotification = Notification.Name(
+    public nonisolated static let willResignActiveNotification = LifecycleNotification.Name(
         "UIApplicationWillResignActiveNotification")
     /// `"UIApplicationDidEnterBackgroundNotification"`: posted after `applicationDidEnterBackground(_:)`.
-    public nonisolated static let didEnterBackgroundNotification = Notification.Name(
+    public nonisolated static let didEnterBackgroundNotification = LifecycleNotification.Name(
         "UIApplicationDidEnterBackgroundNotification")
     /// `"UIApplicationWillEnterForegroundNotification"`: posted shortly *before* `applicationWillEnterForeground(_:)`.
-    public nonisolated static let willEnterForegroundNotification = Notification.Name(
+    public nonisolated static let willEnterForegroundNotification = LifecycleNotification.Name(
         "UIApplicationWillEnterForegroundNotification")
     /// `"UIApplicationWillTerminateNotification"`: posted after `applicationWillTerminate(_:)`.
-    public nonisolated static let willTerminateNotification = Notification.Name(
+    public nonisolated static let willTerminateNotification = LifecycleNotification.Name(
         "UIApplicationWillTerminateNotification")
     /// `"UIApplicationDidReceiveMemoryWarningNotification"`: posted after `applicationDidReceiveMemoryWarning(_:)`.
-    public nonisolated static let didReceiveMemoryWarningNotification = Notification.Name(
+    public nonisolated static let didReceiveMemoryWarningNotification = LifecycleNotification.Name(
         "UIApplicationDidReceiveMemoryWarningNotification")
     /// `"UIApplicationSignificantTimeChangeNotification"`: posted *before* `applicationSignificantTimeChange(_:)`.
-    public nonisolated static let significantTimeChangeNotification = Notification.Name(
+    public nonisolated static let significantTimeChangeNotification = LifecycleNotification.Name(
         "UIApplicationSignificantTimeChangeNotification")
     /// `"UIApplicationProtectedDataWillBecomeUnavailable"` (UIKit's raw string has no `Notification`
     /// suffix): posted after `applicationProtectedDataWillBecomeUnavailable(_:)`.
-    public nonisolated static let protectedDataWillBecomeUnavailableNotification = Notification.Name(
+    public nonisolated static let protectedDataWillBecomeUnavailableNotification = LifecycleNotification.Name(
         "UIApplicationProtectedDataWillBecomeUnavailable")
     /// `"UIApplicationProtectedDataDidBecomeAvailable"`: posted after `applicationProtectedDataDidBecomeAvailable(_:)`.
-    public nonisolated static let protectedDataDidBecomeAvailableNotification = Notification.Name(
+    public nonisolated static let protectedDataDidBecomeAvailableNotification = LifecycleNotification.Name(
         "UIApplicationProtectedDataDidBecomeAvailable")
     /// `"ApplicationWillFinishLaunchingNotification"` (no UIKit counterpart): posted after
     /// `application(_:willFinishLaunchingWithOptions:)`; its userInfo is the launch options.
-    public nonisolated static let willFinishLaunchingNotification = Notification.Name(
+    public nonisolated static let willFinishLaunchingNotification = LifecycleNotification.Name(
         "ApplicationWillFinishLaunchingNotification")
     /// `"ApplicationStateDidChangeNotification"` (no UIKit counterpart): posted whenever
     /// ``Application/applicationState`` changes, including to suspended and not running.
-    public nonisolated static let stateDidChangeNotification = Notification.Name(
+    public nonisolated static let stateDidChangeNotification = LifecycleNotification.Name(
         "ApplicationStateDidChangeNotification")
 
     /// The typed form of ``didFinishLaunchingNotification``.
     public struct DidFinishLaunchingMessage: LifecycleMessage {
         /// ``Application/didFinishLaunchingNotification``.
-        public static var name: Notification.Name { Application.didFinishLaunchingNotification }
+        public static var name: LifecycleNotification.Name { Application.didFinishLaunchingNotification }
         /// The launch options.
         public var launchOptions: LaunchOptions
         /// Creates the message.
@@ -59,7 +59,7 @@ extension Application {
     /// The typed form of ``willFinishLaunchingNotification``.
     public struct WillFinishLaunchingMessage: LifecycleMessage {
         /// ``Application/willFinishLaunchingNotification``.
-        public static var name: Notification.Name { Application.willFinishLaunchingNotification }
+        public static var name: LifecycleNotification.Name { Application.willFinishLaunchingNotification }
         /// The launch options.
         public var launchOptions: LaunchOptions
         /// Creates the message.
@@ -73,7 +73,7 @@ extension Application {
     /// The typed form of ``didBecomeActiveNotification``.
     public struct DidBecomeActiveMessage: PayloadFreeLifecycleMessage {
         /// ``Application/didBecomeActiveNotification``.
-        public static var name: Notification.Name { Application.didBecomeActiveNotification }
+        public static var name: LifecycleNotification.Name { Application.didBecomeActiveNotification }
         /// Creates the message.
         public init() {}
     }
@@ -81,7 +81,7 @@ extension Application {
     /// The typed form of ``willResignActiveNotification``.
     public struct WillResignActiveMessage: PayloadFreeLifecycleMessage {
         /// ``Application/willResignActiveNotification``.
-        public static var name: Notification.Name { Application.willResignActiveNotification }
+        public static var name: LifecycleNotification.Name { Application.willResignActiveNotification }
         /// Creates the message.
         public init() {}
     }
@@ -89,7 +89,7 @@ extension Application {
     /// The typed form of ``didEnterBackgroundNotification``.
     public struct DidEnterBackgroundMessage: PayloadFreeLifecycleMessage {
         /// ``Application/didEnterBackgroundNotification``.
-        public static var name: Notification.Name { Application.didEnterBackgroundNotification }
+        public static var name: LifecycleNotification.Name { Application.didEnterBackgroundNotification }
         /// Creates the message.
         public init() {}
     }
@@ -97,7 +97,7 @@ extension Application {
     /// The typed form of ``willEnterForegroundNotification``.
     public struct WillEnterForegroundMessage: PayloadFreeLifecycleMessage {
         /// ``Application/willEnterForegroundNotification``.
-        public static var name: Notification.Name { Application.willEnterForegroundNotification }
+        public static var name: LifecycleNotification.Name { Application.willEnterForegroundNotification }
         /// Creates the message.
         public init() {}
     }
@@ -105,7 +105,7 @@ extension Application {
     /// The typed form of ``willTerminateNotification``.
     public struct WillTerminateMessage: PayloadFreeLifecycleMessage {
         /// ``Application/willTerminateNotification``.
-        public static var name: Notification.Name { Application.willTerminateNotification }
+        public static var name: LifecycleNotification.Name { Application.willTerminateNotification }
         /// Creates the message.
         public init() {}
     }
@@ -113,7 +113,9 @@ extension Application {
     /// The typed form of ``protectedDataWillBecomeUnavailableNotification``.
     public struct ProtectedDataWillBecomeUnavailableMessage: PayloadFreeLifecycleMessage {
         /// ``Application/protectedDataWillBecomeUnavailableNotification``.
-        public static var name: Notification.Name { Application.protectedDataWillBecomeUnavailableNotification }
+        public static var name: LifecycleNotification.Name {
+            Application.protectedDataWillBecomeUnavailableNotification
+        }
         /// Creates the message.
         public init() {}
     }
@@ -121,7 +123,7 @@ extension Application {
     /// The typed form of ``protectedDataDidBecomeAvailableNotification``.
     public struct ProtectedDataDidBecomeAvailableMessage: PayloadFreeLifecycleMessage {
         /// ``Application/protectedDataDidBecomeAvailableNotification``.
-        public static var name: Notification.Name { Application.protectedDataDidBecomeAvailableNotification }
+        public static var name: LifecycleNotification.Name { Application.protectedDataDidBecomeAvailableNotification }
         /// Creates the message.
         public init() {}
     }
@@ -129,7 +131,7 @@ extension Application {
     /// The typed form of ``didReceiveMemoryWarningNotification``, with the warning's level and source.
     public struct DidReceiveMemoryWarningMessage: LifecycleMessage {
         /// ``Application/didReceiveMemoryWarningNotification``.
-        public static var name: Notification.Name { Application.didReceiveMemoryWarningNotification }
+        public static var name: LifecycleNotification.Name { Application.didReceiveMemoryWarningNotification }
         /// The warning.
         public var warning: MemoryWarning
         /// Creates the message.
@@ -158,7 +160,7 @@ extension Application {
     /// The typed form of ``significantTimeChangeNotification``, with the reason.
     public struct SignificantTimeChangeMessage: LifecycleMessage {
         /// ``Application/significantTimeChangeNotification``.
-        public static var name: Notification.Name { Application.significantTimeChangeNotification }
+        public static var name: LifecycleNotification.Name { Application.significantTimeChangeNotification }
         /// The change.
         public var change: SignificantTimeChange
         /// Creates the message.
@@ -191,7 +193,7 @@ extension Application {
     /// The typed form of ``stateDidChangeNotification``.
     public struct StateDidChangeMessage: LifecycleMessage {
         /// ``Application/stateDidChangeNotification``.
-        public static var name: Notification.Name { Application.stateDidChangeNotification }
+        public static var name: LifecycleNotification.Name { Application.stateDidChangeNotification }
         /// The state before.
         public var previousState: ApplicationState
         /// The state after.

@@ -1,19 +1,20 @@
-import Foundation
+import FoundationEssentials
 
 extension Application {
     /// `"ApplicationDidOpenURLNotification"` (UIKit has none: "there is no matching notification"):
     /// posted after whichever open method the delegate implements returned, with the URL, the
     /// options under UIKit's option keys, and whether it was handled.
-    public nonisolated static let didOpenURLNotification = Notification.Name("ApplicationDidOpenURLNotification")
+    public nonisolated static let didOpenURLNotification = LifecycleNotification.Name(
+        "ApplicationDidOpenURLNotification")
     /// `"ApplicationShouldAllowExtensionPointNotification"`: posted after the delegate answered
     /// `application(_:shouldAllowExtensionPointIdentifier:)`.
-    public nonisolated static let shouldAllowExtensionPointNotification = Notification.Name(
+    public nonisolated static let shouldAllowExtensionPointNotification = LifecycleNotification.Name(
         "ApplicationShouldAllowExtensionPointNotification")
 
     /// The typed form of ``didOpenURLNotification``.
     public struct DidOpenURLMessage: LifecycleMessage {
         /// ``Application/didOpenURLNotification``.
-        public static var name: Notification.Name { Application.didOpenURLNotification }
+        public static var name: LifecycleNotification.Name { Application.didOpenURLNotification }
         /// The URL.
         public var url: URL
         /// The options it came with.
@@ -51,7 +52,7 @@ extension Application {
     /// The typed form of ``shouldAllowExtensionPointNotification``.
     public struct ShouldAllowExtensionPointMessage: LifecycleMessage {
         /// ``Application/shouldAllowExtensionPointNotification``.
-        public static var name: Notification.Name { Application.shouldAllowExtensionPointNotification }
+        public static var name: LifecycleNotification.Name { Application.shouldAllowExtensionPointNotification }
         /// The extension point asked about.
         public var extensionPoint: ExtensionPointIdentifier
         /// The delegate's answer.

@@ -7,7 +7,7 @@ import ServiceLifecycle
 /// `run()` launches the app (letting its host prepare first) and returns when the app has
 /// terminated. Graceful shutdown of the group (the group's own SIGTERM handling, or another
 /// service finishing) terminates the app through `applicationWillTerminate(_:)`. When the group
-/// traps SIGTERM, give the host a configuration without ``HostBridge/Source/signals`` so the
+/// traps SIGTERM, give the host a configuration without `HostBridge.Source.signals` so the
 /// signal is handled in one place. (This sample is compiled by `ApplicationServiceTests`.)
 ///
 /// ```swift

@@ -1,4 +1,5 @@
 import AppLifecycle
+import AppLifecycleService
 import AppLifecycleSystemd
 import AppLifecycleTesting
 import Logging
