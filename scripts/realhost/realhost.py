@@ -299,9 +299,15 @@ def scenario_package(root, deb, counter, results):
         if installed.returncode != 0:
             raise Failure(f"apt install ./{os.path.basename(deb)} failed: {installed.stdout[-1500:]} {installed.stderr[-1500:]}")
         log(f"package: installed {os.path.basename(deb)} with apt")
-        man = container.run(["man", "-l", "/usr/share/man/man8/lifecycled.8.gz"], check=False)
-        if "lifecycled" not in man.stdout:
-            raise Failure(f"man -l lifecycled.8.gz shows nothing: {man.stderr}")
+        for page, title in (("man8/lifecycled.8.gz", "LIFECYCLED(8)"), ("man1/lifecyclectl.1.gz", "LIFECYCLECTL(1)")):
+            man = container.run(["man", "-l", f"/usr/share/man/{page}"], check=False)
+            if title not in man.stdout:
+                raise Failure(f"man -l {page} does not show {title}: {man.stderr}")
+        completion = container.run(["bash", "-c", "source /usr/share/bash-completion/completions/lifecyclectl"
+                                    " && complete -p lifecyclectl"], check=False)
+        if "lifecyclectl" not in completion.stdout:
+            raise Failure(f"the bash completion does not register: {completion.stdout} {completion.stderr}")
+        log("package: man -l shows lifecycled(8) and lifecyclectl(1); the bash completion registers")
         # The simulated sleep: logind cannot suspend a container, so the installed unit gets a
         # drop-in that lets lifecyclectl inject the same host facts.
         container.run(["mkdir", "-p", "/etc/systemd/user/lifecycled.service.d"])
