@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import LifecycledClient
+import LifecycledTestSupport
 import SystemdBus
 import SystemdBusTesting
 import Testing
@@ -22,14 +23,8 @@ struct ActivationCtlTests {
         let apps = try TemporaryDirectory(prefix: "lifecycled-apps")
         defer { apps.remove() }
         try await BusTestEnvironment.with(serviceDirectory: services.path) { env in
-            _ = try services.write(
-                "\(LifecycledProtocol.busName).service",
-                """
-                [D-BUS Service]
-                Name=\(LifecycledProtocol.busName)
-                Exec=\(binary) --address \(env.bus.address) --apps-directory \(apps.path) --no-host-sources
-
-                """)
+            try installLifecycledService(
+                in: services, binary: binary, busAddress: env.bus.address, appsDirectory: apps.path)
             try await env.connection.reloadBusConfiguration()
             var started: [pid_t] = []
             defer { started.forEach(ChildProcess.terminate(activatedService:)) }

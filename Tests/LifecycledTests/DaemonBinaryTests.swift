@@ -117,14 +117,8 @@ struct DaemonActivationTests {
         defer { bus.stop() }
         let client = try await DaemonTestClient(address: bus.address, name: "activation-client")
         defer { client.close() }
-        _ = try services.write(
-            "\(LifecycledProtocol.busName).service",
-            """
-            [D-BUS Service]
-            Name=\(LifecycledProtocol.busName)
-            Exec=\(binary) --address \(bus.address) --apps-directory \(appsDirectory(dir)) --no-host-sources
-
-            """)
+        try installLifecycledService(
+            in: services, binary: binary, busAddress: bus.address, appsDirectory: appsDirectory(dir))
         try await client.connection.reloadBusConfiguration()
         var daemonPID: pid_t?
         defer { if let daemonPID { ChildProcess.terminate(activatedService: daemonPID) } }
