@@ -31,7 +31,8 @@ struct LifecycleExample: AsyncParsableCommand {
     @MainActor
     func run() async throws {
         JournalLogHandler.bootstrap(
-            identifier: "lifecycle-example", logLevel: .warning, environment: ProcessInfo.processInfo.environment)
+            identifier: "lifecycle-example", logLevel: .warning, metadata: ["app_id": "org.example.Notes"],
+            environment: ProcessInfo.processInfo.environment)
         switch host {
         case .virtual:
             await runVirtualDay()
