@@ -97,9 +97,13 @@ public final class LifecycledHost: ApplicationHost {
     private var connection: BusConnection?
     /// Who owns lifecycled's name, as the bus last said.
     private var daemonTracker: NameOwnerTracker?
-    /// Whether a `RegisterApp` is on its way: a daemon that appears meanwhile is the one it
-    /// started (D-Bus activation) or reaches, not one to register with again.
-    private var registrationInFlight = false
+    /// How many registrations are on their way (the start-up one counts from before its
+    /// activatable check): a daemon that appears meanwhile is the one they start (D-Bus
+    /// activation) or reach, not one to register with again.
+    private var registrationsInFlight = 0
+    /// An owner change was set aside because a registration was on its way; if that registration
+    /// fails, the app registers again with the daemon that appeared.
+    private var ownerChangeSetAside = false
     private var subscriptions: [BusSubscription] = []
     private var observation: NotificationObservation?
     private var inbound: AsyncStream<Inbound>.Continuation?
@@ -249,6 +253,10 @@ public final class LifecycledHost: ApplicationHost {
                 })
             let owner = tracker.currentOwner
             status.update { $0.daemonOwner = owner }
+            // Counted from here: a daemon that appears during the activatable check is the one
+            // the registration below reaches.
+            registrationsInFlight += 1
+            defer { endRegistration() }
             if owner != nil {
                 await register(initial: true)
             } else if try await connection.activatableNames().contains(LifecycledProtocol.busName) {
@@ -337,10 +345,13 @@ public final class LifecycledHost: ApplicationHost {
             if Self.daemonResumesApp(for: event) { reportSuspendedAgainIfStill() }
         case .ownerChanged(let change):
             let current = status.snapshot
-            if change.newOwner != nil,
-                registrationInFlight || change.newOwner == current.daemonOwner && current.isRegistered
-            {
-                return  // the daemon this app's RegisterApp started or reached: registered with it already
+            if change.newOwner != nil, registrationsInFlight > 0 {
+                // The daemon this app's RegisterApp starts or reaches; registered with it once that returns.
+                ownerChangeSetAside = true
+                return
+            }
+            if change.newOwner != nil, change.newOwner == current.daemonOwner, current.isRegistered {
+                return  // the daemon registered with already
             }
             status.update {
                 $0.daemonOwner = change.newOwner
@@ -389,8 +400,8 @@ public final class LifecycledHost: ApplicationHost {
     /// Calls `RegisterApp` and applies the reply; `initial` is the registration before launch.
     private func register(initial: Bool) async {
         guard let connection, let appID else { return }
-        registrationInFlight = true
-        defer { registrationInFlight = false }
+        registrationsInFlight += 1
+        defer { endRegistration() }
         do {
             let reply = try await connection.call(
                 destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
@@ -419,6 +430,20 @@ public final class LifecycledHost: ApplicationHost {
             apply(facts)
         } catch {
             logger.error("RegisterApp(\(appID)) failed: \(error)")
+        }
+    }
+
+    /// Ends one registration; when the last one ends unregistered and a daemon appeared meanwhile,
+    /// registers with that daemon (once: only a new owner change sets it aside again).
+    private func endRegistration() {
+        registrationsInFlight -= 1
+        guard registrationsInFlight == 0, ownerChangeSetAside else { return }
+        ownerChangeSetAside = false
+        let owner = daemonTracker?.currentOwner
+        status.update { $0.daemonOwner = owner }
+        if owner != nil, !status.snapshot.isRegistered {
+            logger.notice("lifecycled appeared as \(owner ?? "?") while a registration failed; registering again")
+            outbound?.yield(.reregister)
         }
     }
 
