@@ -8,7 +8,7 @@ BUILD_PACKAGES := libsystemd-dev pkg-config
 APT_PACKAGES := $(BUILD_PACKAGES) dbus-daemon python3-dbusmock libglib2.0-bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build-deps build test format lint asan demo bench install clean dist-binaries deb man-draft docs graph test-realhost
+.PHONY: deps build-deps build test format lint asan demo bench install clean dist-binaries deb man-draft docs graph test-realhost realhost-run
 
 # Installs the Debian packages named in $(1) that are missing (apt-get only then).
 define install-missing
@@ -118,15 +118,21 @@ deb: dist-binaries
 # root (CI is). See scripts/realhost/realhost.py for the scenarios.
 REALHOST_ROOT ?= /var/cache/applifecycle/realhost-bookworm
 REALHOST_PACKAGES := debootstrap systemd-container
-test-realhost: deb
+# The toolchain the debug build's RUNPATH names, bind-mounted at the same path for the example app.
+SWIFT_TOOLCHAIN = $(shell readlink -f "$$(command -v $(SWIFT))" | sed 's|/usr/bin/[^/]*$$||')
+test-realhost:
+	@if [ "$$(id -u)" != 0 ]; then \
+	  echo "real-host tier SKIPPED: systemd-nspawn needs root (CI runs make test as root)"; exit 0; fi; \
+	$(MAKE) --no-print-directory realhost-run
+
+realhost-run: deb
 	$(call install-missing,$(REALHOST_PACKAGES))
-	@[ "$$(id -u)" = 0 ] || { echo "make test-realhost: systemd-nspawn needs root"; exit 1; }
 	$(SWIFT) build --product lifecycle-example
 	$(SWIFT) build $(DIST_SWIFT_FLAGS) --product counter-app
 	REALHOST_ROOT=$(REALHOST_ROOT) scripts/realhost/make-rootfs.sh
 	/usr/bin/python3 scripts/realhost/realhost.py --root $(REALHOST_ROOT) \
 		--build "$$($(SWIFT) build --show-bin-path)" --deb dist/out/applifecycle_$(VERSION)_$$(dpkg --print-architecture).deb \
-		--counter-app $(DIST_BUILD)/release/counter-app
+		--counter-app $(DIST_BUILD)/release/counter-app --toolchain "$(SWIFT_TOOLCHAIN)"
 
 # The state-machine picture in the README: docs/state-machine.dot is what `lifecyclectl graph`
 # prints (a test checks it), docs/state-machine.svg is Graphviz's drawing of it.

@@ -76,7 +76,7 @@ extension Application {
     ///
     /// With ``HostSelection/automatic`` (the default) the app connects to `lifecycled` when the
     /// daemon launched it (`$LIFECYCLE_APP_ID`), when `$LIFECYCLE_USE_DAEMON=1`, or when the daemon's
-    /// name has an owner on the session bus (and not when `$LIFECYCLE_USE_DAEMON=0`); otherwise it
+    /// name has an owner or is activatable on the session bus (and not when `$LIFECYCLE_USE_DAEMON=0`); otherwise it
     /// runs on the in-process bridge (``SystemdHost``). The same delegate works both ways.
     ///
     /// - Parameters:

@@ -12,15 +12,20 @@ public struct SystemLocalTime: UTCOffsetRules {
 
     /// Reads the zone now (`tzset`).
     ///
+    /// The offsets always come from glibc, that is from this process's own `$TZ` and
+    /// `/etc/localtime`; the parameters only decide the ``identifier`` reported with them (tests
+    /// pass others to check how the name is found).
+    ///
     /// - Parameters:
-    ///   - localtimePath: The system zone link.
-    ///   - environment: Where `$TZ` is looked up.
+    ///   - localtimePath: The system zone link the name is read from.
+    ///   - environment: Where `$TZ` is looked up for the name.
     public init(localtimePath: String = "/etc/localtime", environment: [String: String] = SystemLocalTime.environment) {
         tzset()
         // $TZ wins over /etc/localtime, for glibc as here.
-        if var tz = environment["TZ"], !tz.isEmpty {
+        if var tz = environment["TZ"] {
             if tz.hasPrefix(":") { tz.removeFirst() }
-            identifier = TimeZoneWatcher.identifier(forLinkTarget: tz) ?? tz
+            // An empty $TZ is UTC to glibc.
+            identifier = tz.isEmpty ? "UTC" : TimeZoneWatcher.identifier(forLinkTarget: tz) ?? tz
         } else {
             identifier = TimeZoneWatcher.snapshot(of: localtimePath, environment: environment).identifier
         }

@@ -210,7 +210,7 @@ public final class WallClockTimer: ReadinessSource {
     ///   - timeZone: The local time zone.
     /// - Returns: An instant strictly after `now`.
     public static func nextLocalMidnight(after now: Date, in timeZone: any UTCOffsetRules) -> Date {
-        let start = Int(now.timeIntervalSince1970.rounded(.down))
+        let start = wholeSeconds(now)
         func day(_ instant: Int) -> Int {
             (instant + timeZone.utcOffset(at: instant)).floorDivided(by: secondsPerDay)
         }
@@ -242,12 +242,21 @@ public final class WallClockTimer: ReadinessSource {
     /// - Returns: The transition, or `nil` if the zone has no offset change within the horizon (UTC, most zones
     ///   without DST).
     public static func nextOffsetTransition(after now: Date, in timeZone: any UTCOffsetRules) -> Date? {
-        let start = Int(now.timeIntervalSince1970.rounded(.down))
+        let start = wholeSeconds(now)
         return nextOffsetChange(after: start, until: start + searchHorizon, in: timeZone)
             .map { Date(timeIntervalSince1970: Double($0)) }
     }
 
     private static let secondsPerDay = 86_400
+
+    /// Whole seconds since the epoch, rounded down; dates beyond a few hundred million years (or not
+    /// finite) are clamped rather than trapping.
+    private static func wholeSeconds(_ date: Date) -> Int {
+        let seconds = date.timeIntervalSince1970
+        let limit = Double(1 << 52)
+        guard seconds.isFinite else { return seconds > 0 ? Int(limit) : -Int(limit) }
+        return Int(min(max(seconds, -limit), limit).rounded(.down))
+    }
     private static let searchStep = 6 * 3_600
     private static let searchHorizon = 400 * 86_400
 

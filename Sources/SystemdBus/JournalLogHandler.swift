@@ -225,7 +225,9 @@ public struct JournalLogHandler: LogHandler {
 
     /// Whether this process should log natively to the journal: its standard error is the journal
     /// (``standardErrorIsJournal(environment:)``), or it runs as a systemd unit (`$INVOCATION_ID`,
-    /// set by the service manager for every unit it starts) and the journal's native socket exists.
+    /// set by the service manager for every unit it starts), the journal's native socket exists and
+    /// standard error is not a terminal (a shell under `systemd-run --pty` or `machinectl shell`
+    /// inherits `$INVOCATION_ID`; its user reads the terminal).
     ///
     /// - Parameters:
     ///   - environment: The process's environment (`$JOURNAL_STREAM`, `$INVOCATION_ID`).
@@ -234,7 +236,9 @@ public struct JournalLogHandler: LogHandler {
         -> Bool
     {
         if standardErrorIsJournal(environment: environment) { return true }
-        guard let invocation = environment["INVOCATION_ID"], !invocation.isEmpty else { return false }
+        guard let invocation = environment["INVOCATION_ID"], !invocation.isEmpty, isatty(STDERR_FILENO) == 0 else {
+            return false
+        }
         var status = stat()
         return stat(socketPath, &status) == 0 && (status.st_mode & S_IFMT) == S_IFSOCK
     }

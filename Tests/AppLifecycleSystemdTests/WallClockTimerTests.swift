@@ -188,6 +188,10 @@ struct SystemLocalTimeTests {
             setenv("TZ", "America/New_York", 1)
             let reloaded = SystemLocalTime.reload()
             guard reloaded.utcOffset(at: 0) == -5 * 3_600, reloaded.identifier == "America/New_York" else { exit(1) }
+            // An empty $TZ is UTC to glibc, and named so.
+            setenv("TZ", "", 1)
+            let utc = SystemLocalTime.reload()
+            guard utc.utcOffset(at: 0) == 0, utc.identifier == "UTC" else { exit(1) }
         }
     }
 }

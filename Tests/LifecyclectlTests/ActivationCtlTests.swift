@@ -11,12 +11,9 @@ import Testing
 @Suite("lifecyclectl starts an installed lifecycled through D-Bus activation", .serialized, .timeLimit(.minutes(2)))
 struct ActivationCtlTests {
     /// A private bus whose service directory holds lifecycled's D-Bus service file, pointing at the
-    /// built binary on that bus, as `make install` installs it for the session bus.
-    /// The body gets the bus and a function that returns the pid of the running daemon (which the
-    /// fixture stops after the body, by that pid, even when the body fails).
-    private static func withInstalledDaemon(
-        _ body: (BusTestEnvironment, _ daemonPID: () async throws -> pid_t?) async throws -> Void
-    ) async throws {
+    /// built binary on that bus, as `make install` installs it for the session bus. Whatever daemon
+    /// the test activated is stopped by its pid afterwards, also when the test fails.
+    private static func withInstalledDaemon(_ body: (BusTestEnvironment) async throws -> Void) async throws {
         let binary = try #require(BuiltProducts.path(of: "lifecycled"), "lifecycled is not built")
         let services = try TemporaryDirectory(prefix: "dbus-services")
         defer { services.remove() }
@@ -26,29 +23,13 @@ struct ActivationCtlTests {
             try installLifecycledService(
                 in: services, binary: binary, busAddress: env.bus.address, appsDirectory: apps.path)
             try await env.connection.reloadBusConfiguration()
-            var started: [pid_t] = []
-            defer { started.forEach(ChildProcess.terminate(activatedService:)) }
-            func daemonPID() async throws -> pid_t? {
-                guard let owner = try await env.connection.nameOwner(LifecycledProtocol.busName) else { return nil }
-                return try await env.connection.credentials(of: owner).pid.map { pid_t($0) }
-            }
-            do {
-                try await body(env) {
-                    let pid = try await daemonPID()
-                    if let pid { started.append(pid) }
-                    return pid
-                }
-            } catch {
-                if let pid = try? await daemonPID() { started.append(pid) }
-                throw error
-            }
-            if let pid = try await daemonPID() { started.append(pid) }
+            try await env.connection.stoppingActivatedServices([LifecycledProtocol.busName]) { try await body(env) }
         }
     }
 
     @Test("status on a bus where lifecycled is installed but not running starts it and prints its status")
     func statusActivates() async throws {
-        try await Self.withInstalledDaemon { env, _ in
+        try await Self.withInstalledDaemon { env in
             #expect(try await env.connection.nameOwner(LifecycledProtocol.busName) == nil)
             let capture = Capture()
             let status = await StatusCommand.invoke(["--address", env.bus.address], output: capture.output)
@@ -61,15 +42,15 @@ struct ActivationCtlTests {
 
     @Test("monitor starts it, then follows it: the daemon it started going away is its next line")
     func monitorActivates() async throws {
-        try await Self.withInstalledDaemon { env, daemonPID in
+        try await Self.withInstalledDaemon { env in
             let capture = Capture()
             let task = Task {
                 await MonitorCommand.invoke(["--address", env.bus.address], output: capture.output)
             }
             defer { task.cancel() }
             try await capture.changes.wait(for: "monitor ready") { capture.ready }
-            let pid = try #require(try await daemonPID())
-            kill(pid, SIGTERM)
+            // Stopped by the pid the bus names now (SIGTERM, then waited for).
+            #expect(await env.connection.stopOwner(of: LifecycledProtocol.busName) != nil)
             try await capture.changes.wait(for: "the daemon to go away") {
                 capture.out.contains { $0.hasSuffix("-- lifecycled went away; waiting for it to return") }
             }

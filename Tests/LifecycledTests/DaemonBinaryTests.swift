@@ -120,9 +120,12 @@ struct DaemonActivationTests {
         try installLifecycledService(
             in: services, binary: binary, busAddress: bus.address, appsDirectory: appsDirectory(dir))
         try await client.connection.reloadBusConfiguration()
-        var daemonPID: pid_t?
-        defer { if let daemonPID { ChildProcess.terminate(activatedService: daemonPID) } }
+        try await client.connection.stoppingActivatedServices([LifecycledProtocol.busName]) {
+            try await activateThroughAnApp(bus: bus, client: client)
+        }
+    }
 
+    @MainActor private func activateThroughAnApp(bus: PrivateBus, client: DaemonTestClient) async throws {
         let decision = await HostSelection.automatic.decide(environment: [:], sessionBus: .address(bus.address))
         #expect(decision.host == .lifecycled)
         #expect(decision.reason.contains("activatable"), "\(decision)")
@@ -139,7 +142,6 @@ struct DaemonActivationTests {
             configuration: .init(applicationIdentifier: id, isStateRestorationEnabled: false))
         await host.prepare(app)
         let owner = try #require(try await client.connection.nameOwner(LifecycledProtocol.busName))
-        daemonPID = try await client.connection.credentials(of: owner).pid.map { pid_t($0) }
         #expect(host.status.isHosted)
         #expect(host.status.snapshot.daemonOwner == owner)
 

@@ -21,29 +21,27 @@ struct ActivationTests {
 
                 """)
             try await env.connection.reloadBusConfiguration()
-            var started: pid_t?
-            defer { if let started { ChildProcess.terminate(activatedService: started) } }
+            try await env.connection.stoppingActivatedServices(["org.example.Activated"]) {
+                #expect(try await env.connection.activatableNames().contains("org.example.Activated"))
+                #expect(try await env.connection.nameOwner("org.example.Activated") == nil)
+                let owner = try #require(try await env.connection.ownerStartingIfActivatable("org.example.Activated"))
+                #expect(try await env.connection.nameOwner("org.example.Activated") == owner)
+                // Owned now: the same owner, no second start.
+                #expect(try await env.connection.ownerStartingIfActivatable("org.example.Activated") == owner)
 
-            #expect(try await env.connection.activatableNames().contains("org.example.Activated"))
-            #expect(try await env.connection.nameOwner("org.example.Activated") == nil)
-            let owner = try #require(try await env.connection.ownerStartingIfActivatable("org.example.Activated"))
-            started = try await env.connection.credentials(of: owner).pid.map { pid_t($0) }
-            #expect(started != nil)
-            #expect(try await env.connection.nameOwner("org.example.Activated") == owner)
-            // Owned now: the same owner, no second start.
-            #expect(try await env.connection.ownerStartingIfActivatable("org.example.Activated") == owner)
-
-            // Neither owned nor activatable: nil, and nothing is tried.
-            #expect(try await env.connection.ownerStartingIfActivatable("org.example.Absent") == nil)
-            // A service file whose program fails: the bus daemon's error, not nil.
-            _ = try services.write(
-                "org.example.Broken.service", "[D-BUS Service]\nName=org.example.Broken\nExec=/bin/false\n")
-            try await env.connection.reloadBusConfiguration()
-            let broken = await #expect(throws: BusError.self) {
-                _ = try await env.connection.ownerStartingIfActivatable("org.example.Broken")
+                // Neither owned nor activatable: nil, and nothing is tried.
+                #expect(try await env.connection.ownerStartingIfActivatable("org.example.Absent") == nil)
+                // A service file whose program fails: the bus daemon's error, not nil.
+                _ = try services.write(
+                    "org.example.Broken.service", "[D-BUS Service]\nName=org.example.Broken\nExec=/bin/false\n")
+                try await env.connection.reloadBusConfiguration()
+                let broken = await #expect(throws: BusError.self) {
+                    _ = try await env.connection.ownerStartingIfActivatable("org.example.Broken")
+                }
+                #expect(
+                    broken?.name.hasPrefix("org.freedesktop.DBus.Error.Spawn.") == true, "\(String(describing: broken))"
+                )
             }
-            #expect(
-                broken?.name.hasPrefix("org.freedesktop.DBus.Error.Spawn.") == true, "\(String(describing: broken))")
         }
     }
 }

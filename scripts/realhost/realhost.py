@@ -143,17 +143,28 @@ class Container:
         except subprocess.TimeoutExpired:
             raise Failure(f"the container did not power off within {timeout} s")
 
+    def save_journal(self):
+        """Copies the container's journal into the results, for the report of a failed scenario."""
+        if self.leader is None or self.nspawn is None or self.nspawn.poll() is not None:
+            return
+        try:
+            journal = self.run(["journalctl", "-b", "--no-pager", "-o", "short-monotonic"], check=False, timeout=20)
+            with open(os.path.join(self.results, f"{self.name}-journal.log"), "w") as handle:
+                handle.write(journal.stdout[-6000:])
+        except (subprocess.TimeoutExpired, OSError):
+            pass
+
     def stop(self):
         """Stops the container by pid whatever state it is in (the cleanup of a failed run)."""
         if self.nspawn is None or self.nspawn.poll() is not None:
             return
         if self.leader:
-            subprocess.run(["nsenter", f"--target={self.leader}", "--all", "--", "systemctl", "--no-block",
-                            "poweroff"], capture_output=True, timeout=10)
             try:
+                subprocess.run(["nsenter", f"--target={self.leader}", "--all", "--", "systemctl", "--no-block",
+                                "poweroff"], capture_output=True, timeout=10)
                 self.nspawn.wait(timeout=30)
                 return
-            except subprocess.TimeoutExpired:
+            except (subprocess.TimeoutExpired, OSError):
                 pass
             try:
                 os.kill(self.leader, signal.SIGKILL)  # ends every process of its pid namespace
@@ -275,6 +286,9 @@ def scenario_example(root, build, toolchain, results):
             ("delegate", "applicationWillTerminate(_:)"),
         ], "example app")
         log("example: PASS launch → active → lock → unlock → time-zone change → poweroff → willTerminate")
+    except Exception:
+        container.save_journal()
+        raise
     finally:
         container.stop()
 
@@ -283,7 +297,7 @@ def lifecyclectl(container, *arguments, check=True):
     return container.run(["lifecyclectl", *arguments], user=True, check=check)
 
 
-def scenario_package(root, deb, counter, results):
+def scenario_package(root, deb, counter, toolchain, results):
     """The .deb on a Debian without Swift: activation, cgroups, freezing, a graceful stop, the journal."""
     debs = tempfile.mkdtemp(prefix="realhost-debs-")
     os.chmod(debs, 0o755)  # the test user runs the app from it
@@ -292,7 +306,7 @@ def scenario_package(root, deb, counter, results):
     container = Container(root, "applifecycle-package", [(debs, "/opt/applifecycle")], results)
     try:
         container.start()
-        if container.run(["test", "-e", "/opt/swift"], check=False).returncode == 0:
+        if container.run(["test", "-e", toolchain], check=False).returncode == 0:
             raise Failure("the package scenario must run without a Swift toolchain")
         installed = container.run(["sh", "-c", f"cd /opt/applifecycle && apt-get install -y ./{os.path.basename(deb)}"],
                                   check=False, timeout=120)
@@ -414,6 +428,9 @@ def scenario_package(root, deb, counter, results):
         log(f"package: journalctl --user -u lifecycled APP_ID=org.example.Counter: {len(entries)} entries, one "
             "timestamp each, priority 6 for info and 4 for the rejected manifest's warning")
         container.poweroff()
+    except Exception:
+        container.save_journal()
+        raise
     finally:
         container.stop()
         shutil.rmtree(debs, ignore_errors=True)
@@ -431,7 +448,8 @@ def main():
     results = tempfile.mkdtemp(prefix="realhost-results-")
     os.chmod(results, 0o777)
     scenarios = [("example", lambda: scenario_example(arguments.root, arguments.build, arguments.toolchain, results)),
-                 ("package", lambda: scenario_package(arguments.root, arguments.deb, arguments.counter_app, results))]
+                 ("package", lambda: scenario_package(arguments.root, arguments.deb, arguments.counter_app,
+                                                          arguments.toolchain, results))]
     failed = []
     for name, scenario in scenarios:
         if arguments.only and name != arguments.only:
@@ -440,7 +458,7 @@ def main():
         try:
             scenario()
             log(f"{name}: passed in {time.monotonic() - started:.1f} s")
-        except (Failure, subprocess.TimeoutExpired, OSError) as error:
+        except Exception as error:  # any failure of a scenario is reported, and the next one still runs
             failed.append(name)
             log(f"{name}: FAILED after {time.monotonic() - started:.1f} s: {error}")
             for path in sorted(os.listdir(results)):
