@@ -284,4 +284,46 @@ struct LifecycledHostTests {
         #expect(LifecycledHostStatus.environmentAppID(in: ["LIFECYCLE_APP_ID": "not an id"]) == nil)
         #expect(LifecycledHostStatus.environmentAppID(in: [:]) == nil)
     }
+
+    @MainActor
+    @Test("a daemon that takes the name while a registration to the old one fails is registered with afterwards")
+    func daemonAppearingDuringAFailedRegistration() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let loop = try EventLoop(name: "daemons")
+        defer { loop.shutdown() }
+        // The first daemon holds RegisterApp until the test lets it fail.
+        let first = try BusConnection(.address(bus.address), loop: loop, description: "failing-daemon")
+        defer { first.close() }
+        let (arrived, arrival) = AsyncStream<Void>.makeStream()
+        let (released, release) = AsyncStream<Void>.makeStream()
+        let object = try first.export(
+            ExportedInterface(
+                name: LifecycledProtocol.interface,
+                methods: [
+                    .init(LifecycledProtocol.Method.registerApp, inSignature: "s", outSignature: "a{sv}a{sv}") { _ in
+                        arrival.yield()
+                        for await _ in released { break }
+                        throw BusError(name: BusError.Name.failed, message: "going away")
+                    }
+                ]), at: LifecycledProtocol.objectPath)
+        defer { object.unexport() }
+        #expect(try await first.requestName(LifecycledProtocol.busName) == .primaryOwner)
+
+        let hosted = Hosted(address: bus.address)
+        defer { hosted.host.stop() }
+        let preparing = Task { await hosted.host.prepare(hosted.app) }
+        for await _ in arrived { break }
+        // While the call is held: the first daemon leaves the name and another one takes it; the
+        // app hears both owner changes before the failed reply.
+        try await first.releaseName(LifecycledProtocol.busName)
+        let second = try await FakeLifecycled.start(address: bus.address, loop: loop)
+        defer { second.connection.close() }
+        release.yield()
+        await preparing.value
+        _ = try await second.log.wait(for: LifecycledProtocol.Method.registerApp, "from the app, after the failure")
+        #expect(second.log.calls(LifecycledProtocol.Method.registerApp).count == 1)
+        #expect(await eventually { hosted.host.status.isHosted })
+        #expect(hosted.host.status.snapshot.daemonOwner == second.connection.uniqueName)
+    }
 }
