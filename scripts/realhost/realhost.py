@@ -224,6 +224,9 @@ def scenario_example(root, build, toolchain, results):
     output = os.path.join(results, "example.jsonl")
     try:
         container.start()
+        # polkit is D-Bus activated; started first, logind's check of the app's Inhibit call does not
+        # wait for its start (a desktop has it running long before an app starts).
+        container.run(["systemctl", "start", "polkit.service"], timeout=60)
         container.run([
             "systemd-run", "--unit=realhost-example", "-p", "PAMName=login", "-p", f"User={USER}",
             "-p", "StandardOutput=file:/results/example.jsonl", "-p", "StandardError=journal",
