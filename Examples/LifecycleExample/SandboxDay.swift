@@ -24,6 +24,10 @@ struct SandboxDay {
     }
 
     func run() async throws {
+        // Piped into `head`, a write to the closed pipe would end the process by SIGPIPE before
+        // the defers below stop the bus daemons and mocks, leaving them running; ignored, the write
+        // fails instead, the day plays to its end and everything is stopped by pid.
+        signal(SIGPIPE, SIG_IGN)
         let systemBus = try PrivateBus()
         let sessionBus = try PrivateBus()
         defer {
