@@ -80,7 +80,14 @@ class Container:
                 raise Failure(f"no container PID 1 after 30 s: {self.tail()}")
             self.leader = self.find_leader()
             time.sleep(0.1)
-        state = self.run(["systemctl", "is-system-running", "--wait"], check=False, timeout=90).stdout.strip()
+        # PID 1 exists before it listens: until /run/systemd/private is up, systemctl cannot connect
+        # and prints nothing (seen under load). Ask again until it answers; --wait then waits for
+        # the end of the boot.
+        def booted():
+            answer = self.run(["systemctl", "is-system-running", "--wait"], check=False, timeout=90)
+            return answer.stdout.strip() or None
+
+        state = self.wait_for("the container's systemd to answer", booted, timeout=90)
         if state not in ("running", "degraded"):
             raise Failure(f"the container's systemd is {state!r}")
         if state == "degraded":
