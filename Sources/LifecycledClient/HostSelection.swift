@@ -120,18 +120,11 @@ public enum HostSelection: String, Sendable, CaseIterable {
             let connection = try await BusConnection(
                 address, loop: loop, description: "host-selection", timeout: timeout)
             defer { connection.close() }
-            let bus: (String, [BusValue]) async throws -> [BusValue] = { member, arguments in
-                try await connection.call(
-                    destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                    interface: "org.freedesktop.DBus", member: member, arguments: arguments, timeout: timeout)
+            if let owner = try await connection.nameOwner(LifecycledProtocol.busName, timeout: timeout) {
+                return .success(.owned(owner))
             }
-            do {
-                if let owner = try await bus("GetNameOwner", [.string(LifecycledProtocol.busName)]).first?.stringValue {
-                    return .success(.owned(owner))
-                }
-            } catch let error as BusError where error.name == BusError.Name.nameHasNoOwner {}
-            let activatable = try await bus("ListActivatableNames", []).first?.arrayValue ?? []
-            return .success(activatable.contains(.string(LifecycledProtocol.busName)) ? .activatable : .absent)
+            let activatable = try await connection.activatableNames(timeout: timeout)
+            return .success(activatable.contains(LifecycledProtocol.busName) ? .activatable : .absent)
         } catch let error as BusError {
             return .failure(error)
         } catch {

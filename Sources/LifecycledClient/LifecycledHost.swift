@@ -259,7 +259,9 @@ public final class LifecycledHost: ApplicationHost {
             defer { endRegistration() }
             if owner != nil {
                 await register(initial: true)
-            } else if try await connection.activatableNames().contains(LifecycledProtocol.busName) {
+            } else if try await connection.activatableNames(timeout: configuration.callTimeout).contains(
+                LifecycledProtocol.busName)
+            {
                 // Installed but not running: RegisterApp, sent with auto-start, starts it.
                 logger.info("starting lifecycled through D-Bus activation")
                 await register(initial: true)

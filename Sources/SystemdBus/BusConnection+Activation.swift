@@ -2,9 +2,12 @@ extension BusConnection {
     /// The names the bus daemon can start on demand (`ListActivatableNames`): those with a
     /// D-Bus service file in one of its service directories, and its own name.
     ///
+    /// - Parameters:
+    ///   - timeout: How long the bus daemon may take to answer; `nil` uses sd-bus's default (25 s).
     /// - Throws: ``BusError`` when the daemon does not answer.
-    public func activatableNames() async throws -> [String] {
-        try await callDaemon("ListActivatableNames", []).first?.arrayValue?.compactMap(\.stringValue) ?? []
+    public func activatableNames(timeout: Duration? = nil) async throws -> [String] {
+        try await callDaemon("ListActivatableNames", [], timeout: timeout).first?.arrayValue?.compactMap(\.stringValue)
+            ?? []
     }
 
     /// The unique owner of `name`, starting its service through D-Bus activation first when the

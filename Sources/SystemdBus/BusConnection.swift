@@ -590,10 +590,11 @@ public final class BusConnection: Sendable {
     ///
     /// - Parameters:
     ///   - name: A well-known name.
+    ///   - timeout: How long the bus daemon may take to answer; `nil` uses sd-bus's default (25 s).
     /// - Throws: ``BusError`` on failure other than "no owner".
-    public func nameOwner(_ name: String) async throws -> String? {
+    public func nameOwner(_ name: String, timeout: Duration? = nil) async throws -> String? {
         do {
-            return try await callDaemon("GetNameOwner", [.string(name)]).first?.stringValue
+            return try await callDaemon("GetNameOwner", [.string(name)], timeout: timeout).first?.stringValue
         } catch let error as BusError where error.name == BusError.Name.nameHasNoOwner {
             return nil
         }
@@ -691,10 +692,10 @@ public final class BusConnection: Sendable {
         )
     }
 
-    func callDaemon(_ member: String, _ arguments: [BusValue]) async throws -> [BusValue] {
+    func callDaemon(_ member: String, _ arguments: [BusValue], timeout: Duration? = nil) async throws -> [BusValue] {
         try await call(
             destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-            interface: "org.freedesktop.DBus", member: member, arguments: arguments)
+            interface: "org.freedesktop.DBus", member: member, arguments: arguments, timeout: timeout)
     }
 
     // MARK: - Loop-thread internals
