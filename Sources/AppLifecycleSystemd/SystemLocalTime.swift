@@ -22,10 +22,9 @@ public struct SystemLocalTime: UTCOffsetRules {
     public init(localtimePath: String = "/etc/localtime", environment: [String: String] = SystemLocalTime.environment) {
         tzset()
         // $TZ wins over /etc/localtime, for glibc as here.
-        if var tz = environment["TZ"] {
-            if tz.hasPrefix(":") { tz.removeFirst() }
+        if let tz = environment["TZ"] {
             // An empty $TZ is UTC to glibc.
-            identifier = tz.isEmpty ? "UTC" : TimeZoneWatcher.identifier(forLinkTarget: tz) ?? tz
+            identifier = TimeZoneWatcher.identifier(forTZ: tz) ?? "UTC"
         } else {
             identifier = TimeZoneWatcher.snapshot(of: localtimePath, environment: environment).identifier
         }

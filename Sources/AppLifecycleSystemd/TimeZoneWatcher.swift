@@ -190,6 +190,18 @@ public final class TimeZoneWatcher: ReadinessSource {
         return identifier
     }
 
+    /// The time zone identifier a `$TZ` value names, as glibc reads it: a leading `:` dropped, a path
+    /// under a `zoneinfo` directory reduced to its identifier, anything else taken as it is.
+    ///
+    /// - Parameters:
+    ///   - value: The value of `$TZ`.
+    /// - Returns: The identifier, or `nil` when nothing is left (an empty `$TZ`, which glibc takes for UTC).
+    public static func identifier(forTZ value: String) -> String? {
+        let name = value.hasPrefix(":") ? String(value.dropFirst()) : value
+        guard !name.isEmpty else { return nil }
+        return identifier(forLinkTarget: name) ?? name
+    }
+
     /// Resolves what `path` means now: the identifier and the zone file's bytes.
     ///
     /// - Parameters:
@@ -211,11 +223,7 @@ public final class TimeZoneWatcher: ReadinessSource {
     }
 
     private static func fallbackIdentifier(environment: [String: String]) -> String {
-        if var tz = environment["TZ"], !tz.isEmpty {
-            if tz.hasPrefix(":") { tz.removeFirst() }
-            if let identifier = identifier(forLinkTarget: tz) { return identifier }
-            if !tz.isEmpty { return tz }
-        }
+        if let tz = environment["TZ"], let identifier = identifier(forTZ: tz) { return identifier }
         // Debian's /etc/timezone names the zone when /etc/localtime is a copy, not a link.
         if let text = KernelInterfaces.readFile("/etc/timezone"),
             let name = String(decoding: text, as: UTF8.self).split(whereSeparator: \.isWhitespace).first
