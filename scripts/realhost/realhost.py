@@ -341,9 +341,9 @@ def scenario_package(root, deb, counter, toolchain, results):
         manifest = json.dumps({"id": "org.example.Counter", "name": "Counter", "executable": "/opt/applifecycle/counter-app",
                                "arguments": [], "urlSchemes": ["counter"]})
         bogus = json.dumps({"id": "not an id", "executable": "/bin/true"})
-        container.run(["setpriv", f"--reuid={UID}", f"--regid={UID}", "--init-groups", "sh", "-c",
+        container.run(["sh", "-c",
                        f"mkdir -p {apps} && cat > {apps}/org.example.Counter.json && echo '{bogus}' > {apps}/bogus.json"],
-                      stdin=manifest)
+                      user=True, stdin=manifest)
         open_session(container)
 
         if container.run(["systemctl", "--user", "is-active", "lifecycled"], user=True, check=False).stdout.strip() == "active":
@@ -405,9 +405,8 @@ def scenario_package(root, deb, counter, toolchain, results):
             raise Failure(f"the app (pid {pid}) outlived lifecycled")
         log("package: systemctl --user stop lifecycled ended the app and the daemon (Result=success)")
 
-        journal = container.run(["setpriv", f"--reuid={UID}", f"--regid={UID}", "--init-groups", "env", *USER_ENV,
-                                 "journalctl", "--user", "-u", "lifecycled", "APP_ID=org.example.Counter",
-                                 "-o", "json", "--no-pager"]).stdout
+        journal = container.run(["journalctl", "--user", "-u", "lifecycled", "APP_ID=org.example.Counter",
+                                 "-o", "json", "--no-pager"], user=True).stdout
         entries = [json.loads(line) for line in journal.splitlines() if line.startswith("{")]
         if not entries or any(e.get("APP_ID") != "org.example.Counter" for e in entries):
             raise Failure(f"journalctl APP_ID=org.example.Counter gave {len(entries)} entries: {journal[:500]}")
