@@ -22,7 +22,9 @@ final class CounterAppDelegate: ApplicationDelegate {
     }
 
     func application(_ application: Application, didFinishLaunchingWithOptions launchOptions: LaunchOptions?) -> Bool {
-        say("didFinishLaunching", application)
+        let notification = launchOptions?.localNotification.map { " localNotification=\($0.identifier)" } ?? ""
+        let token = launchOptions?[.activationToken]?.stringValue.map { " activationToken=\($0)" } ?? ""
+        say("didFinishLaunching\(notification)\(token)", application)
         return true
     }
 
@@ -72,6 +74,20 @@ final class CounterAppDelegate: ApplicationDelegate {
         }
         say("open \(url.absoluteString)", application)
         return true
+    }
+
+    func application(_ application: Application, didReceive notification: LocalNotification) {
+        say("didReceive local notification \(notification.identifier)", application)
+    }
+
+    func application(
+        _ application: Application, handleActionWithIdentifier identifier: String?, for notification: LocalNotification,
+        completionHandler: @escaping @Sendable () -> Void
+    ) {
+        // "increment" on a reminder's banner counts without opening the app.
+        if identifier == "increment" { count += 1 }
+        say("handleAction \(identifier ?? "-") for \(notification.identifier)", application)
+        completionHandler()
     }
 
     private func save(_ application: Application) {

@@ -109,6 +109,16 @@ extension Application {
             notificationCenter.post(
                 HandleLocalNotificationActionMessage(identifier: identifier, notification: notification), object: self)
             settle()
+        case .localNotificationOpened(let notification):
+            wakeIfSuspended()
+            foregroundRequested = true
+            settle(ceiling: .inactive)
+            deliverLocalNotification(notification)
+            settle()
+        case .scheduledLocalNotifications(let notifications):
+            scheduledLocalNotificationsMirror = notifications
+        case .applicationIconBadgeNumber(let number):
+            badgeNumber = number
         case .backgroundFetch:
             wakeIfSuspended()
             let completion = beginCompletion("background fetch")

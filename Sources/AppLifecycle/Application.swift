@@ -117,6 +117,35 @@ public final class Application {
     public internal(set) var statusBarOrientation: InterfaceOrientation = .portrait
     /// The status bar's frame, as last reported by the host.
     public internal(set) var statusBarFrame: Rect = .zero
+    /// What the app registered with ``registerUserNotificationSettings(_:)``, or `nil`.
+    public internal(set) var currentUserNotificationSettings: UserNotificationSettings?
+
+    /// The badge on the app's launcher entry; setting it announces it on the desktop (the
+    /// `com.canonical.Unity.LauncherEntry` `Update` signal: `count`, and `count-visible` unless 0).
+    public var applicationIconBadgeNumber: Int {
+        get { badgeNumber }
+        set {
+            guard newValue != badgeNumber else { return }
+            badgeNumber = newValue
+            host.application(self, didChangeApplicationIconBadgeNumber: newValue)
+        }
+    }
+
+    /// Whether the screen must not blank or lock while the app is active: the host holds a logind
+    /// `idle` inhibitor in `block` mode while this is `true` and the app is active, and drops it
+    /// when the app resigns active or this becomes `false`.
+    public var isIdleTimerDisabled: Bool {
+        get { idleTimerDisabled }
+        set {
+            guard newValue != idleTimerDisabled else { return }
+            idleTimerDisabled = newValue
+            host.application(self, didChangeIdleTimerDisabled: newValue)
+        }
+    }
+
+    var badgeNumber = 0
+    var idleTimerDisabled = false
+    var scheduledLocalNotificationsMirror: [LocalNotification] = []
 
     // Host facts.
     var foregroundRequested = true

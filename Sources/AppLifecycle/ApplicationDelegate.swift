@@ -281,6 +281,10 @@ public protocol ApplicationDelegate: AnyObject {
 
     // MARK: Local notifications
 
+    /// Tells the delegate what the app registered with `registerUserNotificationSettings(_:)`
+    /// (`application(_:didRegister:)`); on Linux these are always the settings asked for.
+    func application(_ application: Application, didRegister notificationSettings: UserNotificationSettings)
+
     /// Tells the delegate that the running app received a local notification.
     ///
     /// Called when the notification fires while the app is in the foreground, and after
@@ -537,6 +541,10 @@ extension ApplicationDelegate {
         _ application: Application, handleActionWithIdentifier identifier: String?,
         forRemoteNotification userInfo: UserInfo, completionHandler: @escaping @Sendable () -> Void
     ) {
+        DelegateDefaults.hit()
+    }
+    /// Not implemented: does nothing.
+    public func application(_ application: Application, didRegister notificationSettings: UserNotificationSettings) {
         DelegateDefaults.hit()
     }
     /// Not implemented: does nothing.

@@ -87,6 +87,29 @@ public protocol ApplicationHost: AnyObject {
 
     /// Asks the host to present a local notification that fired while the app was not in the foreground.
     func application(_ application: Application, present notification: LocalNotification)
+
+    /// Asks the host to keep a local notification until its fire date and deliver it then
+    /// (as ``HostEvent/localNotification(_:)`` when the app is active, as a banner otherwise).
+    ///
+    /// - Parameters:
+    ///   - application: The app this host drives.
+    ///   - notification: A validated notification; it replaces one with the same identifier.
+    ///   - actions: The banner's buttons: the actions of its registered category.
+    func application(
+        _ application: Application, schedule notification: LocalNotification, actions: [UserNotificationAction])
+
+    /// Asks the host to drop scheduled local notifications.
+    ///
+    /// - Parameters:
+    ///   - application: The app this host drives.
+    ///   - identifiers: The identifiers to drop, or `nil` for all of the app's.
+    func application(_ application: Application, cancelLocalNotifications identifiers: [String]?)
+
+    /// The app set ``Application/applicationIconBadgeNumber``: announce it on the desktop.
+    func application(_ application: Application, didChangeApplicationIconBadgeNumber number: Int)
+
+    /// The app set ``Application/isIdleTimerDisabled``: hold (while active) or drop the idle inhibitor.
+    func application(_ application: Application, didChangeIdleTimerDisabled disabled: Bool)
 }
 
 extension ApplicationHost {
@@ -124,4 +147,14 @@ extension ApplicationHost {
     public func application(_ application: Application, didOpen url: URL, handled: Bool) {}
     /// Does nothing (the notification is logged by the app).
     public func application(_ application: Application, present notification: LocalNotification) {}
+    /// Does nothing: a host without a schedule drops the notification.
+    public func application(
+        _ application: Application, schedule notification: LocalNotification, actions: [UserNotificationAction]
+    ) {}
+    /// Does nothing.
+    public func application(_ application: Application, cancelLocalNotifications identifiers: [String]?) {}
+    /// Does nothing.
+    public func application(_ application: Application, didChangeApplicationIconBadgeNumber number: Int) {}
+    /// Does nothing.
+    public func application(_ application: Application, didChangeIdleTimerDisabled disabled: Bool) {}
 }

@@ -39,6 +39,14 @@ public enum HostEvent: Sendable, Hashable {
     case localNotification(LocalNotification)
     /// The user chose an action on a local notification.
     case localNotificationAction(identifier: String?, notification: LocalNotification)
+    /// The user clicked a local notification's banner: the app comes to the foreground and
+    /// receives it (`application(_:didReceive:)` while still inactive, as on iOS).
+    case localNotificationOpened(LocalNotification)
+    /// The host's schedule of this app's local notifications changed (one fired, a tool scheduled
+    /// or cancelled one): what ``Application/scheduledLocalNotifications`` returns from now on.
+    case scheduledLocalNotifications([LocalNotification])
+    /// The host set the app's badge (a notification that fired while the app was not active).
+    case applicationIconBadgeNumber(Int)
     /// The host offers the app a chance to fetch data in the background.
     case backgroundFetch
     /// Events for a background URL session with this identifier are waiting.

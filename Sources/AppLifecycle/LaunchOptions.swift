@@ -53,6 +53,10 @@ public struct LaunchOptions: Sendable, Hashable, Codable, ExpressibleByDictionar
         public static let listenFileDescriptorNames: Key = "ApplicationLaunchOptionsListenFileDescriptorNamesKey"
         /// Linux: the command-line arguments after the executable (an array of strings).
         public static let arguments: Key = "ApplicationLaunchOptionsArgumentsKey"
+        /// Linux: the XDG activation token (Wayland `xdg-activation`, or an X11 startup id) of the
+        /// click that launched the app (a string; also in `$XDG_ACTIVATION_TOKEN`), for the
+        /// compositor to give its window focus.
+        public static let activationToken: Key = "ApplicationLaunchOptionsActivationTokenKey"
         /// Linux: the app was launched into the background (a Boolean).
         public static let launchedInBackground: Key = "ApplicationLaunchOptionsLaunchedInBackgroundKey"
     }

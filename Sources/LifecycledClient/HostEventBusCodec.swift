@@ -16,6 +16,10 @@ import SystemdBus
 /// | `.openURL(u, o)` | `open-url` | `url: s`, the `UIApplicationOpenURLOptions…Key` entries |
 /// | `.remoteNotification(p)` | `remote-notification` | `payload: a{sv}` |
 /// | `.localNotification(n)` | `local-notification` | `notification: a{sv}` |
+/// | `.localNotificationOpened(n)` | `local-notification-opened` | `notification: a{sv}`, `activation-token: s`? |
+/// | `.localNotificationAction(i, n)` | `local-notification-action` | `identifier: s`, `notification: a{sv}` |
+/// | `.scheduledLocalNotifications(l)` | `scheduled-local-notifications` | `notifications: av` of `a{sv}` |
+/// | `.applicationIconBadgeNumber(c)` | `badge` | `value: x` |
 /// | `.backgroundFetch` | `background-fetch` | — |
 ///
 /// Other events have no command (they are not host facts a daemon forwards) and encode to `nil`.
@@ -41,6 +45,16 @@ public enum HostEventBusCodec {
             return ("remote-notification", ["payload": .dictionary(payload.values)])
         case .localNotification(let notification):
             return ("local-notification", ["notification": notification.propertyList])
+        case .localNotificationOpened(let notification):
+            return ("local-notification-opened", ["notification": notification.propertyList])
+        case .localNotificationAction(let identifier, let notification):
+            var arguments: UserInfo = ["notification": notification.propertyList]
+            if let identifier { arguments["identifier"] = .string(identifier) }
+            return ("local-notification-action", arguments)
+        case .scheduledLocalNotifications(let notifications):
+            return ("scheduled-local-notifications", ["notifications": .array(notifications.map(\.propertyList))])
+        case .applicationIconBadgeNumber(let count):
+            return ("badge", ["value": .int(Int64(count))])
         case .backgroundFetch:
             return ("background-fetch", [:])
         default:
@@ -78,6 +92,22 @@ public enum HostEventBusCodec {
         case "local-notification":
             return arguments["notification"].flatMap(LocalNotification.init(propertyList:)).map(
                 HostEvent.localNotification)
+        case "local-notification-opened":
+            return arguments["notification"].flatMap(LocalNotification.init(propertyList:)).map(
+                HostEvent.localNotificationOpened)
+        case "local-notification-action":
+            guard let notification = arguments["notification"].flatMap(LocalNotification.init(propertyList:)) else {
+                return nil
+            }
+            return .localNotificationAction(
+                identifier: arguments["identifier"]?.stringValue, notification: notification)
+        case "scheduled-local-notifications":
+            guard let list = arguments["notifications"]?.arrayValue else { return nil }
+            let notifications = list.compactMap(LocalNotification.init(propertyList:))
+            guard notifications.count == list.count else { return nil }
+            return .scheduledLocalNotifications(notifications)
+        case "badge":
+            return arguments["value"]?.intValue.flatMap { Int(exactly: $0) }.map(HostEvent.applicationIconBadgeNumber)
         case "background-fetch":
             return .backgroundFetch
         default:

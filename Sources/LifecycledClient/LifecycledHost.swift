@@ -470,7 +470,7 @@ public final class LifecycledHost: ApplicationHost {
     static func daemonResumesApp(for event: HostEvent) -> Bool {
         switch event {
         case .sleeping(false), .foreground(true), .sessionActive(true), .openURL, .remoteNotification,
-            .localNotification, .backgroundFetch, .terminate:
+            .localNotification, .localNotificationOpened, .localNotificationAction, .backgroundFetch, .terminate:
             return true
         default:
             return false
@@ -531,6 +531,65 @@ public final class LifecycledHost: ApplicationHost {
             .report(
                 member: LifecycledProtocol.Method.backgroundTaskEnded,
                 arguments: [.string(appID), .uint32(UInt32(clamping: identifier.rawValue))]))
+    }
+
+    // MARK: Local notifications, badge, idle timer
+
+    /// Schedules the notification with lifecycled (`ScheduleNotification`), with its category's
+    /// actions as the banner's buttons.
+    public func application(
+        _ application: Application, schedule notification: LocalNotification, actions: [UserNotificationAction]
+    ) {
+        guard let appID else { return }
+        report(LifecycledProtocol.Method.scheduleNotification, [.string(appID), Self.payload(notification, actions)])
+    }
+
+    /// Cancels notifications in lifecycled (`CancelNotification`; all of them with `""`).
+    public func application(_ application: Application, cancelLocalNotifications identifiers: [String]?) {
+        guard let appID else { return }
+        for identifier in identifiers ?? [""] {
+            report(LifecycledProtocol.Method.cancelNotification, [.string(appID), .string(identifier)])
+        }
+    }
+
+    /// Shows a notification that fired while the app was not active (`PresentNotification`).
+    public func application(_ application: Application, present notification: LocalNotification) {
+        guard let appID else { return }
+        let actions =
+            notification.category.flatMap { application.currentUserNotificationSettings?.category($0) }?
+            .actions ?? []
+        report(LifecycledProtocol.Method.presentNotification, [.string(appID), Self.payload(notification, actions)])
+    }
+
+    /// Announces the badge (`SetBadge`).
+    public func application(_ application: Application, didChangeApplicationIconBadgeNumber number: Int) {
+        guard let appID else { return }
+        report(LifecycledProtocol.Method.setBadge, [.string(appID), .int64(Int64(number))])
+    }
+
+    /// Asks for (or gives up) the idle inhibitor (`SetIdleTimerDisabled`).
+    public func application(_ application: Application, didChangeIdleTimerDisabled disabled: Bool) {
+        guard let appID else { return }
+        report(LifecycledProtocol.Method.setIdleTimerDisabled, [.string(appID), .bool(disabled)])
+    }
+
+    /// A notification and its buttons as `ScheduleNotification`'s `a{sv}`.
+    public static func payload(_ notification: LocalNotification, _ actions: [UserNotificationAction]) -> BusValue {
+        var info = UserInfo(notification.propertyList.dictionaryValue ?? [:])
+        if !actions.isEmpty {
+            info["actions"] = .array(
+                actions.map {
+                    .dictionary([
+                        "identifier": .string($0.identifier), "title": .string($0.title),
+                        "foreground": .bool($0.activationMode == .foreground),
+                    ])
+                })
+        }
+        return UserInfoBusCodec.encode(info)
+    }
+
+    private func report(_ member: String, _ arguments: [BusValue]) {
+        outbound?.yield(.report(member: member, arguments: arguments))
     }
 
     /// The launch options lifecycled returned at registration (laid over the app's own).

@@ -21,6 +21,12 @@ import SystemdBus
 /// | `Simulate` | method | `sa{sv}` | inject a host event (`sleep`, `wake`, `lock`, `unlock`, `memory-warning`, `time-change`, `terminate`); refused unless enabled |
 /// | `GetState` | method | `s` → `s` | an app's state |
 /// | `ListApps` | method | → `a(sssu)` | id, state, name, pid (0 when not running) of every known app |
+/// | `ScheduleNotification` | method | `sa{sv}` → `s` | schedule a local notification for an app (its property list, plus `actions`: the banner's buttons); returns its identifier |
+/// | `CancelNotification` | method | `ss` | cancel an app's scheduled notification by identifier (`""`: all of them) |
+/// | `ListNotifications` | method | `s` → `aa{sv}` | an app's schedule (`""`: every app's), soonest first, each with `app` and `nextFireDate` |
+/// | `PresentNotification` | method | `sa{sv}` | the registered app shows a notification now (as a banner: it is not active) |
+/// | `SetBadge` | method | `sx` | set an app's badge (announced with `com.canonical.Unity.LauncherEntry.Update`) |
+/// | `SetIdleTimerDisabled` | method | `sb` | the registered app wants the screen kept awake while it is active (a logind `idle` inhibitor) |
 /// | `Notification` | signal | `ssa{sv}` | app id, notification name, userInfo: every lifecycle notification of every app |
 /// | `StateChanged` | signal | `sss` | app id, previous state, new state |
 /// | `Command` | signal | `ssa{sv}` | app id, command, arguments: the daemon tells a hosted app a host fact (``HostEventBusCodec``) |
@@ -79,6 +85,18 @@ public enum LifecycledProtocol {
         public static let getState = "GetState"
         /// `ListApps() → a(sssu)`.
         public static let listApps = "ListApps"
+        /// `ScheduleNotification(sa{sv}) → s`.
+        public static let scheduleNotification = "ScheduleNotification"
+        /// `CancelNotification(ss)`.
+        public static let cancelNotification = "CancelNotification"
+        /// `ListNotifications(s) → aa{sv}`.
+        public static let listNotifications = "ListNotifications"
+        /// `PresentNotification(sa{sv})`.
+        public static let presentNotification = "PresentNotification"
+        /// `SetBadge(sx)`.
+        public static let setBadge = "SetBadge"
+        /// `SetIdleTimerDisabled(sb)`.
+        public static let setIdleTimerDisabled = "SetIdleTimerDisabled"
     }
 
     /// Signal names.

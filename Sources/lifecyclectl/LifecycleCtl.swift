@@ -17,7 +17,8 @@ struct LifecycleCtl: AsyncParsableCommand, UsageErrorExit {
         version: PackageVersion.current,
         subcommands: [
             StatusCommand.self, AppsCommand.self, MonitorCommand.self, OpenCommand.self, PostCommand.self,
-            SimulateCommand.self, Graph.self,
+            SimulateCommand.self, NotifyCommand.self, NotificationsCommand.self, CancelNotificationCommand.self,
+            Graph.self,
         ])
 
     /// Parses the command line and runs; usage errors exit 2 (``UsageErrorExit``).

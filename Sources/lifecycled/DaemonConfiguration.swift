@@ -26,6 +26,8 @@ struct DaemonConfiguration: Sendable {
     var appEnvironment: [String: String] = [:]
     /// Whether each launched app gets a cgroup of its own (so the freezer suspends it).
     var appCgroups: AppCgroupPlacement.Mode = .automatic
+    /// Where the schedule of local notifications is kept; `nil`: ``defaultStateDirectory(environment:)``.
+    var stateDirectory: String?
 
     /// Creates a configuration.
     ///
@@ -44,8 +46,10 @@ struct DaemonConfiguration: Sendable {
         bridgeSources: Set<HostBridge.Source> = Set(HostBridge.Source.allCases),
         systemBus: BusConnection.Address = .system,
         termination: TerminationPolicy = TerminationPolicy(), sleepDeadline: Duration? = nil,
-        appEnvironment: [String: String] = [:], appCgroups: AppCgroupPlacement.Mode = .automatic
+        appEnvironment: [String: String] = [:], appCgroups: AppCgroupPlacement.Mode = .automatic,
+        stateDirectory: String? = nil
     ) {
+        self.stateDirectory = stateDirectory
         self.busAddress = busAddress
         self.appsDirectories = appsDirectories
         self.simulationEnabled = simulationEnabled
@@ -55,6 +59,16 @@ struct DaemonConfiguration: Sendable {
         self.sleepDeadline = sleepDeadline
         self.appEnvironment = appEnvironment
         self.appCgroups = appCgroups
+    }
+
+    /// The state directory: `$STATE_DIRECTORY` (systemd's `StateDirectory=`, its first entry), else
+    /// `$XDG_STATE_HOME/lifecycled`, else `~/.local/state/lifecycled`.
+    static func defaultStateDirectory(environment: [String: String]) -> String {
+        if let systemd = environment["STATE_DIRECTORY"]?.split(separator: ":").first, systemd.hasPrefix("/") {
+            return String(systemd)
+        }
+        if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") { return xdg + "/lifecycled" }
+        return (environment["HOME"] ?? "/tmp") + "/.local/state/lifecycled"
     }
 
     /// The environment every launched app gets on top of the daemon's own.

@@ -49,6 +49,11 @@ extension LifecycleDaemon {
             await handleMemoryWarning(warning)
         case .terminate(let reason):
             await shutdown(reason: reason)
+        case .significantTimeChange(let change):
+            // The bridge's localtime watch or timedated: floating notifications follow the zone.
+            // (A clock set reaches the schedule through its own alarm.)
+            if change.reason == .timeZone || change.reason == .daylightSavingTime { localTimeZoneChanged() }
+            await broadcast(event)
         default:
             await broadcast(event)
         }

@@ -36,6 +36,12 @@ extension LifecycleDaemon {
                 method(Method.simulate, "sa{sv}"),
                 method(Method.getState, "s", "s"),
                 method(Method.listApps, "", "a(sssu)"),
+                method(Method.scheduleNotification, "sa{sv}", "s"),
+                method(Method.cancelNotification, "ss"),
+                method(Method.listNotifications, "s", "aa{sv}"),
+                method(Method.presentNotification, "sa{sv}"),
+                method(Method.setBadge, "sx"),
+                method(Method.setIdleTimerDisabled, "sb"),
             ],
             signals: [
                 .init(LifecycledProtocol.Signal.notification, signature: "ssa{sv}"),
@@ -107,6 +113,40 @@ extension LifecycleDaemon {
         switch call.member {
         case Method.registerApp: return try await registerApp(call)
         case Method.reportState: try reportState(call)
+        case Method.scheduleNotification:
+            let id = try DaemonArguments.appID(arguments, 0)
+            let info = try DaemonArguments.userInfo(arguments, 1, "notification")
+            return [.string(try scheduleNotification(id, info))]
+        case Method.cancelNotification:
+            let id = try DaemonArguments.appID(arguments, 0)
+            cancelNotifications(id, identifier: try DaemonArguments.string(arguments, 1, "identifier"))
+        case Method.listNotifications:
+            let id = try DaemonArguments.string(arguments, 0, "app id")
+            guard id.isEmpty || LifecycledProtocol.isValidAppID(id) else {
+                throw DaemonError.invalidArgs("'\(id.prefix(64))' is not a valid app id")
+            }
+            return [listNotifications(id)]
+        case Method.presentNotification:
+            let id = try DaemonArguments.appID(arguments, 0)
+            let info = try DaemonArguments.userInfo(arguments, 1, "notification")
+            _ = try registeredApp(id, call)
+            try presentNotification(id, info)
+        case Method.setBadge:
+            let id = try DaemonArguments.appID(arguments, 0)
+            guard arguments.count > 1, case .int64(let count) = arguments[1], let value = Int32(exactly: count) else {
+                throw DaemonError.invalidArgs("the badge must be a 32-bit count")
+            }
+            guard store.manifest(id: id) != nil || registry[id]?.isRegistered == true else {
+                throw DaemonError.unknownApp(id)
+            }
+            setBadge(id, Int(value))
+        case Method.setIdleTimerDisabled:
+            let id = try DaemonArguments.appID(arguments, 0)
+            guard arguments.count > 1, let disabled = arguments[1].boolValue else {
+                throw DaemonError.invalidArgs("expected a Boolean")
+            }
+            _ = try registeredApp(id, call)
+            setIdleTimerDisabled(id, disabled)
         case Method.reportNotification:
             let id = try DaemonArguments.appID(arguments, 0)
             let name = try DaemonArguments.notificationName(arguments, 1)

@@ -72,6 +72,8 @@ final class LifecycleDaemon {
     /// Where launched apps get cgroups of their own (resolved once, at creation).
     let cgroupPlacement: AppCgroupPlacement
     var sleep = SleepWait()
+    /// Local notifications, badges and idle inhibitors (`LifecycleDaemon+LocalNotifications.swift`).
+    var local: LocalNotificationState
 
     /// The session's host facts as the apps get them.
     struct HostFacts: Sendable, Equatable {
@@ -108,6 +110,10 @@ final class LifecycleDaemon {
         let store = configuration.appsDirectories.map { ManifestStore(directories: $0) } ?? ManifestStore()
         self.store = store
         self.registry = AppRegistry(manifests: store.manifests)
+        let stateDirectory =
+            configuration.stateDirectory
+            ?? DaemonConfiguration.defaultStateDirectory(environment: ProcessInfo.processInfo.environment)
+        self.local = LocalNotificationState(stateDirectory: stateDirectory)
         for error in store.errors { logger.warning("manifest rejected: \(error)") }
     }
 
@@ -182,6 +188,7 @@ final class LifecycleDaemon {
                 await self.handleHostEvent(event)
             }
         }
+        await startLocalNotifications()
         bridge.notify("READY=1\nSTATUS=hosting \(registry.all.count) known app(s)")
     }
 
@@ -234,6 +241,7 @@ final class LifecycleDaemon {
 
     /// Stops serving at once: the bridge, the bus and the loop (apps still running lose their supervisor).
     private func teardown() {
+        stopLocalNotifications()
         bridgeTask?.cancel()
         bridgeTask = nil
         bridge?.stop()
@@ -319,6 +327,8 @@ final class LifecycleDaemon {
             LifecycledProtocol.Signal.stateChanged, [.string(id), .string(previous.rawValue), .string(state.rawValue)])
         publishApps()
         checkSleepRelease()
+        updateIdleInhibitor(id)
+        if state == .active { appBecameActive(id) }
     }
 
     // MARK: Commands
@@ -422,7 +432,9 @@ final class LifecycleDaemon {
     ///   - manifest: The app.
     ///   - options: Its launch options (kept and returned by `RegisterApp`).
     /// - Throws: `LaunchFailed` when the process cannot be started.
-    func launch(_ manifest: AppManifest, options: LaunchOptions) throws(BusError) {
+    func launch(
+        _ manifest: AppManifest, options: LaunchOptions, environment extra: [String: String] = [:]
+    ) throws(BusError) {
         guard let loop, phase == .running else { throw DaemonError.launchFailed(manifest.id, "lifecycled is stopping") }
         let id = manifest.id
         let launchID = nextLaunchID
@@ -431,7 +443,8 @@ final class LifecycleDaemon {
         let cgroup = cgroupPlacement.makeDirectory(appID: id, launchID: launchID)
         do {
             process = try AppProcess.launch(
-                manifest: manifest, launchOptions: options, environment: configuration.launchEnvironment,
+                manifest: manifest, launchOptions: options,
+                environment: configuration.launchEnvironment.merging(extra) { _, new in new },
                 cgroupDirectory: cgroup, loop: loop
             ) { [weak self] status in
                 Task { @MainActor in

@@ -48,6 +48,14 @@ struct Lifecycled: AsyncParsableCommand, UsageErrorExit {
             valueName: "auto|off|dir"))
     var appCgroups = "auto"
 
+    /// Where the schedule of local notifications is kept.
+    @Option(
+        name: .customLong("state-directory"),
+        help: ArgumentHelp(
+            "Keep the schedule of local notifications here (default: $STATE_DIRECTORY, else $XDG_STATE_HOME/lifecycled).",
+            valueName: "dir"))
+    var stateDirectory: String?
+
     /// Whether to only check the manifests.
     @Flag(help: "Only load the manifests, print them and exit (1 if any is rejected).")
     var check = false
@@ -57,6 +65,9 @@ struct Lifecycled: AsyncParsableCommand, UsageErrorExit {
     /// - Throws: A validation error (exit status 2).
     func validate() throws {
         if let address, address.isEmpty { throw ValidationError("--address must not be empty") }
+        if let stateDirectory, !stateDirectory.hasPrefix("/") {
+            throw ValidationError("--state-directory must be an absolute path, not '\(stateDirectory)'")
+        }
         if appsDirectories.contains(where: \.isEmpty) { throw ValidationError("--apps-directory must not be empty") }
         if !["auto", "off"].contains(appCgroups) && !appCgroups.hasPrefix("/") {
             throw ValidationError(
@@ -71,7 +82,8 @@ struct Lifecycled: AsyncParsableCommand, UsageErrorExit {
             appsDirectories: appsDirectories.isEmpty ? nil : appsDirectories,
             simulationEnabled: enableSimulate,
             bridgeSources: noHostSources ? [.signals, .watchdog] : Set(HostBridge.Source.allCases),
-            appCgroups: appCgroups == "auto" ? .automatic : appCgroups == "off" ? .off : .under(appCgroups))
+            appCgroups: appCgroups == "auto" ? .automatic : appCgroups == "off" ? .off : .under(appCgroups),
+            stateDirectory: stateDirectory)
     }
 
     /// Runs the daemon (or the manifest check).

@@ -18,7 +18,7 @@ public func installLifecycledService(
         """
         [D-BUS Service]
         Name=\(LifecycledProtocol.busName)
-        Exec=\(binary) --address \(busAddress) --apps-directory \(appsDirectory) --no-host-sources
+        Exec=\(binary) --address \(busAddress) --apps-directory \(appsDirectory) --no-host-sources --state-directory \(appsDirectory)/../daemon-state
 
         """)
 }

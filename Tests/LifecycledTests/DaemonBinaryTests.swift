@@ -65,6 +65,7 @@ struct DaemonBinaryTests {
 
         let arguments = [
             "--address", bus.address, "--apps-directory", appsDirectory(dir), "--enable-simulate", "--no-host-sources",
+            "--state-directory", dir.path + "/daemon-state",
         ]
         let daemon = try SpawnedDaemon(binary, arguments)
         defer { daemon.kill() }

@@ -204,7 +204,8 @@ func withDaemon<T>(
     let daemon = LifecycleDaemon(
         configuration: DaemonConfiguration(
             busAddress: .address(bus.address), appsDirectories: [appsDirectory(directory)], simulationEnabled: simulate,
-            bridgeSources: [], termination: termination, sleepDeadline: sleepDeadline, appCgroups: appCgroups))
+            bridgeSources: [], termination: termination, sleepDeadline: sleepDeadline, appCgroups: appCgroups,
+            stateDirectory: directory.path + "/daemon-state"))
     try await daemon.start()
     let client: DaemonTestClient
     do {

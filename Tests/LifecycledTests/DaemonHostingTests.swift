@@ -242,7 +242,8 @@ struct DaemonHostingTests {
         let configuration = DaemonConfiguration(
             busAddress: .address(bus.address), appsDirectories: [appsDirectory(dir)], simulationEnabled: true,
             bridgeSources: [],
-            termination: TerminationPolicy(deadline: .milliseconds(500), grace: .milliseconds(500)))
+            termination: TerminationPolicy(deadline: .milliseconds(500), grace: .milliseconds(500)),
+            stateDirectory: dir.path + "/daemon-state")
         let client = try await DaemonTestClient(address: bus.address, name: "restart-client")
         defer { client.close() }
 

@@ -40,7 +40,7 @@ struct DaemonLogindTests {
                 simulationEnabled: false,
                 bridgeSources: [.logind], systemBus: .address(systemBus.address),
                 termination: TerminationPolicy(deadline: .milliseconds(500), grace: .milliseconds(500)),
-                sleepDeadline: .seconds(20)))
+                sleepDeadline: .seconds(20), stateDirectory: directory.path + "/daemon-state"))
         try await daemon.start()
         let client = try await DaemonTestClient(address: sessionBus.address, name: "logind-test")
         let h = DaemonHarness(bus: sessionBus, directory: directory, daemon: daemon, client: client)

@@ -33,6 +33,9 @@ public enum ApplicationUserInfoKey {
     public static let remoteNotification = "ApplicationRemoteNotificationKey"
     /// A local notification (its property-list form).
     public static let localNotification = "ApplicationLocalNotificationKey"
+    /// The registered notification settings: `types` (an integer of ``UserNotificationType`` bits)
+    /// and `categories` (an array of `identifier`, `actions`).
+    public static let userNotificationSettings = "ApplicationUserNotificationSettingsKey"
     /// A notification action's identifier.
     public static let actionIdentifier = "ApplicationActionIdentifierKey"
     /// A background URL session's identifier.

@@ -194,3 +194,71 @@ extension ApplicationError {
         }
     }
 }
+
+extension Application {
+    /// `"ApplicationDidRegisterUserNotificationSettingsNotification"` (no UIKit counterpart):
+    /// posted after `application(_:didRegister:)`.
+    public nonisolated static let didRegisterUserNotificationSettingsNotification = LifecycleNotification.Name(
+        "ApplicationDidRegisterUserNotificationSettingsNotification")
+
+    /// The typed form of ``didRegisterUserNotificationSettingsNotification``.
+    public struct DidRegisterUserNotificationSettingsMessage: LifecycleMessage {
+        /// ``Application/didRegisterUserNotificationSettingsNotification``.
+        public static var name: LifecycleNotification.Name {
+            Application.didRegisterUserNotificationSettingsNotification
+        }
+        /// The settings in force.
+        public var settings: UserNotificationSettings
+        /// Creates the message.
+        public init(settings: UserNotificationSettings) { self.settings = settings }
+        /// ``ApplicationUserInfoKey/userNotificationSettings``.
+        public var userInfo: UserInfo {
+            let categories = settings.categories.sorted { $0.identifier < $1.identifier }.map { category in
+                UserInfoValue.dictionary([
+                    "identifier": .string(category.identifier),
+                    "actions": .array(
+                        category.actions.map { action in
+                            .dictionary([
+                                "identifier": .string(action.identifier), "title": .string(action.title),
+                                "activationMode": .string(action.activationMode.rawValue),
+                                "destructive": .bool(action.isDestructive),
+                                "authenticationRequired": .bool(action.isAuthenticationRequired),
+                            ])
+                        }),
+                ])
+            }
+            return [
+                ApplicationUserInfoKey.userNotificationSettings: .dictionary([
+                    "types": .int(Int64(settings.types.rawValue)), "categories": .array(categories),
+                ])
+            ]
+        }
+        /// Reads the settings.
+        public init?(userInfo: UserInfo) {
+            guard let entries = userInfo[ApplicationUserInfoKey.userNotificationSettings]?.dictionaryValue,
+                let types = entries["types"]?.intValue, let rawTypes = UInt(exactly: types)
+            else { return nil }
+            var categories: Set<UserNotificationCategory> = []
+            for value in entries["categories"]?.arrayValue ?? [] {
+                guard let category = value.dictionaryValue, let identifier = category["identifier"]?.stringValue
+                else { return nil }
+                var actions: [UserNotificationAction] = []
+                for actionValue in category["actions"]?.arrayValue ?? [] {
+                    guard let action = actionValue.dictionaryValue, let id = action["identifier"]?.stringValue,
+                        let title = action["title"]?.stringValue,
+                        let mode = action["activationMode"]?.stringValue.flatMap(
+                            UserNotificationAction.ActivationMode.init(rawValue:))
+                    else { return nil }
+                    actions.append(
+                        UserNotificationAction(
+                            identifier: id, title: title, activationMode: mode,
+                            isDestructive: action["destructive"]?.boolValue ?? false,
+                            isAuthenticationRequired: action["authenticationRequired"]?.boolValue ?? false))
+                }
+                categories.insert(UserNotificationCategory(identifier: identifier, actions: actions))
+            }
+            self.settings = UserNotificationSettings(
+                types: UserNotificationType(rawValue: rawTypes), categories: categories)
+        }
+    }
+}

@@ -1,0 +1,153 @@
+import AppLifecycle
+import FoundationEssentials
+
+/// The schedule of local notifications on disk: one JSON file, replaced atomically
+/// (``AppLifecycle/AtomicFile``) after every change, so a notification outlives the daemon's
+/// restart, a `kill -9` and a reboot.
+///
+/// ```json
+/// {"version": 1,
+///  "notifications": [{"app": "org.example.Notes", "scheduledAt": 1790000000.0, "occurrence": 0,
+///                     "buttons": [{"identifier": "snooze", "title": "Snooze", "foreground": false}],
+///                     "notification": {"identifier": "…", "fireDate": {"$date": "…"}, …}}],
+///  "rejected": [{"reason": "…", "entry": {…}}]}
+/// ```
+///
+/// Loading never loses data: an entry that does not read as a notification is reported, kept
+/// verbatim under `rejected` and written back with the rest; a file that is not JSON, or whose
+/// `version` is newer than this code knows, is reported and left untouched (``Loaded/writable``
+/// is `false`), and the schedule then lives in memory only.
+public enum LocalNotificationScheduleFile {
+    /// The format version this code writes and reads.
+    public static let version = 1
+    /// The file's name in the state directory.
+    public static let fileName = "local-notifications.json"
+
+    /// What a load found.
+    public struct Loaded: Sendable {
+        /// The notifications that read well.
+        public var notifications: [ScheduledLocalNotification] = []
+        /// Entries that did not, verbatim, with the reason (written back as they were).
+        public var rejected: [(entry: UserInfoValue, reason: String)] = []
+        /// Whether the file may be replaced: `false` when it could not be read as a whole or is
+        /// from a newer version (``problem`` says which).
+        public var writable = true
+        /// Why the file as a whole could not be used, or `nil`.
+        public var problem: String?
+    }
+
+    /// Reads the schedule; a missing file is an empty schedule.
+    ///
+    /// - Parameters:
+    ///   - url: The file.
+    public static func load(from url: URL) -> Loaded {
+        var loaded = Loaded()
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            if (error as? CocoaError)?.code == .fileReadNoSuchFile { return loaded }
+            loaded.writable = false
+            loaded.problem = "cannot read \(url.path): \(error)"
+            return loaded
+        }
+        guard let root = try? JSONDecoder().decode(UserInfoValue.self, from: data), let object = root.dictionaryValue
+        else {
+            loaded.writable = false
+            loaded.problem = "\(url.path) is not a JSON object; left as it is"
+            return loaded
+        }
+        guard let version = object["version"]?.intValue else {
+            loaded.writable = false
+            loaded.problem = "\(url.path) has no version; left as it is"
+            return loaded
+        }
+        guard version <= Self.version else {
+            loaded.writable = false
+            loaded.problem =
+                "\(url.path) is version \(version), newer than this lifecycled reads (\(Self.version)); left as it is"
+            return loaded
+        }
+        for entry in object["notifications"]?.arrayValue ?? [] {
+            do {
+                loaded.notifications.append(try notification(from: entry))
+            } catch {
+                loaded.rejected.append((entry, error.message))
+            }
+        }
+        for previous in object["rejected"]?.arrayValue ?? [] {
+            loaded.rejected.append(
+                (
+                    previous.dictionaryValue?["entry"] ?? previous,
+                    previous.dictionaryValue?["reason"]?.stringValue ?? "rejected before"
+                ))
+        }
+        return loaded
+    }
+
+    /// Replaces the file with these notifications and the rejected entries.
+    ///
+    /// - Throws: `ApplicationError` (`io`) when writing fails.
+    public static func save(
+        _ notifications: [ScheduledLocalNotification], rejected: [(entry: UserInfoValue, reason: String)], to url: URL
+    ) throws {
+        var root: [String: UserInfoValue] = [
+            "version": .int(Int64(version)), "notifications": .array(notifications.map(entry)),
+        ]
+        if !rejected.isEmpty {
+            root["rejected"] = .array(
+                rejected.map { .dictionary(["entry": $0.entry, "reason": .string($0.reason)]) })
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        try AtomicFile.write(try encoder.encode(UserInfoValue.dictionary(root)), to: url)
+    }
+
+    /// One notification's entry.
+    public static func entry(_ notification: ScheduledLocalNotification) -> UserInfoValue {
+        .dictionary([
+            "app": .string(notification.appID),
+            "scheduledAt": .double(notification.scheduledAt.timeIntervalSince1970),
+            "occurrence": .int(Int64(notification.occurrence)),
+            "buttons": .array(
+                notification.buttons.map {
+                    .dictionary([
+                        "identifier": .string($0.identifier), "title": .string($0.title),
+                        "foreground": .bool($0.foreground),
+                    ])
+                }),
+            "notification": .dictionary(notification.payload),
+        ])
+    }
+
+    /// Reads one entry.
+    ///
+    /// - Throws: `ApplicationError` (`invalidInput`) naming what is wrong.
+    public static func notification(from entry: UserInfoValue) throws(ApplicationError) -> ScheduledLocalNotification {
+        guard let fields = entry.dictionaryValue else {
+            throw ApplicationError(.invalidInput, "an entry is not an object")
+        }
+        guard let app = fields["app"]?.stringValue, !app.isEmpty else {
+            throw ApplicationError(.invalidInput, "an entry has no app")
+        }
+        guard let payload = fields["notification"]?.dictionaryValue else {
+            throw ApplicationError(.invalidInput, "the entry of \(app) has no notification")
+        }
+        guard let scheduledAt = fields["scheduledAt"]?.doubleValue, scheduledAt.isFinite else {
+            throw ApplicationError(.invalidInput, "the entry of \(app) has no valid scheduledAt")
+        }
+        var buttons: [ScheduledLocalNotification.Button] = []
+        for button in fields["buttons"]?.arrayValue ?? [] {
+            guard let button = button.dictionaryValue, let id = button["identifier"]?.stringValue,
+                let title = button["title"]?.stringValue
+            else { throw ApplicationError(.invalidInput, "the entry of \(app) has a malformed button") }
+            buttons.append(.init(identifier: id, title: title, foreground: button["foreground"]?.boolValue ?? false))
+        }
+        guard let occurrence = Int(exactly: fields["occurrence"]?.intValue ?? 0) else {
+            throw ApplicationError(.invalidInput, "the entry of \(app) has an invalid occurrence")
+        }
+        return try ScheduledLocalNotification(
+            appID: app, payload: payload, buttons: buttons, scheduledAt: Date(timeIntervalSince1970: scheduledAt),
+            occurrence: occurrence)
+    }
+}

@@ -1,0 +1,57 @@
+import AppLifecycle
+import AppLifecycleSystemd
+import FoundationEssentials
+import SystemdBus
+
+/// What lifecycled keeps for local notifications, badges and idle inhibitors (main actor only,
+/// inside ``LifecycleDaemon``).
+struct LocalNotificationState {
+    /// A banner on screen, by the server's id.
+    struct Banner {
+        /// The app it is for.
+        var appID: String
+        /// The notification as the app gets it back.
+        var notification: LocalNotification
+        /// Its buttons beyond the default action.
+        var buttons: [ScheduledLocalNotification.Button]
+    }
+
+    /// The schedule file.
+    let scheduleURL: URL
+    /// The schedule, ordered by fire time.
+    var schedule = LocalNotificationSchedule(timeZone: SystemLocalTime())
+    /// Entries of the file that did not read, kept verbatim and written back.
+    var rejected: [(entry: UserInfoValue, reason: String)] = []
+    /// Whether the file may be replaced (not when it could not be read or is from a newer version).
+    var writable = true
+    /// The alarm at the next fire time, and its loop source.
+    var alarm: RealtimeAlarm?
+    var alarmSource: EventSourceToken?
+    /// The notification server's client.
+    var server: DesktopNotificationClient?
+    var serverTask: Task<Void, Never>?
+    /// Banners on screen by server id; the server id of each (app, identifier) for `replaces_id`.
+    var banners: [UInt32: Banner] = [:]
+    var bannerIDs: [LocalNotificationSchedule.Key: UInt32] = [:]
+    /// Activation tokens by server id, until the `ActionInvoked` they precede.
+    var activationTokens: [UInt32: String] = [:]
+    /// Notifications that could not be shown (no server): delivered when the app next becomes active.
+    var undelivered: [String: [LocalNotification]] = [:]
+    /// Whether the missing server was logged (once until one appears).
+    var serverAbsenceLogged = false
+    /// The badge of each app.
+    var badges: [String: Int] = [:]
+    /// Apps that asked for the idle timer to be disabled, and the inhibitor fd held for each active one.
+    var idleTimerDisabled: Set<String> = []
+    var idleInhibitors: [String: BusFileDescriptor] = [:]
+    /// Bumped on every change of an app's idle wish or state, so an `Inhibit` reply that arrives
+    /// after the wish ended is closed at once.
+    var idleGeneration: [String: Int] = [:]
+    /// The system bus connection for logind's `Inhibit`, opened on first use.
+    var systemBus: BusConnection?
+
+    init(stateDirectory: String) {
+        scheduleURL = URL(fileURLWithPath: stateDirectory).appendingPathComponent(
+            LocalNotificationScheduleFile.fileName)
+    }
+}
