@@ -192,6 +192,7 @@ func withDaemon<T>(
     termination: TerminationPolicy = TerminationPolicy(deadline: .seconds(5), grace: .milliseconds(500)),
     sleepDeadline: Duration? = .seconds(20),
     appCgroups: AppCgroupPlacement.Mode = .off,
+    systemBus: BusConnection.Address = .system,
     setUp: (TemporaryDirectory) throws -> Void = { _ in },
     _ body: (DaemonHarness) async throws -> T
 ) async throws -> T {
@@ -204,7 +205,8 @@ func withDaemon<T>(
     let daemon = LifecycleDaemon(
         configuration: DaemonConfiguration(
             busAddress: .address(bus.address), appsDirectories: [appsDirectory(directory)], simulationEnabled: simulate,
-            bridgeSources: [], termination: termination, sleepDeadline: sleepDeadline, appCgroups: appCgroups,
+            bridgeSources: [], systemBus: systemBus, termination: termination, sleepDeadline: sleepDeadline,
+            appCgroups: appCgroups,
             stateDirectory: directory.path + "/daemon-state"))
     try await daemon.start()
     let client: DaemonTestClient

@@ -30,6 +30,8 @@ public struct UserNotificationAction: Sendable, Hashable, Codable {
     ///   - identifier: What the delegate receives as the action's identifier.
     ///   - title: The button's label.
     ///   - activationMode: Foreground or background handling (background by default, as in UIKit).
+    ///   - isDestructive: Whether the action destroys data.
+    ///   - isAuthenticationRequired: Whether it needs an unlocked session.
     public init(
         identifier: String, title: String, activationMode: ActivationMode = .background, isDestructive: Bool = false,
         isAuthenticationRequired: Bool = false

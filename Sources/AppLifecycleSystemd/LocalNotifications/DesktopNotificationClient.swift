@@ -4,7 +4,7 @@ import SystemdBus
 
 /// A client of the desktop's notification server, `org.freedesktop.Notifications` on the session bus.
 ///
-/// ``notify(_:)`` shows a banner; ``events`` reports what the user did with it: `ActionInvoked`
+/// ``notify(_:timeout:)`` shows a banner; ``events`` reports what the user did with it: `ActionInvoked`
 /// (the key `default` is a click on the banner itself), `ActivationToken` (sent before
 /// `ActionInvoked` by servers that support it, for the compositor to focus the app) and
 /// `NotificationClosed`. Each signal is accepted only from the current owner of

@@ -2,7 +2,7 @@ import AppLifecycle
 import FoundationEssentials
 
 /// The schedule of local notifications on disk: one JSON file, replaced atomically
-/// (``AppLifecycle/AtomicFile``) after every change, so a notification outlives the daemon's
+/// (`AtomicFile`) after every change, so a notification outlives the daemon's
 /// restart, a `kill -9` and a reboot.
 ///
 /// ```json

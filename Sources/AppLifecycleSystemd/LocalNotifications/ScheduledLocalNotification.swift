@@ -30,7 +30,7 @@ public struct ScheduledLocalNotification: Sendable, Hashable {
     public var appID: String
     /// The notification's identifier (unique per app).
     public var identifier: String
-    /// The notification's property list (``AppLifecycle/LocalNotification/propertyList``).
+    /// The notification's property list (`LocalNotification/propertyList`).
     public var payload: [String: UserInfoValue]
     /// The banner's buttons beyond the default action.
     public var buttons: [Button]
@@ -46,8 +46,9 @@ public struct ScheduledLocalNotification: Sendable, Hashable {
     ///   - payload: The notification's property list.
     ///   - buttons: The category's actions.
     ///   - scheduledAt: Now.
+    ///   - occurrence: How many occurrences already fired (from the schedule file).
     /// - Throws: `ApplicationError` (`invalidInput`) for a payload that is not a valid notification:
-    ///   no identifier, a field over ``AppLifecycle/LocalNotification/Limits``, a fire date that is
+    ///   no identifier, a field over `LocalNotification/Limits`, a fire date that is
     ///   not a finite instant, a malformed `wallClock`, an unknown `repeatInterval`, bad buttons.
     public init(
         appID: String, payload: [String: UserInfoValue], buttons: [Button], scheduledAt: Date, occurrence: Int = 0

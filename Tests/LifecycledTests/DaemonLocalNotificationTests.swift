@@ -1,0 +1,286 @@
+import AppLifecycle
+import AppLifecycleSystemd
+import Foundation
+import Glibc
+import LifecycledClient
+import SystemdBus
+import SystemdBusTesting
+import Testing
+
+@testable import lifecycled
+
+private let counter = "org.example.Counter"
+
+/// A daemon hosting counter-app (its callbacks logged to the returned file) beside python-dbusmock's
+/// `notification_daemon` on the same private session bus.
+@MainActor
+private func withCounterAndNotificationServer(
+    startServer: Bool = true, _ body: @escaping @MainActor (DaemonHarness, DBusMock?, String) async throws -> Void
+) async throws {
+    let products = try #require(
+        BuiltProducts.directory(containing: "counter-app"), "counter-app is not built; run `swift build` first")
+    var appLog = ""
+    try await withDaemon(
+        termination: TerminationPolicy(deadline: .seconds(5), grace: .milliseconds(500)),
+        setUp: { dir in
+            appLog = dir.path + "/counter.log"
+            let launcher = try writeScript(
+                dir, "counter.sh",
+                "exec \(products)/counter-app --host lifecycled --state-directory \(dir.path)/state >>\(appLog) 2>&1")
+            try writeManifest(dir, id: counter, executable: launcher)
+        }
+    ) { h in
+        var server: DBusMock?
+        if startServer {
+            server = try DBusMock(template: "notification_daemon", address: h.bus.address)
+            #expect(
+                await eventually { h.daemon.local.server?.serverOwner != nil },
+                "lifecycled did not see the notification server")
+        }
+        defer { server?.stop() }
+        try await body(h, server, appLog)
+    }
+}
+
+/// The counter-app lines of a log, without the prefix and the state/count suffix.
+private func callbacks(_ log: String) -> [String] {
+    logLines(log).filter { $0.hasPrefix("counter-app: ") && $0.contains(" state=") }.map { line in
+        let text = line.dropFirst("counter-app: ".count)
+        return String(text[..<text.range(of: " state=")!.lowerBound])
+    }
+}
+
+private func notification(_ id: String, in seconds: Double, title: String, actions: [(String, String)] = [])
+    -> BusValue
+{
+    var info: UserInfo = [
+        "identifier": .string(id), "fireDate": .date(Date().addingTimeInterval(seconds)),
+        "alertTitle": .string(title), "alertBody": .string("body of \(id)"),
+    ]
+    if !actions.isEmpty {
+        info["actions"] = .array(
+            actions.map { .dictionary(["identifier": .string($0.0), "title": .string($0.1)]) })
+    }
+    return UserInfoBusCodec.encode(info)
+}
+
+/// The `Notify` calls the mock received (`GetMethodCalls`' gdbus text `([(uint64 t, [<arg>, …]), …],)`, one per call).
+private func notifyCalls(_ server: DBusMock) throws -> [String] {
+    let text = try server.methodCalls("Notify")
+    return Array(text.components(separatedBy: "(uint64 ").dropFirst())
+}
+
+@Suite("lifecycled local notifications", .serialized, .timeLimit(.minutes(2)))
+@MainActor
+struct DaemonLocalNotificationTests {
+    @Test func aBannerClickLaunchesTheAppWithTheNotificationThenDidReceiveThenActiveAndAnActiveAppGetsNoBanner()
+        async throws
+    {
+        try await withCounterAndNotificationServer { h, server, appLog in
+            let server = try #require(server)
+            let id = try await h.client.call(
+                LifecycledProtocol.Method.scheduleNotification,
+                [.string(counter), notification("r1", in: 0.5, title: "Stretch", actions: [("increment", "+1")])])
+            #expect(id.first?.stringValue == "r1")
+            // Not running: a banner, with the default action and the category's button, naming the app.
+            #expect(try await eventually { try notifyCalls(server).count == 1 }, "no Notify call")
+            let call = try #require(try notifyCalls(server).first)
+            #expect(call.contains("'Stretch'") && call.contains("'body of r1'"), "\(call)")
+            #expect(call.contains("['default', 'Open', 'increment', '+1']"), "\(call)")
+            #expect(call.contains("'desktop-entry': <'org.example.Counter'>"), "\(call)")
+            #expect(
+                try await h.client.call(LifecycledProtocol.Method.listNotifications, [.string(counter)]).first
+                    == .array(elementSignature: "a{sv}", []))
+
+            // The user clicks it: the server sends the activation token first, then the action.
+            try server.emitSignal(
+                interface: "org.freedesktop.Notifications", name: "ActivationToken", signature: "us",
+                arguments: ["uint32 1", "'token-42'"])
+            try server.emitSignal(
+                interface: "org.freedesktop.Notifications", name: "ActionInvoked", signature: "us",
+                arguments: ["uint32 1", "'default'"])
+            try await h.client.log.waitForState(counter, .active)
+            #expect(
+                try await eventually { callbacks(appLog).contains("didBecomeActive") }, "\(logLines(appLog))")
+            #expect(
+                callbacks(appLog).prefix(3) == [
+                    "didFinishLaunching localNotification=r1 activationToken=token-42",
+                    "didReceive local notification r1", "didBecomeActive",
+                ], "\(logLines(appLog))")
+
+            // Active now: the next one goes to the delegate, not to a banner.
+            try await h.client.call(
+                LifecycledProtocol.Method.scheduleNotification,
+                [.string(counter), notification("r2", in: 0, title: "Now")])
+            #expect(
+                try await eventually { callbacks(appLog).contains("didReceive local notification r2") },
+                "\(logLines(appLog))")
+            #expect(try notifyCalls(server).count == 1)
+
+            // A spoofed ActionInvoked from a peer that does not own org.freedesktop.Notifications does nothing.
+            try h.client.connection.emitSignal(
+                path: "/org/freedesktop/Notifications", interface: "org.freedesktop.Notifications",
+                member: "ActionInvoked", arguments: [.uint32(1), .string("increment")])
+            try await h.client.barrier()
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(!callbacks(appLog).contains { $0.hasPrefix("handleAction") })
+            // The real one runs the action in the app.
+            try server.emitSignal(
+                interface: "org.freedesktop.Notifications", name: "ActionInvoked", signature: "us",
+                arguments: ["uint32 1", "'increment'"])
+            #expect(
+                try await eventually { callbacks(appLog).contains("handleAction increment for r1") },
+                "\(logLines(appLog))")
+        }
+    }
+
+    @Test func anActionButtonLaunchesTheAppInTheBackgroundForHandleActionAndItIsSuspendedAfter() async throws {
+        try await withCounterAndNotificationServer { h, server, appLog in
+            let server = try #require(server)
+            try await h.client.call(
+                LifecycledProtocol.Method.scheduleNotification,
+                [.string(counter), notification("r3", in: 0, title: "Water", actions: [("increment", "+1")])])
+            #expect(try await eventually { try notifyCalls(server).count == 1 }, "no Notify call")
+            try server.emitSignal(
+                interface: "org.freedesktop.Notifications", name: "ActionInvoked", signature: "us",
+                arguments: ["uint32 1", "'increment'"])
+            #expect(
+                try await eventually { callbacks(appLog).contains("handleAction increment for r3") },
+                "\(logLines(appLog))")
+            try await h.client.log.waitForState(counter, .suspended)
+            // Launched for the action with no notification in its options, handled in the background.
+            #expect(callbacks(appLog).first == "didFinishLaunching", "\(logLines(appLog))")
+            #expect(
+                logLines(appLog).contains { $0.contains("handleAction increment for r3 state=background") },
+                "\(logLines(appLog))")
+            #expect(!callbacks(appLog).contains("didBecomeActive"))
+            #expect(!h.client.log.stateChanges(counter).contains { $0.hasSuffix("->active") })
+        }
+    }
+
+    @Test func withoutAServerTheNotificationWaitsForTheAppsNextActivation() async throws {
+        try await withDaemon { h in
+            let app = try await FakeApp("org.example.Quiet", address: h.bus.address)
+            defer { app.close() }
+            _ = try await app.register()
+            try await app.report(.background)
+            try await h.client.call(
+                LifecycledProtocol.Method.scheduleNotification,
+                [.string(app.id), notification("q1", in: 0, title: "Later")])
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(!h.emitted.commands(app.id).contains("local-notification"))
+            try await app.report(.inactive)
+            try await app.report(.active)
+            try await h.emitted.wait(for: "the kept notification") {
+                $0.commands(app.id).contains("local-notification")
+            }
+        }
+    }
+
+    @Test func theScheduleSurvivesADaemonRestartAndFiresOnceAndBadInputIsRefused() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let dir = try TemporaryDirectory(prefix: "lifecycled-tests")
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: appsDirectory(dir), withIntermediateDirectories: true)
+        try writeManifest(dir, id: counter, executable: "/bin/true")
+        let configuration = DaemonConfiguration(
+            busAddress: .address(bus.address), appsDirectories: [appsDirectory(dir)], bridgeSources: [],
+            stateDirectory: dir.path + "/daemon-state")
+        let client = try await DaemonTestClient(address: bus.address, name: "restart-client")
+        defer { client.close() }
+
+        let first = LifecycleDaemon(configuration: configuration)
+        try await first.start()
+        try await client.call(
+            LifecycledProtocol.Method.scheduleNotification,
+            [.string(counter), notification("p1", in: 2, title: "Kept")])
+        // Bad input: a clear D-Bus error, and the schedule is unchanged.
+        let hugeInfo: UserInfo = [
+            "identifier": .string("big"), "alertBody": .string(String(repeating: "x", count: 10_000)),
+        ]
+        let huge = UserInfoBusCodec.encode(hugeInfo)
+        #expect(
+            await client.errorName(LifecycledProtocol.Method.scheduleNotification, [.string(counter), huge])
+                == "org.freedesktop.DBus.Error.InvalidArgs")
+        #expect(
+            await client.errorName(
+                LifecycledProtocol.Method.scheduleNotification,
+                [.string("org.example.Nobody"), notification("n", in: 1, title: "x")])
+                == LifecycledProtocol.ErrorName.unknownApp)
+        first.abandonForTesting()
+
+        let second = LifecycleDaemon(configuration: configuration)
+        try await second.start()
+        defer { Task { await second.shutdown(reason: .hostRequest) } }
+        #expect(second.local.schedule.count == 1)
+        let key = LocalNotificationSchedule.Key(appID: counter, identifier: "p1")
+        #expect(second.local.schedule.entry(key) != nil)
+        // No server: the firing is kept for the app; once, and the schedule is empty (on disk too).
+        #expect(try await eventually(hangGuard: .seconds(5)) { second.local.undelivered[counter]?.count == 1 })
+        #expect(LocalNotificationScheduleFile.load(from: second.local.scheduleURL).notifications.isEmpty)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(second.local.undelivered[counter]?.count == 1)
+        await second.shutdown(reason: .hostRequest)
+    }
+
+    @Test func theIdleInhibitorIsHeldExactlyWhileTheAppIsActiveAndWantsIt() async throws {
+        let systemBus = try PrivateBus()
+        defer { systemBus.stop() }
+        let logind = try DBusMock(template: "logind", address: systemBus.address)
+        defer { logind.stop() }
+        func idleInhibitors() throws -> Bool {
+            try logind.call(interface: "org.freedesktop.login1.Manager", method: "ListInhibitors")
+                .contains("'idle', 'org.example.Reader'")
+        }
+        try await withDaemon(systemBus: .address(systemBus.address)) { h in
+            let app = try await FakeApp("org.example.Reader", address: h.bus.address)
+            defer { app.close() }
+            _ = try await app.register()
+            try await app.report(.inactive)
+            try await app.client.call(LifecycledProtocol.Method.setIdleTimerDisabled, [.string(app.id), .bool(true)])
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(try !idleInhibitors(), "held while only inactive")
+            try await app.report(.active)
+            #expect(try await eventually { try idleInhibitors() }, "not held while active")
+            try await app.report(.inactive)
+            #expect(try await eventually { try !idleInhibitors() }, "still held after resigning active")
+            try await app.report(.active)
+            #expect(try await eventually { try idleInhibitors() })
+            try await app.client.call(LifecycledProtocol.Method.setIdleTimerDisabled, [.string(app.id), .bool(false)])
+            #expect(try await eventually { try !idleInhibitors() }, "still held after isIdleTimerDisabled = false")
+            // Another connection may not ask for it in the app's name.
+            #expect(
+                await h.client.errorName(
+                    LifecycledProtocol.Method.setIdleTimerDisabled, [.string(app.id), .bool(true)])
+                    == LifecycledProtocol.ErrorName.notRegistered)
+        }
+    }
+
+    @Test func theBadgeIsAnnouncedAsALauncherEntryUpdate() async throws {
+        try await withDaemon { h in
+            let updates = ValueRecorder<[BusValue]>()
+            let subscription = try await h.client.connection.subscribe(
+                sender: try #require(h.daemon.connection?.uniqueName), interface: "com.canonical.Unity.LauncherEntry",
+                member: "Update", signature: "sa{sv}"
+            ) { signal in updates.add(signal.arguments) }
+            defer { subscription.cancel() }
+            try writeManifest(h.directory, id: "org.example.Mail", executable: "/bin/true")
+            #expect(
+                await h.client.errorName(LifecycledProtocol.Method.setBadge, [.string("org.example.Mail"), .int64(3)])
+                    == LifecycledProtocol.ErrorName.unknownApp, "the manifest was written after the daemon read them")
+            let app = try await FakeApp("org.example.Mail", address: h.bus.address)
+            defer { app.close() }
+            _ = try await app.register()
+            try await app.client.call(LifecycledProtocol.Method.setBadge, [.string(app.id), .int64(3)])
+            try await app.client.call(LifecycledProtocol.Method.setBadge, [.string(app.id), .int64(0)])
+            #expect(try await eventually { updates.values.count == 2 })
+            #expect(updates.values[0][0] == .string("application://org.example.Mail.desktop"))
+            #expect(
+                updates.values[0][1]
+                    == .vardict(["count": .int64(3), "count-visible": .bool(true)]))
+            #expect(updates.values[1][1] == .vardict(["count": .int64(0), "count-visible": .bool(false)]))
+            #expect(h.emitted.commands(app.id).filter { $0 == "badge" }.count == 2)
+        }
+    }
+}
