@@ -84,10 +84,11 @@ extension LifecycleDaemon {
         local.systemBus = nil
     }
 
-    static func nowSeconds() -> Int {
+    /// `CLOCK_REALTIME` now, in seconds since the epoch (what the alarm measures against).
+    static func nowSeconds() -> Double {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        return now.tv_sec
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1_000_000_000
     }
 
     // MARK: Schedule
@@ -142,7 +143,7 @@ extension LifecycleDaemon {
             entries.map { notification, instant in
                 var info = UserInfo(notification.payload)
                 info["app"] = .string(notification.appID)
-                info["nextFireDate"] = .date(Date(timeIntervalSince1970: Double(instant)))
+                info["nextFireDate"] = .date(Date(timeIntervalSince1970: instant))
                 if !notification.buttons.isEmpty {
                     info["actions"] = .array(
                         notification.buttons.map {
@@ -194,7 +195,10 @@ extension LifecycleDaemon {
     func alarmWentOff() {
         guard let alarm = local.alarm else { return }
         do {
-            if try alarm.read() == .clockSet { logger.info("local notifications: the clock was set; re-arming") }
+            if try alarm.read() == .clockSet {
+                local.clockSets += 1
+                logger.info("local notifications: the clock was set; re-arming")
+            }
         } catch {
             logger.error("local notifications: \(error)")
         }

@@ -27,6 +27,8 @@ struct LocalNotificationState {
     /// The alarm at the next fire time, and its loop source.
     var alarm: RealtimeAlarm?
     var alarmSource: EventSourceToken?
+    /// How many clock sets the alarm reported (each re-arms it).
+    var clockSets = 0
     /// The notification server's client.
     var server: DesktopNotificationClient?
     var serverTask: Task<Void, Never>?

@@ -3,12 +3,11 @@ import AppLifecycleSystemd
 import Foundation
 import Testing
 
-private func instant(_ text: String) -> Int {
-    let formatter = ISO8601DateFormatter()
-    return Int(formatter.date(from: text)!.timeIntervalSince1970)
+private func instant(_ text: String) -> Double {
+    ISO8601DateFormatter().date(from: text)!.timeIntervalSince1970
 }
 
-private func iso(_ seconds: Int, _ zone: TimeZone) -> String {
+private func iso(_ seconds: Double, _ zone: TimeZone) -> String {
     let formatter = ISO8601DateFormatter()
     formatter.timeZone = zone
     return formatter.string(from: Date(timeIntervalSince1970: Double(seconds)))
@@ -45,7 +44,7 @@ struct LocalNotificationScheduleTests {
         for seconds in stride(from: -4_000_000_000, through: 4_000_000_000, by: 97_654_321) {
             let reading = WallClockDateTime(instant: seconds, utcOffset: 0)
             #expect(reading.secondsAsUTC == seconds)
-            #expect(iso(seconds, TimeZone(identifier: "UTC")!).hasPrefix(reading.description))
+            #expect(iso(Double(seconds), TimeZone(identifier: "UTC")!).hasPrefix(reading.description))
         }
     }
 
@@ -53,7 +52,7 @@ struct LocalNotificationScheduleTests {
         // 08:00 Berlin on 29 March 2025 (CET); DST starts the next night.
         let first = instant("2025-03-29T07:00:00Z")
         let daily = try scheduled(
-            "daily", ["fireDate": .date(Date(timeIntervalSince1970: Double(first))), "repeatInterval": .string("day")])
+            "daily", ["fireDate": .date(Date(timeIntervalSince1970: first)), "repeatInterval": .string("day")])
         let occurrences = (0..<3).map { daily.fireInstant(occurrence: $0, in: berlin) }
         #expect(
             occurrences.map { iso($0, berlin) } == [
@@ -63,7 +62,7 @@ struct LocalNotificationScheduleTests {
         // Hourly repeats count real hours instead.
         let hourly = try scheduled(
             "hourly",
-            ["fireDate": .date(Date(timeIntervalSince1970: Double(first))), "repeatInterval": .string("hour")])
+            ["fireDate": .date(Date(timeIntervalSince1970: first)), "repeatInterval": .string("hour")])
         #expect(hourly.fireInstant(occurrence: 24, in: berlin) - first == 24 * 3_600)
     }
 
@@ -73,7 +72,7 @@ struct LocalNotificationScheduleTests {
         schedule.insert(try scheduled("alarm", ["wallClock": .string("2030-06-02T07:30:00")]), now: now)
         let absolute = instant("2030-06-02T05:30:00Z")
         schedule.insert(
-            try scheduled("meeting", ["fireDate": .date(Date(timeIntervalSince1970: Double(absolute)))]), now: now)
+            try scheduled("meeting", ["fireDate": .date(Date(timeIntervalSince1970: absolute))]), now: now)
         let key = LocalNotificationSchedule.Key(appID: "org.example.Notes", identifier: "alarm")
         #expect(schedule.entry(key).map { iso($0.instant, berlin) } == "2030-06-02T07:30:00+02:00")
         schedule.setTimeZone(newYork, now: now)
@@ -85,15 +84,15 @@ struct LocalNotificationScheduleTests {
     @Test func localTimesInAGapFireAfterTheJumpAndTwiceExistingOnesAtTheFirst() throws {
         // 02:30 on 30 March 2025 does not exist in Berlin; on 26 October it exists twice.
         let gap = ScheduledLocalNotification.instant(of: WallClockDateTime("2025-03-30T02:30")!, in: berlin)
-        #expect(iso(gap, berlin) == "2025-03-30T03:30:00+02:00")
+        #expect(iso(Double(gap), berlin) == "2025-03-30T03:30:00+02:00")
         let twice = ScheduledLocalNotification.instant(of: WallClockDateTime("2025-10-26T02:30")!, in: berlin)
-        #expect(iso(twice, berlin) == "2025-10-26T02:30:00+02:00")
+        #expect(iso(Double(twice), berlin) == "2025-10-26T02:30:00+02:00")
     }
 
     @Test func dueNotificationsFireOnceSoonestFirstAndARepeatSkipsWhatItMissed() throws {
         var schedule = LocalNotificationSchedule(timeZone: berlin)
         let start = instant("2030-01-01T12:00:00Z")
-        let date = { (offset: Int) in UserInfoValue.date(Date(timeIntervalSince1970: Double(start + offset))) }
+        let date = { (offset: Double) in UserInfoValue.date(Date(timeIntervalSince1970: start + offset)) }
         schedule.insert(try scheduled("b", ["fireDate": date(20)]), now: start)
         schedule.insert(try scheduled("a", ["fireDate": date(10)]), now: start)
         schedule.insert(
@@ -103,13 +102,19 @@ struct LocalNotificationScheduleTests {
         schedule.insert(try scheduled("b", ["fireDate": date(15)]), now: start)
         #expect(schedule.count == 4)
         #expect(schedule.takeDue(now: start + 5).isEmpty)
+        // Sub-second fire dates keep their fraction: a notification is never early.
+        schedule.insert(try scheduled("exact", ["fireDate": date(7.25)]), now: start)
+        #expect(schedule.earliestInstant() == start + 7.25)
+        #expect(schedule.takeDue(now: start + 7).isEmpty)
+        #expect(schedule.takeDue(now: start + 7.25).map { $0.notification.identifier } == ["exact"])
         // The machine slept ten minutes past them all but "later".
         let fired = schedule.takeDue(now: start + 630)
-        #expect(fired.map(\.notification.identifier) == ["a", "b", "minutely"])
-        #expect(fired.map(\.repeats) == [false, false, true])
+        #expect(fired.map { $0.notification.identifier } == ["a", "b", "minutely"])
+        #expect(fired.map { $0.repeats } == [false, false, true])
         #expect(schedule.count == 2)
         let next = try #require(schedule.entry(.init(appID: "org.example.Notes", identifier: "minutely")))
-        #expect(next.instant == start + 30 + 11 * 60 && next.notification.occurrence == 11)
+        #expect(next.instant == start + 30 + 11 * 60)
+        #expect(next.notification.occurrence == 11)
         #expect(schedule.earliestInstant() == start + 690)
         schedule.removeAll(appID: "org.example.Notes")
         #expect(schedule.earliestInstant() == nil)

@@ -30,20 +30,20 @@ public struct LocalNotificationSchedule: Sendable {
     public struct Firing: Sendable, Hashable {
         /// The notification (its ``ScheduledLocalNotification/occurrence`` is the one firing).
         public var notification: ScheduledLocalNotification
-        /// The instant it was due (whole seconds since the epoch).
-        public var instant: Int
+        /// The instant it was due (seconds since the epoch).
+        public var instant: Double
         /// Whether it stays scheduled for a later occurrence.
         public var repeats: Bool
     }
 
     private struct Entry: Sendable {
         var notification: ScheduledLocalNotification
-        var instant: Int
+        var instant: Double
         var generation: UInt64
     }
 
     private struct HeapItem: Sendable {
-        var instant: Int
+        var instant: Double
         var generation: UInt64
         var key: Key
         func precedes(_ other: HeapItem) -> Bool {
@@ -73,10 +73,11 @@ public struct LocalNotificationSchedule: Sendable {
     /// - Parameters:
     ///   - notification: The notification; from its ``ScheduledLocalNotification/occurrence`` on,
     ///     the first occurrence not before `now` is the next (a non-repeating one in the past is due at once).
-    ///   - now: Whole seconds since the epoch.
+    ///   - now: Seconds since the epoch.
     /// - Returns: The notification it replaced, if any.
     @discardableResult
-    public mutating func insert(_ notification: ScheduledLocalNotification, now: Int) -> ScheduledLocalNotification? {
+    public mutating func insert(_ notification: ScheduledLocalNotification, now: Double) -> ScheduledLocalNotification?
+    {
         var notification = notification
         let (occurrence, instant) = notification.nextOccurrence(notBefore: now, in: timeZone)
         notification.occurrence = occurrence
@@ -111,7 +112,7 @@ public struct LocalNotificationSchedule: Sendable {
 
     /// The scheduled notifications of one app (all apps for `nil`) with their next instants,
     /// soonest first.
-    public func notifications(appID: String? = nil) -> [(notification: ScheduledLocalNotification, instant: Int)] {
+    public func notifications(appID: String? = nil) -> [(notification: ScheduledLocalNotification, instant: Double)] {
         entries.lazy.filter { appID == nil || $0.key.appID == appID }
             .map { ($0.value.notification, $0.value.instant, $0.key) }
             .sorted { ($0.1, $0.2) < ($1.1, $1.2) }
@@ -119,12 +120,12 @@ public struct LocalNotificationSchedule: Sendable {
     }
 
     /// A notification and its next instant.
-    public func entry(_ key: Key) -> (notification: ScheduledLocalNotification, instant: Int)? {
+    public func entry(_ key: Key) -> (notification: ScheduledLocalNotification, instant: Double)? {
         entries[key].map { ($0.notification, $0.instant) }
     }
 
-    /// The next instant any notification fires at (whole seconds since the epoch), or `nil` when empty.
-    public mutating func earliestInstant() -> Int? {
+    /// The next instant any notification fires at (seconds since the epoch), or `nil` when empty.
+    public mutating func earliestInstant() -> Double? {
         dropStaleTop()
         return heap.first?.instant
     }
@@ -132,7 +133,7 @@ public struct LocalNotificationSchedule: Sendable {
     /// Takes every notification due at `now`, soonest first: a non-repeating one leaves the
     /// schedule; a repeating one fires once, however many occurrences it missed (the machine
     /// slept, the clock jumped), and stays with its first occurrence after `now`.
-    public mutating func takeDue(now: Int) -> [Firing] {
+    public mutating func takeDue(now: Double) -> [Firing] {
         var firings: [Firing] = []
         while true {
             dropStaleTop()
@@ -145,7 +146,8 @@ public struct LocalNotificationSchedule: Sendable {
             if repeats {
                 var next = entry.notification
                 next.occurrence += 1
-                insert(next, now: now + 1)
+                // Its first occurrence strictly after now: the missed ones are skipped.
+                insert(next, now: now.nextUp)
             }
         }
         return firings
@@ -156,8 +158,8 @@ public struct LocalNotificationSchedule: Sendable {
     ///
     /// - Parameters:
     ///   - timeZone: The new local zone.
-    ///   - now: Whole seconds since the epoch (an occurrence the change put in the past is due at once).
-    public mutating func setTimeZone(_ timeZone: any UTCOffsetRules, now: Int) {
+    ///   - now: Seconds since the epoch (an occurrence the change put in the past is due at once).
+    public mutating func setTimeZone(_ timeZone: any UTCOffsetRules, now: Double) {
         self.timeZone = timeZone
         heap.removeAll(keepingCapacity: true)
         for (key, entry) in entries {

@@ -38,19 +38,23 @@ public final class RealtimeAlarm: Sendable {
     /// The timerfd to poll for `POLLIN`, or -1 after ``close()``.
     public var fileDescriptor: Int32 { state.withLock { $0 } }
 
-    /// Arms the alarm at an instant (whole seconds since the epoch), or disarms it for `nil`.
+    /// Arms the alarm at an instant (seconds since the epoch, to the nanosecond), or disarms it for `nil`.
     /// An instant in the past goes off at once. Also clears a pending clock-set report.
     ///
     /// - Throws: ``HostSourceError`` when `timerfd_settime` fails.
-    public func arm(at instant: Int?) throws {
+    public func arm(at instant: Double?) throws {
         try state.withLock { fd in
             guard fd >= 0 else {
                 throw HostSourceError(code: .sourceGone, source: "timerfd", message: "arm after close")
             }
             var value = timespec()
-            if let instant { value.tv_sec = max(instant, 0) }
+            if let instant, instant.isFinite {
+                let clamped = min(max(instant, 0), Double(Int32.max) * 4)
+                value.tv_sec = Int(clamped.rounded(.down))
+                value.tv_nsec = Int((clamped - clamped.rounded(.down)) * 1_000_000_000)
+            }
             // 0 disarms: an instant at or before the epoch is "now", one nanosecond after it.
-            if instant != nil, value.tv_sec == 0 { value.tv_nsec = 1 }
+            if instant != nil, value.tv_sec == 0, value.tv_nsec == 0 { value.tv_nsec = 1 }
             let flags = KernelInterfaces.timerAbsoluteTime | KernelInterfaces.timerCancelOnSet
             guard KernelInterfaces.timerSet(fd, flags: flags, value: value) == 0 else {
                 throw HostSourceError(errno: errno, source: "timerfd", message: "timerfd_settime(\(instant ?? 0))")

@@ -107,7 +107,8 @@ public struct ScheduledLocalNotification: Sendable, Hashable {
     /// The banner's summary: the title, else the body's first line, else the identifier.
     public var summary: String { notification.alertTitle ?? notification.alertBody ?? identifier }
 
-    /// The instant (whole seconds since the epoch) of occurrence `index`, with `zone` the local zone now.
+    /// The instant (seconds since the epoch, with the fire date's fraction) of occurrence `index`,
+    /// with `zone` the local zone now.
     ///
     /// - A floating notification fires when the local clock shows its wall-clock time; each repeat
     ///   adds the unit on the wall clock (hours and minutes: on the real clock).
@@ -119,37 +120,42 @@ public struct ScheduledLocalNotification: Sendable, Hashable {
     /// - Parameters:
     ///   - index: The occurrence, from 0.
     ///   - zone: The local time zone.
-    public func fireInstant(occurrence index: Int, in zone: any UTCOffsetRules) -> Int {
+    public func fireInstant(occurrence index: Int, in zone: any UTCOffsetRules) -> Double {
         let base: Int
+        var fraction = 0.0
         let wall: WallClockDateTime
         if let wallClock {
             wall = wallClock
             base = Self.instant(of: wallClock, in: zone)
         } else {
-            let date = fireDate ?? scheduledAt
-            base = Int(date.timeIntervalSince1970.rounded(.down))
+            let seconds = (fireDate ?? scheduledAt).timeIntervalSince1970
+            base = Int(seconds.rounded(.down))
+            fraction = seconds - seconds.rounded(.down)
             wall = WallClockDateTime(instant: base, utcOffset: zone.utcOffset(at: base))
         }
-        guard index > 0, let unit = repeatInterval else { return base }
+        guard index > 0, let unit = repeatInterval else { return Double(base) + fraction }
+        let instant: Int
         switch unit {
-        case .minute: return base + index * 60
-        case .hour: return base + index * 3_600
-        default: return Self.instant(of: wall.adding(index, unit), in: zone)
+        case .minute: instant = base + index * 60
+        case .hour: instant = base + index * 3_600
+        default: instant = Self.instant(of: wall.adding(index, unit), in: zone)
         }
+        return Double(instant) + fraction
     }
 
     /// The first occurrence at or after ``occurrence`` that is not before `now`, and its instant;
     /// the one at ``occurrence`` itself when it does not repeat (it may be past: it fires at once).
     ///
     /// - Parameters:
-    ///   - now: Whole seconds since the epoch.
+    ///   - now: Seconds since the epoch.
     ///   - zone: The local time zone.
-    public func nextOccurrence(notBefore now: Int, in zone: any UTCOffsetRules) -> (occurrence: Int, instant: Int) {
+    public func nextOccurrence(notBefore now: Double, in zone: any UTCOffsetRules) -> (occurrence: Int, instant: Double)
+    {
         var index = occurrence
         var instant = fireInstant(occurrence: index, in: zone)
         guard let unit = repeatInterval, instant < now else { return (index, instant) }
         // Jump close with the unit's nominal length, then step (a few steps at most).
-        let nominal: Int
+        let nominal: Double
         switch unit {
         case .minute: nominal = 60
         case .hour: nominal = 3_600
@@ -158,7 +164,7 @@ public struct ScheduledLocalNotification: Sendable, Hashable {
         case .month: nominal = 28 * 86_400
         case .year: nominal = 365 * 86_400
         }
-        index += max(0, (now - instant) / nominal - 1)
+        index += max(0, Int(((now - instant) / nominal).rounded(.down)) - 1)
         instant = fireInstant(occurrence: index, in: zone)
         while instant < now {
             index += 1
