@@ -143,6 +143,39 @@ public final class Application {
         }
     }
 
+    /// The app's dynamic quick actions (`shortcutItems`), shown after the static ones of its
+    /// manifest; setting them publishes them through the host.
+    public var shortcutItems: [ShortcutItem]? {
+        get { dynamicShortcutItems }
+        set {
+            guard newValue != dynamicShortcutItems else { return }
+            dynamicShortcutItems = newValue
+            host.application(self, didChangeShortcutItems: newValue ?? [])
+        }
+    }
+
+    /// Opens a URL in the app that handles it (`open(_:options:completionHandler:)`): an app
+    /// lifecycled hosts when one claims the scheme, else the desktop's handler (the
+    /// OpenURI portal, or the default application of the XDG MIME-apps files).
+    ///
+    /// - Parameters:
+    ///   - url: The URL.
+    ///   - options: ``OpenExternalURLOptionsKey/universalLinksOnly`` restricts it to hosted apps.
+    ///   - completionHandler: Called on the main actor with whether a handler took the URL.
+    public func open(
+        _ url: URL, options: [OpenExternalURLOptionsKey: UserInfoValue] = [:],
+        completionHandler: (@MainActor @Sendable (Bool) -> Void)? = nil
+    ) {
+        host.application(self, open: url, options: options) { opened in completionHandler?(opened) }
+    }
+
+    /// Whether an app would handle the URL (`canOpenURL(_:)`): a hosted app claims its scheme, or
+    /// the desktop has a handler for it. Launches nothing.
+    public func canOpenURL(_ url: URL) -> Bool {
+        host.application(self, canOpen: url)
+    }
+
+    var dynamicShortcutItems: [ShortcutItem]?
     var badgeNumber = 0
     var idleTimerDisabled = false
     var scheduledLocalNotificationsMirror: [LocalNotification] = []

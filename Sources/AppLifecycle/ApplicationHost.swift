@@ -110,6 +110,19 @@ public protocol ApplicationHost: AnyObject {
 
     /// The app set ``Application/isIdleTimerDisabled``: hold (while active) or drop the idle inhibitor.
     func application(_ application: Application, didChangeIdleTimerDisabled disabled: Bool)
+
+    /// Opens a URL outside the app (``Application/open(_:options:completionHandler:)``) and calls
+    /// `completionHandler` on the main actor with whether it was handed to a handler.
+    func application(
+        _ application: Application, open url: URL, options: [OpenExternalURLOptionsKey: UserInfoValue],
+        completionHandler: @escaping @MainActor @Sendable (Bool) -> Void)
+
+    /// Whether some app would handle the URL (``Application/canOpenURL(_:)``), answered from what
+    /// the host knows already: never by launching anything or waiting on the bus.
+    func application(_ application: Application, canOpen url: URL) -> Bool
+
+    /// The app set ``Application/shortcutItems``: publish its dynamic quick actions.
+    func application(_ application: Application, didChangeShortcutItems items: [ShortcutItem])
 }
 
 extension ApplicationHost {
@@ -157,4 +170,15 @@ extension ApplicationHost {
     public func application(_ application: Application, didChangeApplicationIconBadgeNumber number: Int) {}
     /// Does nothing.
     public func application(_ application: Application, didChangeIdleTimerDisabled disabled: Bool) {}
+    /// Opens nothing: calls the completion handler with `false`.
+    public func application(
+        _ application: Application, open url: URL, options: [OpenExternalURLOptionsKey: UserInfoValue],
+        completionHandler: @escaping @MainActor @Sendable (Bool) -> Void
+    ) {
+        completionHandler(false)
+    }
+    /// `false`.
+    public func application(_ application: Application, canOpen url: URL) -> Bool { false }
+    /// Does nothing.
+    public func application(_ application: Application, didChangeShortcutItems items: [ShortcutItem]) {}
 }

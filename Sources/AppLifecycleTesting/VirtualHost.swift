@@ -38,6 +38,22 @@ public final class VirtualHost: ApplicationHost {
     public private(set) var openedURLs: [(url: URL, handled: Bool)] = []
     /// Local notifications the app asked the host to present.
     public private(set) var presentedNotifications: [LocalNotification] = []
+    /// The notifications the app scheduled, with their banner buttons, in order.
+    public private(set) var scheduledNotifications:
+        [(notification: LocalNotification, actions: [UserNotificationAction])] =
+            []
+    /// The cancellations the app asked for (`nil`: all).
+    public private(set) var cancelledNotifications: [[String]?] = []
+    /// Every badge number the app set.
+    public private(set) var badgeNumbers: [Int] = []
+    /// Every change of `isIdleTimerDisabled`.
+    public private(set) var idleTimerChanges: [Bool] = []
+    /// The URLs the app asked to open outside itself.
+    public private(set) var openRequests: [URL] = []
+    /// The dynamic quick actions the app published, in order.
+    public private(set) var publishedShortcutItems: [[ShortcutItem]] = []
+    /// What `canOpenURL` and `open` answer for a scheme (absent: `false`).
+    public var openableSchemes: Set<String> = []
     /// Whether the app finished launching.
     public private(set) var didFinishLaunching = false
     /// Whether the app terminated.
@@ -98,6 +114,40 @@ public final class VirtualHost: ApplicationHost {
         openedURLs.append((url, handled))
     }
     /// Records the notification.
+    public func application(
+        _ application: Application, schedule notification: LocalNotification, actions: [UserNotificationAction]
+    ) {
+        scheduledNotifications.append((notification, actions))
+    }
+
+    public func application(_ application: Application, cancelLocalNotifications identifiers: [String]?) {
+        cancelledNotifications.append(identifiers)
+    }
+
+    public func application(_ application: Application, didChangeApplicationIconBadgeNumber number: Int) {
+        badgeNumbers.append(number)
+    }
+
+    public func application(_ application: Application, didChangeIdleTimerDisabled disabled: Bool) {
+        idleTimerChanges.append(disabled)
+    }
+
+    public func application(
+        _ application: Application, open url: URL, options: [OpenExternalURLOptionsKey: UserInfoValue],
+        completionHandler: @escaping @MainActor @Sendable (Bool) -> Void
+    ) {
+        openRequests.append(url)
+        completionHandler(url.scheme.map(openableSchemes.contains) ?? false)
+    }
+
+    public func application(_ application: Application, canOpen url: URL) -> Bool {
+        url.scheme.map(openableSchemes.contains) ?? false
+    }
+
+    public func application(_ application: Application, didChangeShortcutItems items: [ShortcutItem]) {
+        publishedShortcutItems.append(items)
+    }
+
     public func application(_ application: Application, present notification: LocalNotification) {
         presentedNotifications.append(notification)
     }
