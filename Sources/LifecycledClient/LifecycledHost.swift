@@ -116,6 +116,10 @@ public final class LifecycledHost: ApplicationHost {
     /// How many reports may be on their way at once before the next waits for the oldest reply.
     static let maximumReportsInFlight = 32
     private var daemonAbsenceLogged = false
+    /// The URL schemes hosted apps claim (from the registration), for `canOpenURL` and `open`.
+    private var claimedSchemes: Set<String> = []
+    /// The app's dynamic quick actions.
+    private(set) var shortcutItems: [ShortcutItem] = []
     private var signalWatcher: TerminationSignalWatcher?
     private var signalTask: Task<Void, Never>?
 
@@ -451,6 +455,12 @@ public final class LifecycledHost: ApplicationHost {
 
     /// Hands the host facts of a `RegisterApp` reply to the app.
     private func apply(_ facts: UserInfo) {
+        if let schemes = facts["url-schemes"]?.arrayValue {
+            claimedSchemes = Set(schemes.compactMap(\.stringValue))
+        }
+        if let badge = facts["badge"]?.intValue.flatMap({ Int(exactly: $0) }) {
+            application?.handle(.applicationIconBadgeNumber(badge))
+        }
         let events: [(String, (Bool) -> HostEvent)] = [
             ("sleeping", HostEvent.sleeping), ("locked", HostEvent.locked),
             ("session-active", HostEvent.sessionActive), ("foreground", HostEvent.foreground),
@@ -571,6 +581,56 @@ public final class LifecycledHost: ApplicationHost {
     public func application(_ application: Application, didChangeIdleTimerDisabled disabled: Bool) {
         guard let appID else { return }
         report(LifecycledProtocol.Method.setIdleTimerDisabled, [.string(appID), .bool(disabled)])
+    }
+
+    /// Opens a URL: through lifecycled when a hosted app claims its scheme (the daemon names this
+    /// app as the source), else (unless `universalLinksOnly`) the way the desktop would: the
+    /// OpenURI portal, or the default application of the XDG MIME-apps files.
+    public func application(
+        _ application: Application, open url: URL, options: [OpenExternalURLOptionsKey: UserInfoValue],
+        completionHandler: @escaping @MainActor @Sendable (Bool) -> Void
+    ) {
+        let claimed = url.scheme.map { claimedSchemes.contains($0.lowercased()) } ?? false
+        let connection = self.connection
+        let logger = self.logger
+        let environment = configuration.environment
+        let timeout = configuration.callTimeout
+        Task { @MainActor in
+            if claimed, let connection, status.isHosted {
+                do {
+                    _ = try await connection.call(
+                        destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
+                        interface: LifecycledProtocol.interface, member: LifecycledProtocol.Method.openURL,
+                        arguments: [.string(url.absoluteString), UserInfoBusCodec.encode(UserInfo())], timeout: timeout)
+                    completionHandler(true)
+                } catch {
+                    logger.warning("lifecycled could not open \(url.absoluteString): \(error)")
+                    completionHandler(false)
+                }
+                return
+            }
+            guard options[.universalLinksOnly]?.boolValue != true else {
+                completionHandler(false)
+                return
+            }
+            let opener = DesktopURLOpener(connection: connection, environment: environment, logger: logger)
+            completionHandler(await opener.open(url))
+        }
+    }
+
+    /// A hosted app claims the scheme, or the desktop's MIME-apps files name a handler for it.
+    /// Reads those small files on the caller's thread; never waits on the bus.
+    public func application(_ application: Application, canOpen url: URL) -> Bool {
+        guard let scheme = url.scheme?.lowercased() else { return false }
+        if claimedSchemes.contains(scheme) { return true }
+        let apps = MIMEApps(environment: configuration.environment)
+        for problem in apps.problems { logger.warning("MIME apps: \(problem)") }
+        return apps.handler(for: url) != nil
+    }
+
+    /// Keeps the app's dynamic quick actions for `org.freedesktop.Application.ActivateAction`.
+    public func application(_ application: Application, didChangeShortcutItems items: [ShortcutItem]) {
+        shortcutItems = items
     }
 
     /// A notification and its buttons as `ScheduleNotification`'s `a{sv}`.

@@ -271,6 +271,10 @@ extension LifecycleDaemon {
 
         var facts = hostFacts.userInfo
         facts["foreground"] = .bool(updated.foreground)
+        // What the app's canOpenURL answers from without a round trip.
+        facts["url-schemes"] = .array(store.claimedSchemes.map(UserInfoValue.string))
+        if let badge = local.badges[id] { facts["badge"] = .int(Int64(badge)) }
+        sendSchedule(to: id)
         let reply: [BusValue] = [
             UserInfoBusCodec.encode(updated.launchOptions.userInfo), UserInfoBusCodec.encode(facts),
         ]

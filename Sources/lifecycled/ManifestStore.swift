@@ -72,6 +72,9 @@ struct ManifestStore: Sendable {
         schemeOwners[scheme.lowercased()].flatMap { entries[$0]?.manifest }
     }
 
+    /// Every URL scheme a manifest claims, sorted.
+    var claimedSchemes: [String] { schemeOwners.keys.sorted() }
+
     /// The manifest of the app that opens a URL, by its scheme.
     func manifest(for url: URL) -> AppManifest? {
         url.scheme.flatMap { manifest(forURLScheme: $0) }

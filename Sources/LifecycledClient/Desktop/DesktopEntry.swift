@@ -1,0 +1,177 @@
+import FoundationEssentials
+
+/// A desktop entry (`.desktop` file, the freedesktop Desktop Entry Specification), read by the
+/// project itself: what the URL opener and the desktop-file installer need of it.
+public struct DesktopEntry: Sendable, Hashable {
+    /// Why a file is not a usable desktop entry.
+    public struct ParseError: Error, Sendable, Hashable, CustomStringConvertible {
+        /// The file, or `-` for text.
+        public var path: String
+        /// The 1-based line, or 0 for the file as a whole.
+        public var line: Int
+        /// What is wrong.
+        public var reason: String
+        /// `path:line: reason`.
+        public var description: String { "\(path):\(line): \(reason)" }
+    }
+
+    /// The desktop-file id: the file's path below `applications/`, `/` replaced by `-`.
+    public var id: String
+    /// The `[Desktop Entry]` group's keys (localized keys such as `Name[de]` kept as they are).
+    public var fields: [String: String]
+    /// The other groups (`Desktop Action …`), by name.
+    public var groups: [String: [String: String]]
+
+    /// `Name`.
+    public var name: String? { fields["Name"] }
+    /// `Exec`.
+    public var exec: String? { fields["Exec"] }
+    /// `DBusActivatable=true`: launchers send `org.freedesktop.Application` calls to ``busName``.
+    public var isDBusActivatable: Bool { fields["DBusActivatable"] == "true" }
+    /// `Hidden=true`: the entry is deleted.
+    public var isHidden: Bool { fields["Hidden"] == "true" }
+    /// The MIME types of `MimeType=`.
+    public var mimeTypes: [String] { Self.list(fields["MimeType"]) }
+    /// The desktop actions of `Actions=` that have a group.
+    public var actions: [(id: String, name: String)] {
+        Self.list(fields["Actions"]).compactMap { id in groups["Desktop Action \(id)"]?["Name"].map { (id, $0) } }
+    }
+    /// The bus name of a D-Bus activatable entry: the id without `.desktop`.
+    public var busName: String { id.hasSuffix(".desktop") ? String(id.dropLast(8)) : id }
+
+    /// Parses a desktop entry.
+    ///
+    /// - Parameters:
+    ///   - text: The file's contents.
+    ///   - id: Its desktop-file id.
+    ///   - path: Its path, for messages.
+    /// - Throws: ``ParseError`` for a line that is neither a group, a key, a comment nor blank, a key
+    ///   before the first group, a first group other than `[Desktop Entry]`, or a missing `Type`/`Name`.
+    public init(parsing text: String, id: String, path: String = "-") throws(ParseError) {
+        var groups: [String: [String: String]] = [:]
+        var current: String?
+        var order: [String] = []
+        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmedOfBlanks
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            if line.hasPrefix("[") {
+                guard line.hasSuffix("]"), line.count > 2 else {
+                    throw ParseError(path: path, line: index + 1, reason: "malformed group header '\(line)'")
+                }
+                let name = String(line.dropFirst().dropLast())
+                guard groups[name] == nil else {
+                    throw ParseError(path: path, line: index + 1, reason: "group [\(name)] appears twice")
+                }
+                groups[name] = [:]
+                order.append(name)
+                current = name
+                continue
+            }
+            guard let equals = line.firstIndex(of: "=") else {
+                throw ParseError(path: path, line: index + 1, reason: "'\(line.prefix(80))' is not key=value")
+            }
+            guard let group = current else {
+                throw ParseError(path: path, line: index + 1, reason: "a key before the first group")
+            }
+            let key = line[..<equals].trimmedOfBlanks
+            guard !key.isEmpty else { throw ParseError(path: path, line: index + 1, reason: "an empty key") }
+            groups[group]?[key] = Self.unescape(line[line.index(after: equals)...].trimmedOfBlanks)
+        }
+        guard order.first == "Desktop Entry", let main = groups.removeValue(forKey: "Desktop Entry") else {
+            throw ParseError(path: path, line: 0, reason: "the first group is not [Desktop Entry]")
+        }
+        guard main["Type"] != nil, main["Name"] != nil else {
+            throw ParseError(path: path, line: 0, reason: "Type= and Name= are required")
+        }
+        self.id = id
+        self.fields = main
+        self.groups = groups
+    }
+
+    /// The arguments to run for a URL: `Exec` split as the specification says (double quotes,
+    /// backslash escapes), `%u %U %f %F` replaced by the URL (a local path for `%f %F` and a
+    /// `file:` URL), `%%` by `%`, and the other field codes dropped.
+    ///
+    /// - Returns: `nil` when there is no `Exec` or it is malformed (an unclosed quote).
+    public func arguments(opening url: URL) -> [String]? {
+        guard let exec else { return nil }
+        var words: [String] = []
+        var word = ""
+        var inWord = false
+        var quoted = false
+        var iterator = exec.makeIterator()
+        while let character = iterator.next() {
+            if quoted {
+                if character == "\"" {
+                    quoted = false
+                } else if character == "\\", let next = iterator.next() {
+                    word.append(next)
+                } else {
+                    word.append(character)
+                }
+            } else if character == "\"" {
+                quoted = true
+                inWord = true
+            } else if character == " " || character == "\t" {
+                if inWord { words.append(word) }
+                word = ""
+                inWord = false
+            } else {
+                word.append(character)
+                inWord = true
+            }
+        }
+        guard !quoted else { return nil }
+        if inWord { words.append(word) }
+        let path = url.isFileURL ? url.path : url.absoluteString
+        var result: [String] = []
+        for word in words {
+            switch word {
+            case "%u", "%U": result.append(url.absoluteString)
+            case "%f", "%F": result.append(path)
+            case "%i", "%c", "%k", "%d", "%D", "%n", "%N", "%v", "%m": continue
+            default: result.append(word.replacing("%%", with: "%"))
+            }
+        }
+        return result.isEmpty ? nil : result
+    }
+
+    /// The elements of a `;`-separated list.
+    static func list(_ value: String?) -> [String] {
+        (value ?? "").split(separator: ";").map { $0.trimmedOfBlanks }.filter { !$0.isEmpty }
+    }
+
+    /// The specification's escapes in values: `\s \n \t \r \\`.
+    static func unescape(_ value: String) -> String {
+        guard value.contains("\\") else { return value }
+        var result = ""
+        var iterator = value.makeIterator()
+        while let character = iterator.next() {
+            guard character == "\\", let next = iterator.next() else {
+                result.append(character)
+                continue
+            }
+            switch next {
+            case "s": result.append(" ")
+            case "n": result.append("\n")
+            case "t": result.append("\t")
+            case "r": result.append("\r")
+            default:
+                result.append("\\")
+                result.append(next)
+            }
+        }
+        return result
+    }
+}
+
+extension StringProtocol {
+    /// The text without leading and trailing spaces and tabs (FoundationEssentials has no
+    /// `trimmingCharacters(in:)`).
+    var trimmedOfBlanks: String {
+        var slice = self[...]
+        while let first = slice.first, first == " " || first == "\t" || first == "\r" { slice = slice.dropFirst() }
+        while let last = slice.last, last == " " || last == "\t" || last == "\r" { slice = slice.dropLast() }
+        return String(slice)
+    }
+}

@@ -1,0 +1,142 @@
+import FoundationEssentials
+import Glibc
+import Logging
+
+/// The desktop's default applications, from the XDG MIME-apps files and the desktop entries'
+/// `MimeType=` lines (the "Association between MIME types and applications" specification),
+/// read by the project rather than by running `xdg-mime` or `gio`.
+///
+/// Lookup order for a MIME type such as `x-scheme-handler/https`: in each `mimeapps.list` (in
+/// order: `$XDG_CONFIG_HOME`, `$XDG_CONFIG_DIRS`, `$XDG_DATA_HOME/applications`,
+/// `$XDG_DATA_DIRS/applications`; each directory's `<desktop>-mimeapps.list` for every desktop of
+/// `$XDG_CURRENT_DESKTOP` before its `mimeapps.list`), the first `[Default Applications]` entry
+/// that is installed and not removed; else the `[Added Associations]` in that order; else an
+/// installed entry whose `MimeType=` lists the type. `[Removed Associations]` of a file hide the
+/// associations of the files after it. A malformed file or entry is skipped and reported in
+/// ``problems``; the rest still counts.
+public struct MIMEApps: Sendable {
+    /// The files and entries that could not be read, with the reason.
+    public private(set) var problems: [String] = []
+    private var lists: [(defaults: [String: [String]], added: [String: [String]], removed: [String: [String]])] = []
+    private var entries: [String: DesktopEntry] = [:]
+    private var entryOrder: [String] = []
+
+    /// Reads every file now.
+    ///
+    /// - Parameters:
+    ///   - environment: Where `HOME`, `XDG_CONFIG_HOME`, `XDG_CONFIG_DIRS`, `XDG_DATA_HOME`,
+    ///     `XDG_DATA_DIRS` and `XDG_CURRENT_DESKTOP` are looked up.
+    public init(environment: [String: String]) {
+        let home = environment["HOME"] ?? "/"
+        func dirs(_ key: String, _ fallback: String) -> [String] {
+            (environment[key].flatMap { $0.isEmpty ? nil : $0 } ?? fallback).split(separator: ":").map(String.init)
+                .filter { $0.hasPrefix("/") }
+        }
+        let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/.config"
+        let dataHome = environment["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/.local/share"
+        let dataDirs = [dataHome] + dirs("XDG_DATA_DIRS", "/usr/local/share:/usr/share")
+        let listDirectories =
+            [configHome] + dirs("XDG_CONFIG_DIRS", "/etc/xdg") + dataDirs.map { $0 + "/applications" }
+        let desktops = (environment["XDG_CURRENT_DESKTOP"] ?? "").split(separator: ":").map { $0.lowercased() }
+        for directory in listDirectories {
+            for name in desktops.map({ "\($0)-mimeapps.list" }) + ["mimeapps.list"] {
+                readList(directory + "/" + name)
+            }
+        }
+        for directory in dataDirs { readEntries(directory + "/applications", prefix: "") }
+    }
+
+    /// The desktop entry of the default application for a MIME type, or `nil`.
+    public func defaultApplication(for mimeType: String) -> DesktopEntry? {
+        var removed: Set<String> = []
+        for list in lists {
+            for id in list.defaults[mimeType] ?? [] where !removed.contains(id) {
+                if let entry = entries[id] { return entry }
+            }
+            removed.formUnion(list.removed[mimeType] ?? [])
+        }
+        removed = []
+        for list in lists {
+            for id in list.added[mimeType] ?? [] where !removed.contains(id) {
+                if let entry = entries[id] { return entry }
+            }
+            removed.formUnion(list.removed[mimeType] ?? [])
+        }
+        let allRemoved = Set(lists.flatMap { $0.removed[mimeType] ?? [] })
+        return entryOrder.lazy.compactMap { entries[$0] }.first {
+            $0.mimeTypes.contains(mimeType) && !allRemoved.contains($0.id)
+        }
+    }
+
+    /// The default application for a URL's scheme (`x-scheme-handler/<scheme>`), or `nil`.
+    public func handler(for url: URL) -> DesktopEntry? {
+        guard let scheme = url.scheme?.lowercased() else { return nil }
+        return defaultApplication(for: "x-scheme-handler/\(scheme)")
+    }
+
+    /// An installed desktop entry by id.
+    public func entry(_ id: String) -> DesktopEntry? { entries[id] }
+
+    private mutating func readList(_ path: String) {
+        guard let data = FileManager.default.contents(atPath: path) else { return }
+        guard let text = String(data: data, encoding: .utf8) else {
+            problems.append("\(path): not UTF-8; skipped")
+            return
+        }
+        var list: (defaults: [String: [String]], added: [String: [String]], removed: [String: [String]]) = (
+            [:], [:], [:]
+        )
+        var group: String?
+        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmedOfBlanks
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            if line.hasPrefix("[") && line.hasSuffix("]") {
+                group = String(line.dropFirst().dropLast())
+                continue
+            }
+            guard let equals = line.firstIndex(of: "="), group != nil else {
+                problems.append("\(path):\(index + 1): '\(line.prefix(80))' is not key=value in a group; skipped")
+                continue
+            }
+            let type = line[..<equals].trimmedOfBlanks
+            let ids = DesktopEntry.list(String(line[line.index(after: equals)...]))
+            switch group {
+            case "Default Applications": list.defaults[type, default: []] += ids
+            case "Added Associations": list.added[type, default: []] += ids
+            case "Removed Associations": list.removed[type, default: []] += ids
+            default: continue
+            }
+        }
+        lists.append(list)
+    }
+
+    private mutating func readEntries(_ directory: String, prefix: String) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in names.sorted() {
+            let path = directory + "/" + name
+            var status = stat()
+            guard stat(path, &status) == 0 else { continue }
+            if status.st_mode & S_IFMT == S_IFDIR {
+                readEntries(path, prefix: prefix + name + "-")
+                continue
+            }
+            guard name.hasSuffix(".desktop") else { continue }
+            let id = prefix + name
+            // The first directory that has an id wins (user entries over system ones).
+            guard entries[id] == nil else { continue }
+            guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8)
+            else {
+                problems.append("\(path): unreadable or not UTF-8; skipped")
+                continue
+            }
+            do {
+                let entry = try DesktopEntry(parsing: text, id: id, path: path)
+                guard !entry.isHidden else { continue }
+                entries[id] = entry
+                entryOrder.append(id)
+            } catch {
+                problems.append("\(error); skipped")
+            }
+        }
+    }
+}
