@@ -24,8 +24,10 @@ final class CounterAppDelegate: ApplicationDelegate {
     func application(_ application: Application, didFinishLaunchingWithOptions launchOptions: LaunchOptions?) -> Bool {
         let notification = launchOptions?.localNotification.map { " localNotification=\($0.identifier)" } ?? ""
         let token = launchOptions?[.activationToken]?.stringValue.map { " activationToken=\($0)" } ?? ""
-        say("didFinishLaunching\(notification)\(token)", application)
-        return true
+        let item = launchOptions?.shortcutItem.map { " shortcutItem=\($0.type)" } ?? ""
+        say("didFinishLaunching\(notification)\(token)\(item)", application)
+        // The "peek" quick action only opens the app: returning false keeps performActionFor from running.
+        return launchOptions?.shortcutItem?.type != "peek"
     }
 
     func applicationDidBecomeActive(_ application: Application) {
@@ -88,6 +90,15 @@ final class CounterAppDelegate: ApplicationDelegate {
         if identifier == "increment" { count += 1 }
         say("handleAction \(identifier ?? "-") for \(notification.identifier)", application)
         completionHandler()
+    }
+
+    func application(
+        _ application: Application, performActionFor shortcutItem: ShortcutItem,
+        completionHandler: @escaping @Sendable (Bool) -> Void
+    ) {
+        if shortcutItem.type == "increment" { count += 1 }
+        say("performActionFor \(shortcutItem.type)", application)
+        completionHandler(true)
     }
 
     private func save(_ application: Application) {

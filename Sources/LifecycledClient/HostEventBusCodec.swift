@@ -20,6 +20,7 @@ import SystemdBus
 /// | `.localNotificationAction(i, n)` | `local-notification-action` | `identifier: s`, `notification: a{sv}` |
 /// | `.scheduledLocalNotifications(l)` | `scheduled-local-notifications` | `notifications: av` of `a{sv}` |
 /// | `.applicationIconBadgeNumber(c)` | `badge` | `value: x` |
+/// | `.shortcutItem(i)` | `shortcut-item` | `item: a{sv}` (`type`, `localizedTitle`, …) |
 /// | `.backgroundFetch` | `background-fetch` | — |
 ///
 /// Other events have no command (they are not host facts a daemon forwards) and encode to `nil`.
@@ -55,6 +56,8 @@ public enum HostEventBusCodec {
             return ("scheduled-local-notifications", ["notifications": .array(notifications.map(\.propertyList))])
         case .applicationIconBadgeNumber(let count):
             return ("badge", ["value": .int(Int64(count))])
+        case .shortcutItem(let item):
+            return ("shortcut-item", ["item": item.propertyList])
         case .backgroundFetch:
             return ("background-fetch", [:])
         default:
@@ -108,6 +111,8 @@ public enum HostEventBusCodec {
             return .scheduledLocalNotifications(notifications)
         case "badge":
             return arguments["value"]?.intValue.flatMap { Int(exactly: $0) }.map(HostEvent.applicationIconBadgeNumber)
+        case "shortcut-item":
+            return arguments["item"].flatMap(ShortcutItem.init(propertyList:)).map(HostEvent.shortcutItem)
         case "background-fetch":
             return .backgroundFetch
         default:

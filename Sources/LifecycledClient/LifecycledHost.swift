@@ -52,6 +52,9 @@ public final class LifecycledHost: ApplicationHost {
         /// (lifecycled sends SIGTERM after the `terminate` Command when an app lingers; the kernel
         /// sends SIGHUP to a stopped app whose daemon died).
         public var handlesTerminationSignals: Bool
+        /// Whether the app owns its id on the bus and serves `org.freedesktop.Application` there
+        /// (launchers, `gio launch`, `xdg-open` reach its delegate); `true` by default.
+        public var servesFreedesktopApplication: Bool
 
         /// Creates a configuration.
         ///
@@ -63,11 +66,14 @@ public final class LifecycledHost: ApplicationHost {
         ///   - environment: The environment to read.
         ///   - callTimeout: The timeout of each call to the daemon.
         ///   - handlesTerminationSignals: Whether SIGTERM, SIGINT and SIGHUP terminate the app (turn it off in tests).
+        ///   - servesFreedesktopApplication: Whether the app owns its id and serves `org.freedesktop.Application`.
         public init(
             appID: String? = nil, busAddress: BusConnection.Address = .session,
             environment: [String: String] = ProcessInfo.processInfo.environment,
-            callTimeout: Duration = .seconds(5), handlesTerminationSignals: Bool = true
+            callTimeout: Duration = .seconds(5), handlesTerminationSignals: Bool = true,
+            servesFreedesktopApplication: Bool = true
         ) {
+            self.servesFreedesktopApplication = servesFreedesktopApplication
             self.handlesTerminationSignals = handlesTerminationSignals
             self.appID = appID
             self.busAddress = busAddress
@@ -107,7 +113,7 @@ public final class LifecycledHost: ApplicationHost {
     private var subscriptions: [BusSubscription] = []
     private var observation: NotificationObservation?
     private var inbound: AsyncStream<Inbound>.Continuation?
-    private var outbound: AsyncStream<Outbound>.Continuation?
+    var outbound: AsyncStream<Outbound>.Continuation?
     private var inboundTask: Task<Void, Never>?
     private var outboundTask: Task<Void, Never>?
     private var reportedTasks: [(id: BackgroundTaskIdentifier, name: String)] = []
@@ -116,6 +122,11 @@ public final class LifecycledHost: ApplicationHost {
     /// How many reports may be on their way at once before the next waits for the oldest reply.
     static let maximumReportsInFlight = 32
     private var daemonAbsenceLogged = false
+    /// The exported `org.freedesktop.Application` object and the task answering its calls.
+    var applicationObject: ExportedObject?
+    var applicationCallsTask: Task<Void, Never>?
+    /// The manifest's quick actions (from the registration).
+    var staticShortcutItems: [ShortcutItem] = []
     /// The URL schemes hosted apps claim (from the registration), for `canOpenURL` and `open`.
     private var claimedSchemes: Set<String> = []
     /// The app's dynamic quick actions.
@@ -271,6 +282,10 @@ public final class LifecycledHost: ApplicationHost {
                 await register(initial: true)
             } else {
                 logDaemonAbsence("lifecycled is not running; the app runs on its defaults until it appears")
+            }
+            // After the registration, so the manifest's quick actions are known to ActivateAction.
+            if configuration.servesFreedesktopApplication {
+                await exportApplicationInterface(on: connection, id: id)
             }
         } catch {
             logDaemonAbsence(
@@ -455,6 +470,9 @@ public final class LifecycledHost: ApplicationHost {
 
     /// Hands the host facts of a `RegisterApp` reply to the app.
     private func apply(_ facts: UserInfo) {
+        if let items = facts["shortcut-items"]?.arrayValue {
+            staticShortcutItems = items.compactMap(ShortcutItem.init(propertyList:))
+        }
         if let schemes = facts["url-schemes"]?.arrayValue {
             claimedSchemes = Set(schemes.compactMap(\.stringValue))
         }
@@ -480,7 +498,8 @@ public final class LifecycledHost: ApplicationHost {
     static func daemonResumesApp(for event: HostEvent) -> Bool {
         switch event {
         case .sleeping(false), .foreground(true), .sessionActive(true), .openURL, .remoteNotification,
-            .localNotification, .localNotificationOpened, .localNotificationAction, .backgroundFetch, .terminate:
+            .localNotification, .localNotificationOpened, .localNotificationAction, .shortcutItem, .backgroundFetch,
+            .terminate:
             return true
         default:
             return false
@@ -712,6 +731,10 @@ public final class LifecycledHost: ApplicationHost {
     }
 
     private func closeConnection() {
+        applicationCallsTask?.cancel()
+        applicationCallsTask = nil
+        applicationObject?.unexport()
+        applicationObject = nil
         signalWatcher?.cancel()
         signalWatcher = nil
         signalTask = nil

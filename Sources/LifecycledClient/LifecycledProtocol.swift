@@ -27,6 +27,7 @@ import SystemdBus
 /// | `PresentNotification` | method | `sa{sv}` | the registered app shows a notification now (as a banner: it is not active) |
 /// | `SetBadge` | method | `sx` | set an app's badge (announced with `com.canonical.Unity.LauncherEntry.Update`) |
 /// | `SetIdleTimerDisabled` | method | `sb` | the registered app wants the screen kept awake while it is active (a logind `idle` inhibitor) |
+/// | `ListManifests` | method | → `aa{sv}` | every manifest: `id`, `name`, `urlSchemes`, `shortcutItems`, `backgroundModes` (for desktop files) |
 /// | `Notification` | signal | `ssa{sv}` | app id, notification name, userInfo: every lifecycle notification of every app |
 /// | `StateChanged` | signal | `sss` | app id, previous state, new state |
 /// | `Command` | signal | `ssa{sv}` | app id, command, arguments: the daemon tells a hosted app a host fact (``HostEventBusCodec``) |
@@ -97,6 +98,8 @@ public enum LifecycledProtocol {
         public static let setBadge = "SetBadge"
         /// `SetIdleTimerDisabled(sb)`.
         public static let setIdleTimerDisabled = "SetIdleTimerDisabled"
+        /// `ListManifests() → aa{sv}`.
+        public static let listManifests = "ListManifests"
     }
 
     /// Signal names.

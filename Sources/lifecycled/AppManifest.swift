@@ -1,3 +1,4 @@
+import AppLifecycle
 import FoundationEssentials
 import Glibc
 
@@ -13,7 +14,8 @@ import Glibc
 ///   "executable": "/usr/bin/notes",
 ///   "arguments": ["--hosted"],
 ///   "urlSchemes": ["notes", "x-notes"],
-///   "backgroundModes": ["fetch", "remote-notification"]
+///   "backgroundModes": ["fetch", "remote-notification"],
+///   "shortcutItems": [{"type": "compose", "localizedTitle": "New note"}]
 /// }
 /// ```
 ///
@@ -41,6 +43,8 @@ struct AppManifest: Sendable, Hashable, Codable {
     let urlSchemes: [String]
     /// The background modes the app declares.
     let backgroundModes: Set<BackgroundMode>
+    /// The static quick actions (`UIApplicationShortcutItems`): the desktop entry's actions.
+    let shortcutItems: [ShortcutItem]
 
     /// Creates and validates a manifest.
     ///
@@ -53,11 +57,13 @@ struct AppManifest: Sendable, Hashable, Codable {
     ///   - arguments: The arguments after the program name.
     ///   - urlSchemes: The URL schemes the app opens.
     ///   - backgroundModes: The background modes the app declares.
+    ///   - shortcutItems: The static quick actions.
     /// - Throws: ``ManifestError`` (with an empty path) naming the first invalid field.
     init(
         id: String, name: String? = nil, executable: String, arguments: [String] = [],
-        urlSchemes: [String] = [], backgroundModes: Set<BackgroundMode> = []
+        urlSchemes: [String] = [], backgroundModes: Set<BackgroundMode> = [], shortcutItems: [ShortcutItem] = []
     ) throws(ManifestError) {
+        self.shortcutItems = shortcutItems
         self.id = id
         self.name = name
         self.executable = executable
@@ -69,7 +75,7 @@ struct AppManifest: Sendable, Hashable, Codable {
 
     /// The manifest's field names; anything else in the file is an ``ManifestError/Code/unknownField``.
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case id, name, executable, arguments, urlSchemes, backgroundModes
+        case id, name, executable, arguments, urlSchemes, backgroundModes, shortcutItems
     }
 
     /// A key that accepts any field name, to find the unknown ones.
@@ -115,7 +121,8 @@ struct AppManifest: Sendable, Hashable, Codable {
             executable: container.decode(String.self, forKey: .executable),
             arguments: container.decodeIfPresent([String].self, forKey: .arguments) ?? [],
             urlSchemes: container.decodeIfPresent([String].self, forKey: .urlSchemes) ?? [],
-            backgroundModes: modes)
+            backgroundModes: modes,
+            shortcutItems: container.decodeIfPresent([ShortcutItem].self, forKey: .shortcutItems) ?? [])
     }
 
     /// Encodes the manifest in its file format (background modes sorted).
@@ -131,6 +138,7 @@ struct AppManifest: Sendable, Hashable, Codable {
         try container.encode(arguments, forKey: .arguments)
         try container.encode(urlSchemes, forKey: .urlSchemes)
         try container.encode(backgroundModes.sorted(), forKey: .backgroundModes)
+        if !shortcutItems.isEmpty { try container.encode(shortcutItems, forKey: .shortcutItems) }
     }
 
     /// Checks every field against the rules in the type's discussion.
@@ -157,6 +165,24 @@ struct AppManifest: Sendable, Hashable, Codable {
             throw ManifestError(
                 .invalidURLScheme,
                 "URL scheme '\(bad)' is not valid (RFC 3986: a letter, then letters, digits, '+', '-' or '.')")
+        }
+        var types = Set<String>()
+        for item in shortcutItems {
+            // Desktop action ids: [A-Za-z0-9-], since each becomes a `[Desktop Action <type>]` group.
+            guard !item.type.isEmpty, item.type.utf8.count <= 64,
+                item.type.unicodeScalars.allSatisfy({ Self.isASCIILetter($0) || Self.isASCIIDigit($0) || $0 == "-" })
+            else {
+                throw ManifestError(
+                    .invalidShortcutItem,
+                    "shortcut item type '\(item.type)' is not a desktop action id (1 to 64 letters, digits or '-')")
+            }
+            guard types.insert(item.type).inserted else {
+                throw ManifestError(.invalidShortcutItem, "shortcut item type '\(item.type)' appears twice")
+            }
+            guard !item.localizedTitle.isEmpty, !item.localizedTitle.contains("\n") else {
+                throw ManifestError(
+                    .invalidShortcutItem, "shortcut item '\(item.type)' needs a one-line localizedTitle")
+            }
         }
     }
 

@@ -176,9 +176,14 @@ extension LifecycleDaemon {
     }
 
     /// Tells a registered app what is scheduled for it (a fact: it does not wake a suspended app).
-    func sendSchedule(to id: String) {
+    ///
+    /// - Parameters:
+    ///   - evenIfEmpty: Also when nothing is scheduled (after a change; at registration an empty
+    ///     schedule is what the app assumes already).
+    func sendSchedule(to id: String, evenIfEmpty: Bool = true) {
         guard registry[id]?.isRegistered == true else { return }
         let list = local.schedule.notifications(appID: id).map { $0.notification.notification.propertyList }
+        guard evenIfEmpty || !list.isEmpty else { return }
         Task { @MainActor in await send("scheduled-local-notifications", ["notifications": .array(list)], to: id) }
     }
 

@@ -42,6 +42,7 @@ extension LifecycleDaemon {
                 method(Method.presentNotification, "sa{sv}"),
                 method(Method.setBadge, "sx"),
                 method(Method.setIdleTimerDisabled, "sb"),
+                method(Method.listManifests, "", "aa{sv}"),
             ],
             signals: [
                 .init(LifecycledProtocol.Signal.notification, signature: "ssa{sv}"),
@@ -140,6 +141,20 @@ extension LifecycleDaemon {
                 throw DaemonError.unknownApp(id)
             }
             setBadge(id, Int(value))
+        case Method.listManifests:
+            return [
+                .array(
+                    elementSignature: "a{sv}",
+                    store.manifests.sorted { $0.id < $1.id }.map { manifest in
+                        var info: UserInfo = [
+                            "id": .string(manifest.id), "name": .string(manifest.name ?? manifest.id),
+                            "urlSchemes": .array(manifest.urlSchemes.map(UserInfoValue.string)),
+                            "shortcutItems": .array(manifest.shortcutItems.map(\.propertyList)),
+                        ]
+                        info["backgroundModes"] = .array(manifest.backgroundModes.sorted().map { .string($0.rawValue) })
+                        return UserInfoBusCodec.encode(info)
+                    })
+            ]
         case Method.setIdleTimerDisabled:
             let id = try DaemonArguments.appID(arguments, 0)
             guard arguments.count > 1, let disabled = arguments[1].boolValue else {
@@ -189,6 +204,17 @@ extension LifecycleDaemon {
                     "Launch takes no \(LaunchOptions.Key.url.rawValue); open the URL with OpenURL")
             }
             options.sourceApplication = callerIdentity(call)
+            if options.userInfo[LaunchOptions.Key.shortcutItem.rawValue] != nil {
+                // A quick action names one of the manifest's by type; the manifest says what it is.
+                guard let type = options.shortcutItem?.type,
+                    let item = store.manifest(id: id)?.shortcutItems.first(where: { $0.type == type })
+                else {
+                    throw DaemonError.invalidArgs(
+                        "\(id) has no quick action '\(options.shortcutItem?.type ?? "?")' in its manifest")
+                }
+                options.shortcutItem = item
+                options.launchedInBackground = false
+            }
             try await launchApp(id, options: options)
         case Method.terminate:
             let id = try DaemonArguments.appID(arguments, 0)
@@ -273,8 +299,11 @@ extension LifecycleDaemon {
         facts["foreground"] = .bool(updated.foreground)
         // What the app's canOpenURL answers from without a round trip.
         facts["url-schemes"] = .array(store.claimedSchemes.map(UserInfoValue.string))
+        if let items = store.manifest(id: id)?.shortcutItems, !items.isEmpty {
+            facts["shortcut-items"] = .array(items.map(\.propertyList))
+        }
         if let badge = local.badges[id] { facts["badge"] = .int(Int64(badge)) }
-        sendSchedule(to: id)
+        sendSchedule(to: id, evenIfEmpty: false)
         let reply: [BusValue] = [
             UserInfoBusCodec.encode(updated.launchOptions.userInfo), UserInfoBusCodec.encode(facts),
         ]
@@ -406,7 +435,12 @@ extension LifecycleDaemon {
         if let app = registry[id], app.isRegistered || app.isRunning {
             guard !options.launchedInBackground else { return }
             registry[id]?.foreground = true
-            await send("foreground", ["value": .bool(true)], to: id)
+            if let item = options.shortcutItem {
+                // The quick action brings the app to the foreground itself (performActionFor first).
+                await send("shortcut-item", ["item": item.propertyList], to: id)
+            } else {
+                await send("foreground", ["value": .bool(true)], to: id)
+            }
             return
         }
         try launch(manifest, options: options)

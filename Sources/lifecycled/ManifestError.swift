@@ -48,6 +48,8 @@ struct ManifestError: Error, Hashable, Sendable, CustomStringConvertible {
         static let duplicateURLScheme = Code(rawValue: "duplicate-url-scheme")
         /// An entry of `backgroundModes` is not one of ``BackgroundMode``.
         static let unknownBackgroundMode = Code(rawValue: "unknown-background-mode")
+        /// A quick action without a valid, unique `type` (a desktop action id) or with an empty title.
+        static let invalidShortcutItem = Code(rawValue: "invalid-shortcut-item")
 
         /// The stable name.
         var description: String { rawValue }

@@ -41,6 +41,14 @@ final class DaemonSignalLog: Sendable {
             .map { $0.arguments[1].stringValue ?? "?" }
     }
 
+    /// The userInfo of every `Notification` an app posted with this name, in order.
+    func notifications(_ id: String, _ name: String) -> [UserInfo] {
+        all.filter {
+            $0.member == LifecycledProtocol.Signal.notification && $0.arguments[0].stringValue == id
+                && $0.arguments[1].stringValue == name
+        }.compactMap { try? UserInfoBusCodec.decodeUserInfo($0.arguments[2]) }
+    }
+
     /// The position of the first signal matching `predicate`, if any.
     func index(where predicate: (BusSignal) -> Bool) -> Int? { all.firstIndex(where: predicate) }
 
@@ -171,11 +179,15 @@ func appsDirectory(_ directory: TemporaryDirectory) -> String { directory.path +
 /// Writes a manifest into the apps directory.
 @discardableResult
 func writeManifest(
-    _ directory: TemporaryDirectory, id: String, executable: String, arguments: [String] = [], schemes: [String] = []
+    _ directory: TemporaryDirectory, id: String, executable: String, arguments: [String] = [], schemes: [String] = [],
+    shortcutItems: [(type: String, title: String)] = []
 ) throws -> String {
-    let object: [String: Any] = [
+    var object: [String: Any] = [
         "id": id, "name": id, "executable": executable, "arguments": arguments, "urlSchemes": schemes,
     ]
+    if !shortcutItems.isEmpty {
+        object["shortcutItems"] = shortcutItems.map { ["type": $0.type, "localizedTitle": $0.title] }
+    }
     let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
     return try directory.write("apps/\(id).json", String(decoding: data, as: UTF8.self))
 }
