@@ -80,6 +80,7 @@ bench: deps dist-binaries
 	.build/release/lifecycle-bench sleep-delay
 	.build/release/lifecycle-bench fanout
 	.build/release/lifecycle-bench throughput
+	.build/release/lifecycle-bench notifications
 	.build/release/lifecycle-bench idle --lifecycled $(DIST_BUILD)/release/lifecycled \
 		--bare $(DIST_BUILD)/release/bare-swift-process
 

@@ -50,7 +50,11 @@ struct DaemonRig {
         var environment = ProcessInfo.processInfo.environment
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         let daemon = try ChildProcess.spawn(
-            lifecycled, ["--address", bus.address, "--no-host-sources", "--apps-directory", appsDirectory],
+            lifecycled,
+            [
+                "--address", bus.address, "--no-host-sources", "--apps-directory", appsDirectory,
+                "--state-directory", bus.directory.appendingPathComponent("state").path,
+            ],
             environment: environment, stdout: .null)
         let loop = try EventLoop(name: "bench-app")
         let app = try BusConnection(.address(bus.address), loop: loop, description: "bench-app")

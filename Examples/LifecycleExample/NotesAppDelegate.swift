@@ -18,6 +18,13 @@ final class NotesAppDelegate: ApplicationDelegate {
     }
 
     func application(_ application: Application, didFinishLaunchingWithOptions launchOptions: LaunchOptions?) -> Bool {
+        // Reminders carry a "Snooze" button; the dock offers "New note" as a quick action.
+        let snooze = UserNotificationAction(identifier: "snooze", title: "Snooze 10 min")
+        application.registerUserNotificationSettings(
+            UserNotificationSettings(
+                types: [.alert, .badge, .sound],
+                categories: [UserNotificationCategory(identifier: "reminder", actions: [snooze])]))
+        application.shortcutItems = [ShortcutItem(type: "new-note", localizedTitle: "New note")]
         // Only notes:// URLs are handled; refusing here keeps application(_:open:options:) from being called.
         if let url = launchOptions?.url { return url.scheme == "notes" }
         return true
@@ -48,5 +55,32 @@ final class NotesAppDelegate: ApplicationDelegate {
 
     func application(_ application: Application, open url: URL, options: OpenURLOptions) -> Bool {
         url.scheme == "notes"
+    }
+
+    /// A reminder the user opened (or that fired while the app was active): the badge is cleared.
+    func application(_ application: Application, didReceive notification: LocalNotification) {
+        application.applicationIconBadgeNumber = 0
+    }
+
+    /// "Snooze" on a reminder's banner schedules it again, ten minutes later.
+    func application(
+        _ application: Application, handleActionWithIdentifier identifier: String?, for notification: LocalNotification,
+        completionHandler: @escaping @Sendable () -> Void
+    ) {
+        if identifier == "snooze" {
+            var again = notification
+            again.fireDate = Date(timeIntervalSinceNow: 600)
+            application.scheduleLocalNotification(again)
+        }
+        completionHandler()
+    }
+
+    /// The "New note" quick action starts an empty draft.
+    func application(
+        _ application: Application, performActionFor shortcutItem: ShortcutItem,
+        completionHandler: @escaping @Sendable (Bool) -> Void
+    ) {
+        if shortcutItem.type == "new-note" { draft = "" }
+        completionHandler(shortcutItem.type == "new-note")
     }
 }

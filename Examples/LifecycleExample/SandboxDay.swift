@@ -3,6 +3,8 @@ import AppLifecycleSystemd
 import AppLifecycleTesting
 import Foundation
 import Glibc
+import LifecycledClient
+import SystemdBus
 import SystemdBusTesting
 
 /// The scripted day on real signals: private system and session buses, python-dbusmock's
@@ -18,9 +20,11 @@ struct SandboxDay {
 
     struct Step {
         let note: String
-        let action: () throws -> Void
+        let action: () async throws -> Void
         /// The notification the step must produce, or `nil` when the step only queues something.
         let expect: String?
+        /// Something else the step must produce (a call a mock received), checked after `expect`.
+        var until: (() async throws -> Void)? = nil
     }
 
     func run() async throws {
@@ -43,6 +47,10 @@ struct SandboxDay {
         defer { lowMemory.stop() }
         let screensaver = try DBusMock(template: "gnome_screensaver", address: sessionBus.address, system: false)
         defer { screensaver.stop() }
+        let notificationServer = try DBusMock(template: "notification_daemon", address: sessionBus.address)
+        defer { notificationServer.stop() }
+        let dock = try await DockWatcher(address: sessionBus.address, printer: printer)
+        defer { dock.stop() }
         let session = try logind.addSession(id: "c1", uid: getuid(), username: "demo", active: true)
 
         let host = SystemdHost(
@@ -124,6 +132,63 @@ struct SandboxDay {
                 },
                 expect: Application.didReceiveMemoryWarningNotification.rawValue),
             Step(
+                note: "15:55 the screensaver starts: the app resigns active",
+                action: {
+                    try screensaver.call(interface: "org.gnome.ScreenSaver", method: "SetActive", arguments: ["true"])
+                },
+                expect: Application.willResignActiveNotification.rawValue),
+            Step(
+                note:
+                    "16:00 the stand-up reminder the app scheduled comes due while it is not active: a banner through org.freedesktop.Notifications (python-dbusmock's notification_daemon), badge 1 on the dock",
+                action: {
+                    app.scheduleLocalNotification(
+                        LocalNotification(
+                            identifier: "standup", fireDate: Date(timeIntervalSinceNow: 0.3), alertTitle: "Stand-up",
+                            alertBody: "In 5 minutes, room 2", applicationIconBadgeNumber: 1, category: "reminder"))
+                },
+                expect: nil,
+                until: {
+                    try await waitUntil("the banner") {
+                        try notificationServer.methodCalls("Notify").contains("Stand-up")
+                    }
+                    printer.note("banner shown: \"Stand-up\" with the buttons Open and Snooze 10 min")
+                }),
+            Step(
+                note: "16:01 the user clicks the banner: the server emits ActionInvoked(1, \"default\")",
+                action: {
+                    try notificationServer.emitSignal(
+                        interface: "org.freedesktop.Notifications", name: "ActionInvoked", signature: "us",
+                        arguments: ["uint32 1", "'default'"])
+                },
+                expect: Application.didReceiveLocalNotificationNotification.rawValue),
+            Step(
+                note: "16:02 the screensaver ends",
+                action: {
+                    try screensaver.call(interface: "org.gnome.ScreenSaver", method: "SetActive", arguments: ["false"])
+                },
+                expect: Application.didBecomeActiveNotification.rawValue),
+            Step(
+                note:
+                    "16:30 the user picks \"New note\" in the dock: gdbus calls org.freedesktop.Application.ActivateAction on org.example.Notes",
+                action: {
+                    // Not awaited: the app answers the call on the main actor, where the step waits.
+                    let address = sessionBus.address
+                    Task.detached {
+                        let result = try? ChildProcess.run(
+                            "/usr/bin/gdbus",
+                            [
+                                "call", "--address", address, "--dest", "org.example.Notes", "--object-path",
+                                "/org/example/Notes", "--method", "org.freedesktop.Application.ActivateAction",
+                                "new-note", "[]", "{}",
+                            ])
+                        if result?.status != 0 {
+                            let output = result?.output ?? "gdbus did not run"
+                            Task { @MainActor in printer.note("gdbus ActivateAction failed: \(output)") }
+                        }
+                    }
+                },
+                expect: Application.performActionForShortcutItemNotification.rawValue),
+            Step(
                 note: "18:00 the system shuts down: logind emits PrepareForShutdown(true)",
                 action: {
                     try logind.emitSignal(
@@ -137,20 +202,57 @@ struct SandboxDay {
             if step.expect == Application.stateDidChangeNotification.rawValue {
                 waiter.expectState(.suspended, of: app)
             }
-            try step.action()
+            try await step.action()
+            if let until = step.until { try await until() }
             if let expect = step.expect {
                 if expect == Application.stateDidChangeNotification.rawValue {
                     try await waiter.waitForState()
                 } else {
                     try await waiter.wait(for: expect)
                 }
-            } else {
+            } else if step.until == nil {
                 // Nothing is delivered while suspended; give timedated's signal time to be queued.
                 try await Task.sleep(for: .milliseconds(300))
             }
         }
         await running.value
         printer.summary("\(recorder.entries.count) events on real D-Bus signals; final state: \(app.applicationState)")
+    }
+}
+
+/// Polls a condition every 20 ms until it holds, for at most 10 s.
+@MainActor
+func waitUntil(_ what: String, _ condition: () throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + .seconds(10)
+    while try !condition() {
+        guard ContinuousClock.now < deadline else { throw DemoError("no \(what) within 10 s") }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+}
+
+/// Prints the badge the app announces to docks (`com.canonical.Unity.LauncherEntry.Update`).
+final class DockWatcher: Sendable {
+    private let loop: EventLoop
+    private let connection: BusConnection
+    private let subscription: BusSubscription
+
+    init(address: String, printer: TimelinePrinter) async throws {
+        loop = try EventLoop(name: "dock")
+        connection = try await BusConnection(.address(address), loop: loop, description: "dock")
+        let rule = "type='signal',interface='com.canonical.Unity.LauncherEntry',member='Update'"
+        subscription = try await connection.addMatch(rule) { signal in
+            guard signal.arguments.count == 2,
+                let properties = try? UserInfoBusCodec.decodeUserInfo(signal.arguments[1])
+            else { return }
+            let count = properties["count"]?.intValue ?? 0
+            Task { @MainActor in printer.note("dock: \(signal.arguments[0].stringValue ?? "?") badge \(count)") }
+        }
+    }
+
+    func stop() {
+        subscription.cancel()
+        connection.close()
+        loop.shutdown()
     }
 }
 

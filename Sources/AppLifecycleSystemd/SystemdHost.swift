@@ -1,5 +1,6 @@
 import AppLifecycle
 import FoundationEssentials
+import LifecycledClient
 import Logging
 import SystemdBus
 
@@ -32,6 +33,13 @@ public final class SystemdHost: ApplicationHost {
     let logger = Logger(label: "AppLifecycle.SystemdHost")
     var sleepPending = false
     var sleepCap: (any ScheduledAction)?
+    /// Local notifications, badge and idle inhibitor (`SystemdHost+Desktop.swift`).
+    var notificationService: AppNotificationService?
+    var sessionConnection: BusConnection?
+    var idleTimerWanted = false
+    var idleInhibitor: BusFileDescriptor?
+    var idleGeneration = 0
+    var applicationService: FreedesktopApplicationService?
 
     /// Creates the host; nothing starts until the app runs (``prepare(_:)``).
     ///
@@ -50,6 +58,7 @@ public final class SystemdHost: ApplicationHost {
     public func prepare(_ application: Application) async {
         self.application = application
         await bridge.start { [weak self] event in await self?.deliver(event) }
+        await startDesktopServices(for: application)
     }
 
     /// Sends `READY=1`.
@@ -67,6 +76,8 @@ public final class SystemdHost: ApplicationHost {
         _ application: Application, didChangeStateFrom previousState: ApplicationState, to state: ApplicationState
     ) {
         bridge.notify("STATUS=\(state)")
+        if state == .active { notificationService?.appBecameActive() }
+        updateIdleInhibitor()
         if sleepPending && (state == .suspended || state == .notRunning) {
             releaseSleepLock(reason: state == .suspended ? "suspended" : "terminated")
         }
@@ -91,6 +102,7 @@ public final class SystemdHost: ApplicationHost {
     public func stop() {
         sleepCap?.cancel()
         sleepCap = nil
+        stopDesktopServices()
         bridge.stop()
     }
 
@@ -112,6 +124,11 @@ public final class SystemdHost: ApplicationHost {
             sleepCap?.cancel()
             sleepCap = nil
             await bridge.takeDelayLock("sleep")
+            application.handle(event)
+        case .significantTimeChange(let change):
+            if change.reason == .timeZone || change.reason == .daylightSavingTime {
+                notificationService?.timeZoneChanged()
+            }
             application.handle(event)
         default:
             application.handle(event)

@@ -122,11 +122,12 @@ public final class LifecycledHost: ApplicationHost {
     /// How many reports may be on their way at once before the next waits for the oldest reply.
     static let maximumReportsInFlight = 32
     private var daemonAbsenceLogged = false
-    /// The exported `org.freedesktop.Application` object and the task answering its calls.
-    var applicationObject: ExportedObject?
-    var applicationCallsTask: Task<Void, Never>?
+    /// The app's `org.freedesktop.Application`.
+    var applicationService: FreedesktopApplicationService?
     /// The manifest's quick actions (from the registration).
-    var staticShortcutItems: [ShortcutItem] = []
+    var staticShortcutItems: [ShortcutItem] = [] {
+        didSet { applicationService?.staticShortcutItems = staticShortcutItems }
+    }
     /// The URL schemes hosted apps claim (from the registration), for `canOpenURL` and `open`.
     private var claimedSchemes: Set<String> = []
     /// The app's dynamic quick actions.
@@ -354,6 +355,18 @@ public final class LifecycledHost: ApplicationHost {
             application.notificationCenter.post(
                 name: LifecycleNotification.Name(name), object: application, userInfo: userInfo)
             reportSuspendedAgainIfStill()
+        case .command("scheduled-local-notifications", let arguments) where arguments["notifications"] == nil:
+            // A change to the schedule: applied to what the app has.
+            guard let application, let removed = arguments["removed"]?.arrayValue?.compactMap(\.stringValue),
+                let updatedValues = arguments["updated"]?.arrayValue
+            else {
+                logger.notice("dropped Command 'scheduled-local-notifications' with arguments \(arguments)")
+                return
+            }
+            let updated = updatedValues.compactMap(LocalNotification.init(propertyList:))
+            let changed = Set(removed).union(updated.map(\.identifier))
+            let kept = (application.scheduledLocalNotifications ?? []).filter { !changed.contains($0.identifier) }
+            application.handle(.scheduledLocalNotifications(kept + updated))
         case .command(let command, let arguments):
             guard let event = HostEventBusCodec.decode(command: command, arguments: arguments) else {
                 logger.notice(
@@ -731,10 +744,8 @@ public final class LifecycledHost: ApplicationHost {
     }
 
     private func closeConnection() {
-        applicationCallsTask?.cancel()
-        applicationCallsTask = nil
-        applicationObject?.unexport()
-        applicationObject = nil
+        applicationService?.stop()
+        applicationService = nil
         signalWatcher?.cancel()
         signalWatcher = nil
         signalTask = nil

@@ -97,7 +97,7 @@ extension LifecycleDaemon {
     ///
     /// - Throws: `UnknownApp` for an app with neither a manifest nor a registration, `InvalidArgs`
     ///   for a notification that is not valid (the reason is in the message).
-    func scheduleNotification(_ id: String, _ info: UserInfo) throws(BusError) -> String {
+    func scheduleNotification(_ id: String, _ info: UserInfo) async throws(BusError) -> String {
         guard store.manifest(id: id) != nil || registry[id]?.isRegistered == true else {
             throw DaemonError.unknownApp(id)
         }
@@ -121,18 +121,24 @@ extension LifecycleDaemon {
         logger.info(
             "\(id): scheduled local notification '\(notification.identifier)' (\(local.schedule.count) in all)",
             metadata: .app(id))
-        scheduleChanged(apps: [id])
+        armAlarm()
+        sendScheduleChange(to: id, updated: [notification.notification])
+        await persist()
         return notification.identifier
     }
 
     /// `CancelNotification(appId, identifier)`; `""` cancels all of the app's.
-    func cancelNotifications(_ id: String, identifier: String) {
+    func cancelNotifications(_ id: String, identifier: String) async {
+        let removed: [String]
         if identifier.isEmpty {
-            local.schedule.removeAll(appID: id)
+            removed = local.schedule.removeAll(appID: id).map(\.identifier)
         } else {
-            local.schedule.remove(.init(appID: id, identifier: identifier))
+            removed = local.schedule.remove(.init(appID: id, identifier: identifier)).map { [$0.identifier] } ?? []
         }
-        scheduleChanged(apps: [id])
+        guard !removed.isEmpty else { return }
+        armAlarm()
+        sendScheduleChange(to: id, removed: removed)
+        await persist()
     }
 
     /// `ListNotifications(appId)`: each notification with `app` and `nextFireDate`; `""` lists every app's.
@@ -154,37 +160,75 @@ extension LifecycleDaemon {
             })
     }
 
-    /// Persists the schedule, re-arms the alarm and tells the apps their new schedule.
-    func scheduleChanged(apps: Set<String>) {
-        saveSchedule()
-        armAlarm()
-        for id in apps { sendSchedule(to: id) }
-    }
-
-    private func saveSchedule() {
-        guard local.writable else {
-            logger.warning(
-                "local notifications: not saved: \(local.scheduleURL.path) could not be read and is left as it is")
-            return
-        }
-        do {
-            try LocalNotificationScheduleFile.save(
-                local.schedule.notifications().map(\.notification), rejected: local.rejected, to: local.scheduleURL)
-        } catch {
-            logger.error("local notifications: cannot save the schedule: \(error)")
-        }
-    }
-
-    /// Tells a registered app what is scheduled for it (a fact: it does not wake a suspended app).
+    /// Returns once the schedule as it is now is on disk: a group commit, so a burst of calls
+    /// (an app setting `scheduledLocalNotifications`, pipelined calls) shares one write.
     ///
-    /// - Parameters:
-    ///   - evenIfEmpty: Also when nothing is scheduled (after a change; at registration an empty
-    ///     schedule is what the app assumes already).
-    func sendSchedule(to id: String, evenIfEmpty: Bool = true) {
+    /// The main actor only encodes; the write and its `fsync` (milliseconds on a disk) run on a
+    /// thread of their own, so firings and other calls are not held up by them. Changes made
+    /// while a write is on its way are written by the next one, which their callers wait for.
+    func persist() async {
+        local.unsaved = true
+        if local.saveTask == nil {
+            local.saveTask = Task { @MainActor in
+                while local.unsaved {
+                    local.unsaved = false
+                    guard local.writable else {
+                        logger.warning(
+                            "local notifications: not saved: \(local.scheduleURL.path) could not be read and is left as it is"
+                        )
+                        continue
+                    }
+                    // A snapshot (copy on write: cheap); encoding and writing happen off the main actor.
+                    await write(
+                        local.schedule.notifications().map(\.notification), rejected: local.rejected,
+                        to: local.scheduleURL)
+                }
+                local.saveTask = nil
+            }
+        }
+        await local.saveTask?.value
+    }
+
+    /// Encodes and writes the file atomically on a detached thread, and waits for it.
+    private func write(
+        _ notifications: [ScheduledLocalNotification], rejected: [(entry: UserInfoValue, reason: String)],
+        to url: URL
+    ) async {
+        let logger = self.logger
+        let rejectedEntries = rejected.map { SendableRejection(entry: $0.entry, reason: $0.reason) }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let started = DetachedThread.start {
+                do {
+                    try LocalNotificationScheduleFile.save(
+                        notifications, rejected: rejectedEntries.map { ($0.entry, $0.reason) }, to: url)
+                } catch {
+                    logger.error("local notifications: cannot save the schedule: \(error)")
+                }
+                continuation.resume()
+            }
+            if started != 0 {
+                logger.error("local notifications: no thread to save the schedule (errno \(started))")
+                continuation.resume()
+            }
+        }
+    }
+
+    /// Tells a newly registered app what is scheduled for it, when anything is.
+    func sendSchedule(to id: String) {
         guard registry[id]?.isRegistered == true else { return }
         let list = local.schedule.notifications(appID: id).map { $0.notification.notification.propertyList }
-        guard evenIfEmpty || !list.isEmpty else { return }
+        guard !list.isEmpty else { return }
         Task { @MainActor in await send("scheduled-local-notifications", ["notifications": .array(list)], to: id) }
+    }
+
+    /// Tells a registered app what changed in its schedule (a fact: it does not wake a suspended
+    /// app): the notifications added or replaced, and the identifiers that left.
+    func sendScheduleChange(to id: String, removed: [String] = [], updated: [LocalNotification] = []) {
+        guard registry[id]?.isRegistered == true, !(removed.isEmpty && updated.isEmpty) else { return }
+        let arguments: UserInfo = [
+            "removed": .array(removed.map(UserInfoValue.string)), "updated": .array(updated.map(\.propertyList)),
+        ]
+        Task { @MainActor in await send("scheduled-local-notifications", arguments, to: id) }
     }
 
     private func armAlarm() {
@@ -210,15 +254,23 @@ extension LifecycleDaemon {
         fireDue()
     }
 
-    /// Fires every notification that is due now, persists, re-arms.
+    /// Fires every notification that is due now, re-arms, then persists.
+    ///
+    /// The deliveries go out first and the file is written after them (its `fsync` costs
+    /// milliseconds): a crash in between fires those notifications again after the restart, which
+    /// is better than losing them.
     func fireDue() {
         let firings = local.schedule.takeDue(now: Self.nowSeconds())
-        guard !firings.isEmpty else {
-            armAlarm()
-            return
-        }
-        scheduleChanged(apps: Set(firings.map(\.notification.appID)))
+        armAlarm()
+        guard !firings.isEmpty else { return }
         for firing in firings { deliver(firing.notification) }
+        var gone: [String: [String]] = [:]
+        for firing in firings where !firing.repeats {
+            gone[firing.notification.appID, default: []].append(firing.notification.identifier)
+        }
+        for (id, identifiers) in gone { sendScheduleChange(to: id, removed: identifiers) }
+        // Behind the deliveries' tasks on the main actor; one write for a burst of firings.
+        Task { @MainActor in await persist() }
     }
 
     /// The local time zone changed: floating notifications move, repeats keep their local time.
@@ -262,15 +314,8 @@ extension LifecycleDaemon {
         }
         let key = LocalNotificationSchedule.Key(appID: id, identifier: notification.identifier)
         var banner = DesktopNotificationClient.Banner(
-            appName: registry[id]?.manifest?.name ?? id,
-            summary: notification.alertTitle ?? notification.alertBody ?? "",
-            body: notification.alertTitle == nil ? "" : notification.alertBody ?? "")
+            notification: notification, buttons: buttons, appID: id, appName: registry[id]?.manifest?.name ?? id)
         banner.replacesID = local.bannerIDs[key] ?? 0
-        if notification.hasAction { banner.actions.append(("default", notification.alertAction ?? "Open")) }
-        for button in buttons { banner.actions.append((button.identifier, button.title)) }
-        banner.hints["desktop-entry"] = .string(id)
-        banner.hints["urgency"] = .byte(1)
-        if let sound = notification.soundName { banner.hints["sound-name"] = .string(sound) }
         do {
             let serverID = try await server.notify(banner)
             local.bannerIDs[key] = serverID
@@ -404,14 +449,8 @@ extension LifecycleDaemon {
     func setBadge(_ id: String, _ count: Int) {
         guard local.badges[id, default: 0] != count else { return }
         local.badges[id] = count
-        let properties: [String: BusValue] = ["count": .int64(Int64(count)), "count-visible": .bool(count != 0)]
         do {
-            try connection?.emitSignal(
-                path: "/org/applifecycle/LauncherEntry/"
-                    + id.replacing(".", with: "_")
-                    .replacing("-", with: "_"),
-                interface: "com.canonical.Unity.LauncherEntry", member: "Update",
-                arguments: [.string("application://\(id).desktop"), .vardict(properties)])
+            if let connection { try DesktopNotificationClient.announceBadge(count, appID: id, on: connection) }
         } catch {
             logger.warning("\(id): cannot announce the badge: \(error)", metadata: .app(id))
         }
@@ -506,4 +545,10 @@ extension LifecycleDaemon {
         }
         deliver(scheduled)
     }
+}
+
+/// A rejected schedule entry, as a `Sendable` value for the writing thread.
+private struct SendableRejection: Sendable {
+    var entry: UserInfoValue
+    var reason: String
 }

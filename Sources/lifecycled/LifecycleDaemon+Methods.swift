@@ -117,10 +117,10 @@ extension LifecycleDaemon {
         case Method.scheduleNotification:
             let id = try DaemonArguments.appID(arguments, 0)
             let info = try DaemonArguments.userInfo(arguments, 1, "notification")
-            return [.string(try scheduleNotification(id, info))]
+            return [.string(try await scheduleNotification(id, info))]
         case Method.cancelNotification:
             let id = try DaemonArguments.appID(arguments, 0)
-            cancelNotifications(id, identifier: try DaemonArguments.string(arguments, 1, "identifier"))
+            await cancelNotifications(id, identifier: try DaemonArguments.string(arguments, 1, "identifier"))
         case Method.listNotifications:
             let id = try DaemonArguments.string(arguments, 0, "app id")
             guard id.isEmpty || LifecycledProtocol.isValidAppID(id) else {
@@ -303,7 +303,7 @@ extension LifecycleDaemon {
             facts["shortcut-items"] = .array(items.map(\.propertyList))
         }
         if let badge = local.badges[id] { facts["badge"] = .int(Int64(badge)) }
-        sendSchedule(to: id, evenIfEmpty: false)
+        sendSchedule(to: id)
         let reply: [BusValue] = [
             UserInfoBusCodec.encode(updated.launchOptions.userInfo), UserInfoBusCodec.encode(facts),
         ]

@@ -27,6 +27,9 @@ struct LocalNotificationState {
     /// The alarm at the next fire time, and its loop source.
     var alarm: RealtimeAlarm?
     var alarmSource: EventSourceToken?
+    /// The group commit's write in progress, and whether a change came after it started.
+    var saveTask: Task<Void, Never>?
+    var unsaved = false
     /// How many clock sets the alarm reported (each re-arms it).
     var clockSets = 0
     /// The notification server's client.

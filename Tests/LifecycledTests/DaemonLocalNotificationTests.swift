@@ -169,6 +169,15 @@ struct DaemonLocalNotificationTests {
                 [.string(app.id), notification("q1", in: 0, title: "Later")])
             try await Task.sleep(for: .milliseconds(300))
             #expect(!h.emitted.commands(app.id).contains("local-notification"))
+            // The app's mirror of its schedule gets changes, not the whole list: added, then fired.
+            let changes = h.emitted.all.filter {
+                $0.member == LifecycledProtocol.Signal.command && $0.arguments[0].stringValue == app.id
+                    && $0.arguments[1].stringValue == "scheduled-local-notifications"
+            }.compactMap { try? UserInfoBusCodec.decodeUserInfo($0.arguments[2]) }
+            #expect(changes.count == 2, "\(changes)")
+            #expect(
+                changes.first?["updated"]?.arrayValue?.first?.dictionaryValue?["identifier"]?.stringValue == "q1")
+            #expect(changes.last?["removed"] == .array([.string("q1")]))
             try await app.report(.inactive)
             try await app.report(.active)
             try await h.emitted.wait(for: "the kept notification") {

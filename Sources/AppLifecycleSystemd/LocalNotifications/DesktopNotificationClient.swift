@@ -1,3 +1,4 @@
+import AppLifecycle
 import Logging
 import Synchronization
 import SystemdBus
@@ -43,6 +44,29 @@ public final class DesktopNotificationClient: Sendable {
             self.appName = appName
             self.summary = summary
             self.body = body
+        }
+
+        /// The banner of a local notification: the title as summary (the body when there is no title),
+        /// the default action unless `hasAction` is false, the buttons, and the hints
+        /// `desktop-entry` (the app id), `urgency` (normal) and `sound-name`.
+        ///
+        /// - Parameters:
+        ///   - notification: The notification.
+        ///   - buttons: Its category's actions.
+        ///   - appID: The app's id (its desktop-file id).
+        ///   - appName: The name shown as `app_name`.
+        public init(
+            notification: LocalNotification, buttons: [ScheduledLocalNotification.Button], appID: String,
+            appName: String
+        ) {
+            self.init(
+                appName: appName, summary: notification.alertTitle ?? notification.alertBody ?? "",
+                body: notification.alertTitle == nil ? "" : notification.alertBody ?? "")
+            if notification.hasAction { actions.append(("default", notification.alertAction ?? "Open")) }
+            for button in buttons { actions.append((button.identifier, button.title)) }
+            hints["desktop-entry"] = .string(appID)
+            hints["urgency"] = .byte(1)
+            if let sound = notification.soundName { hints["sound-name"] = .string(sound) }
         }
 
         /// Compares every argument.
@@ -174,6 +198,24 @@ public final class DesktopNotificationClient: Sendable {
                 message: "Notify returned \(BusValue.signature(of: reply)), not u")
         }
         return id
+    }
+
+    /// Announces an app's badge: `com.canonical.Unity.LauncherEntry.Update(application://<id>.desktop,
+    /// {count, count-visible})`, from an object path of the app's own, as KDE Plasma, Ubuntu Dock
+    /// and Dash to Dock expect.
+    ///
+    /// - Parameters:
+    ///   - count: The badge; 0 hides it.
+    ///   - appID: The app's desktop-file id.
+    ///   - connection: The session bus connection to emit on.
+    public static func announceBadge(_ count: Int, appID: String, on connection: BusConnection) throws {
+        let path = "/org/applifecycle/LauncherEntry/" + appID.replacing(".", with: "_").replacing("-", with: "_")
+        try connection.emitSignal(
+            path: path, interface: "com.canonical.Unity.LauncherEntry", member: "Update",
+            arguments: [
+                .string("application://\(appID).desktop"),
+                .vardict(["count": .int64(Int64(count)), "count-visible": .bool(count != 0)]),
+            ])
     }
 
     /// Withdraws a banner (`CloseNotification`); errors are logged, not thrown (it may be gone already).

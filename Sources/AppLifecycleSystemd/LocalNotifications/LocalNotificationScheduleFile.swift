@@ -91,6 +91,15 @@ public enum LocalNotificationScheduleFile {
     public static func save(
         _ notifications: [ScheduledLocalNotification], rejected: [(entry: UserInfoValue, reason: String)], to url: URL
     ) throws {
+        try AtomicFile.write(try encode(notifications, rejected: rejected), to: url)
+    }
+
+    /// The file's contents for these notifications and rejected entries.
+    ///
+    /// - Throws: An `EncodingError` (not expected: every value is a property list).
+    public static func encode(
+        _ notifications: [ScheduledLocalNotification], rejected: [(entry: UserInfoValue, reason: String)]
+    ) throws -> Data {
         var root: [String: UserInfoValue] = [
             "version": .int(Int64(version)), "notifications": .array(notifications.map(entry)),
         ]
@@ -100,7 +109,7 @@ public enum LocalNotificationScheduleFile {
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        try AtomicFile.write(try encoder.encode(UserInfoValue.dictionary(root)), to: url)
+        return try encoder.encode(UserInfoValue.dictionary(root))
     }
 
     /// One notification's entry.

@@ -7,16 +7,31 @@ import SystemdBus
 /// when one is on the session bus, else with the default application of the XDG MIME-apps files
 /// (``MIMEApps``): `org.freedesktop.Application.Open` for a `DBusActivatable` entry, else its
 /// `Exec=` line, started detached from the app.
-struct DesktopURLOpener {
+public struct DesktopURLOpener: Sendable {
     static let portalName = "org.freedesktop.portal.Desktop"
     static let portalPath = "/org/freedesktop/portal/desktop"
 
-    var connection: BusConnection?
-    var environment: [String: String]
-    var logger: Logger
+    /// The session bus (for the portal and `DBusActivatable` handlers), if any.
+    public var connection: BusConnection?
+    /// Where the XDG directories and `$XDG_CURRENT_DESKTOP` are read.
+    public var environment: [String: String]
+    /// Where what happened is logged.
+    public var logger: Logger
+
+    /// Creates an opener.
+    ///
+    /// - Parameters:
+    ///   - connection: The session bus, or `nil`.
+    ///   - environment: The environment with the XDG variables.
+    ///   - logger: The logger.
+    public init(connection: BusConnection?, environment: [String: String], logger: Logger) {
+        self.connection = connection
+        self.environment = environment
+        self.logger = logger
+    }
 
     /// Whether a handler took the URL.
-    func open(_ url: URL) async -> Bool {
+    public func open(_ url: URL) async -> Bool {
         if let connection, (try? await connection.nameOwner(Self.portalName, timeout: .seconds(2))) != nil {
             do {
                 _ = try await connection.call(

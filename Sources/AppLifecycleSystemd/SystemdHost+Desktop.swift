@@ -1,0 +1,150 @@
+import AppLifecycle
+import FoundationEssentials
+import LifecycledClient
+import SystemdBus
+
+/// The desktop half of ``SystemdHost``, for an app that runs without lifecycled: local
+/// notifications (``AppNotificationService``), the badge, the logind `idle` inhibitor, and URLs
+/// opened outside the app (the OpenURI portal or the MIME-apps default).
+extension SystemdHost {
+    /// Where an app without lifecycled keeps its schedule: `$STATE_DIRECTORY`, else
+    /// `$XDG_STATE_HOME/<app id>`, else `~/.local/state/<app id>`.
+    static func stateDirectory(appID: String, environment: [String: String]) -> String? {
+        if let systemd = environment["STATE_DIRECTORY"]?.split(separator: ":").first, systemd.hasPrefix("/") {
+            return String(systemd)
+        }
+        if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") { return xdg + "/" + appID }
+        guard let home = environment["HOME"], home.hasPrefix("/") else { return nil }
+        return home + "/.local/state/" + appID
+    }
+
+    func startDesktopServices(for application: Application) async {
+        guard let loop = bridge.loop else { return }
+        let environment = bridge.configuration.environment
+        let id = application.configuration.applicationIdentifier
+        do {
+            let connection = try await BusConnection(
+                bridge.configuration.sessionBus, loop: loop, description: "lifecycle-desktop", timeout: .seconds(5))
+            sessionConnection = connection
+        } catch {
+            logger.notice("no session bus for notifications and URLs: \(error)")
+        }
+        if let sessionConnection, LifecycledProtocol.isValidAppID(id) {
+            // Launchers (gio launch, a shell's quick actions) reach the running app.
+            let service = FreedesktopApplicationService(id: id, application: application)
+            applicationService = service
+            await service.start(on: sessionConnection)
+        }
+        do {
+            notificationService = try await AppNotificationService(
+                appID: id, appName: id, stateDirectory: Self.stateDirectory(appID: id, environment: environment),
+                connection: sessionConnection, loop: loop,
+                isActive: { [weak application] in application?.applicationState == .active },
+                deliver: { [weak application] event in application?.handle(event) })
+            if let list = notificationService?.notifications, !list.isEmpty {
+                application.handle(.scheduledLocalNotifications(list))
+            }
+        } catch {
+            logger.error("local notifications unavailable: \(error)")
+        }
+    }
+
+    func stopDesktopServices() {
+        applicationService?.stop()
+        applicationService = nil
+        notificationService?.stop()
+        notificationService = nil
+        idleInhibitor?.close()
+        idleInhibitor = nil
+        sessionConnection?.close()
+        sessionConnection = nil
+    }
+
+    /// Keeps the schedule (``AppNotificationService``).
+    public func application(
+        _ application: Application, schedule notification: LocalNotification, actions: [UserNotificationAction]
+    ) {
+        notificationService?.schedule(notification, actions: actions)
+    }
+
+    /// Drops scheduled notifications.
+    public func application(_ application: Application, cancelLocalNotifications identifiers: [String]?) {
+        notificationService?.cancel(identifiers)
+    }
+
+    /// Shows the notification as a banner (the app is not active).
+    public func application(_ application: Application, present notification: LocalNotification) {
+        let actions =
+            notification.category.flatMap { application.currentUserNotificationSettings?.category($0) }?
+            .actions ?? []
+        notificationService?.present(
+            notification,
+            buttons: actions.map {
+                .init(identifier: $0.identifier, title: $0.title, foreground: $0.activationMode == .foreground)
+            })
+    }
+
+    /// Announces the badge with `com.canonical.Unity.LauncherEntry.Update`.
+    public func application(_ application: Application, didChangeApplicationIconBadgeNumber number: Int) {
+        notificationService?.announceBadge(number)
+    }
+
+    /// Holds or drops logind's `idle` inhibitor with the app's state.
+    public func application(_ application: Application, didChangeIdleTimerDisabled disabled: Bool) {
+        idleTimerWanted = disabled
+        updateIdleInhibitor()
+    }
+
+    /// Opens the URL through the OpenURI portal or the MIME-apps default (no lifecycled here).
+    public func application(
+        _ application: Application, open url: URL, options: [OpenExternalURLOptionsKey: UserInfoValue],
+        completionHandler: @escaping @MainActor @Sendable (Bool) -> Void
+    ) {
+        guard options[.universalLinksOnly]?.boolValue != true else {
+            completionHandler(false)
+            return
+        }
+        let opener = DesktopURLOpener(
+            connection: sessionConnection, environment: bridge.configuration.environment, logger: logger)
+        Task { @MainActor in completionHandler(await opener.open(url)) }
+    }
+
+    /// Whether the MIME-apps files name a handler for the URL's scheme.
+    public func application(_ application: Application, canOpen url: URL) -> Bool {
+        let apps = MIMEApps(environment: bridge.configuration.environment)
+        for problem in apps.problems { logger.warning("MIME apps: \(problem)") }
+        return apps.handler(for: url) != nil
+    }
+
+    /// Holds the inhibitor exactly while the app wants it and is active.
+    func updateIdleInhibitor() {
+        let wanted = idleTimerWanted && application?.applicationState == .active
+        idleGeneration += 1
+        guard wanted else {
+            idleInhibitor?.close()
+            idleInhibitor = nil
+            return
+        }
+        guard idleInhibitor == nil, let system = bridge.bus.system else { return }
+        let generation = idleGeneration
+        let who = application?.configuration.applicationIdentifier ?? "app"
+        Task { @MainActor in
+            do {
+                let reply = try await system.call(
+                    destination: "org.freedesktop.login1", path: "/org/freedesktop/login1",
+                    interface: "org.freedesktop.login1.Manager", member: "Inhibit",
+                    arguments: [
+                        .string("idle"), .string(who), .string("\(who) disabled the idle timer"), .string("block"),
+                    ])
+                guard let descriptor = reply.first?.fileDescriptor else { return }
+                guard generation == idleGeneration, idleInhibitor == nil else {
+                    descriptor.close()
+                    return
+                }
+                idleInhibitor = descriptor
+            } catch {
+                logger.warning("cannot inhibit idle: \(error)")
+            }
+        }
+    }
+}
