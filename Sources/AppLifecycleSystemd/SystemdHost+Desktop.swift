@@ -4,7 +4,7 @@ import LifecycledClient
 import SystemdBus
 
 /// The desktop half of ``SystemdHost``, for an app that runs without lifecycled: local
-/// notifications (``AppNotificationService``), the badge, the logind `idle` inhibitor, and URLs
+/// notifications, the badge, the logind `idle` inhibitor, and URLs
 /// opened outside the app (the OpenURI portal or the MIME-apps default).
 extension SystemdHost {
     /// Where an app without lifecycled keeps its schedule: `$STATE_DIRECTORY`, else
@@ -60,7 +60,7 @@ extension SystemdHost {
         sessionConnection = nil
     }
 
-    /// Keeps the schedule (``AppNotificationService``).
+    /// Keeps the schedule (in `$STATE_DIRECTORY`) and fires it while the app runs.
     public func application(
         _ application: Application, schedule notification: LocalNotification, actions: [UserNotificationAction]
     ) {

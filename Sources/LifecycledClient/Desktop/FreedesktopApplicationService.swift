@@ -11,7 +11,7 @@ import SystemdBus
 /// - `Open(uris, platform_data)` → `application(_:open:options:)` for each URL, with the caller's
 ///   executable as the source application (and the app comes to the foreground, as for any URL).
 /// - `ActivateAction(name, parameter, platform_data)` → the quick action of that type: a dynamic
-///   one (``AppLifecycle/Application/shortcutItems``) or one of ``staticShortcutItems``.
+///   one (`Application.shortcutItems`) or one of ``staticShortcutItems``.
 ///
 /// Only callers of the app's own user are answered; others get `AccessDenied`. Each accepted
 /// call also runs ``didBringForward`` (lifecycled's host reports the app as foreground there).
