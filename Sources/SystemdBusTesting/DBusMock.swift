@@ -90,6 +90,41 @@ public final class DBusMock: @unchecked Sendable {
         }
     }
 
+    /// Starts a bare mock (python-dbusmock without a template): one object with one interface and
+    /// no methods yet, for a service that has no template (add them with ``addMethod(path:interface:name:inSignature:outSignature:code:)``).
+    ///
+    /// - Parameters:
+    ///   - name: The bus name to own, for example `org.freedesktop.portal.Desktop`.
+    ///   - path: The main object's path.
+    ///   - interface: The main object's interface.
+    ///   - address: The bus address.
+    ///   - system: Whether the mock sees the bus as the system bus.
+    ///   - timeout: A hang guard for the start, in seconds.
+    /// - Throws: ``FixtureError`` if the process dies or the name never appears.
+    public init(name: String, path: String, interface: String, address: String, system: Bool = false, timeout: Int = 30)
+        throws
+    {
+        self.template = ""
+        self.busName = name
+        self.mainPath = path
+        self.address = address
+        logPath =
+            FileManager.default.temporaryDirectory
+            .appendingPathComponent("dbusmock-\(name)-\(getpid())-\(UUID().uuidString.prefix(8)).log").path
+        var environment = ProcessInfo.processInfo.environment
+        environment[system ? "DBUS_SYSTEM_BUS_ADDRESS" : "DBUS_SESSION_BUS_ADDRESS"] = address
+        let child = try ChildProcess.spawn(
+            "/usr/bin/python3", ["-m", "dbusmock", system ? "--system" : "--session", name, path, interface],
+            environment: environment, stdout: .file(logPath))
+        lock.withLock { process = child }
+        do {
+            try waitUntilOwned(by: child, timeout: timeout)
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
     deinit {
         stop()
         try? FileManager.default.removeItem(atPath: logPath)

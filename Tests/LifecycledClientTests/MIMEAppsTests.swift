@@ -123,3 +123,37 @@ struct MIMEAppsTests {
         #expect(try await opened.next("the second completion") == false, "no hosted app claims notes:")
     }
 }
+
+@Suite("open(_:) through the OpenURI portal")
+struct OpenURIPortalTests {
+    @MainActor
+    @Test func anUnclaimedURLGoesToThePortalWhenOneIsOnTheBus() async throws {
+        final class Delegate: ApplicationDelegate {}
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        // A stand-in from the portal's documented interface: OpenURI(s parent_window, s uri, a{sv}) → o handle.
+        let portal = try DBusMock(
+            name: "org.freedesktop.portal.Desktop", path: "/org/freedesktop/portal/desktop",
+            interface: "org.freedesktop.portal.OpenURI", address: bus.address)
+        defer { portal.stop() }
+        try portal.addMethod(
+            interface: "org.freedesktop.portal.OpenURI", name: "OpenURI", inSignature: "ssa{sv}", outSignature: "o",
+            code: "ret = dbus.ObjectPath('/org/freedesktop/portal/desktop/request/1_1/t')")
+        let host = LifecycledHost(
+            configuration: LifecycledHost.Configuration(
+                appID: "org.example.Asker", busAddress: .address(bus.address), environment: ["HOME": "/nonexistent"],
+                handlesTerminationSignals: false))
+        let app = Application(delegate: Delegate(), host: host)
+        await host.prepare(app)
+        defer { host.stop() }
+        let opened = ValueRecorder<Bool>()
+        app.open(URL(string: "https://example.org/a?b=c")!) { opened.add($0) }
+        #expect(try await opened.next("the completion") == true)
+        let calls = try portal.methodCalls("OpenURI")
+        #expect(calls.contains("'https://example.org/a?b=c'"), "\(calls)")
+        // With universalLinksOnly nothing but a hosted app may take it.
+        app.open(URL(string: "https://example.org/b")!, options: [.universalLinksOnly: true]) { opened.add($0) }
+        #expect(try await opened.next("the second completion") == false)
+        #expect(try !portal.methodCalls("OpenURI").contains("example.org/b"))
+    }
+}
