@@ -105,6 +105,8 @@ dist-binaries: build-deps
 PREFIX ?= /usr/local
 install: dist-binaries
 	scripts/install-tree.sh "$(DESTDIR)" "$(PREFIX)" "$(DIST_BUILD)/release"
+	$(SWIFT) build $(DIST_SWIFT_FLAGS) --product counter-app
+	scripts/install-examples.sh "$(DESTDIR)" "$(PREFIX)" "$(DIST_BUILD)/release"
 
 # applifecycle_$(VERSION)_<arch>.deb in dist/out: what `make install PREFIX=/usr` lays out, plus a
 # copyright file, a changelog and Depends: computed by dpkg-shlibdeps.

@@ -25,6 +25,13 @@ struct InstallDesktopFilesCommand: CtlCommand {
     @Option(help: ArgumentHelp("The lifecyclectl the files run (default: this one).", valueName: "path"))
     var lifecyclectl: String?
 
+    @Option(
+        name: .customLong("manifest"),
+        help: ArgumentHelp(
+            "Read this manifest file instead of asking lifecycled (repeatable; for packaging, as make install does).",
+            valueName: "file"))
+    var manifests: [String] = []
+
     func run() async throws { try await runOnStandardStreams() }
 
     /// The files for one manifest (`ListManifests` entry): the desktop entry and the service file.
@@ -92,12 +99,26 @@ struct InstallDesktopFilesCommand: CtlCommand {
         guard let executable, executable.hasPrefix("/") else {
             throw ValidationError("cannot tell where lifecyclectl is; pass --lifecyclectl")
         }
-        let reply = try await DaemonClient.with(daemon.busAddress) { client in
-            try await client.call(LifecycledProtocol.Method.listManifests)
-        }
-        guard reply.count == 1, case .array(_, let entries) = reply[0] else {
-            throw BusError(
-                name: BusError.Name.failed, message: "ListManifests returned \(BusValue.signature(of: reply))")
+        var entries: [BusValue] = []
+        if manifests.isEmpty {
+            let reply = try await DaemonClient.with(daemon.busAddress) { client in
+                try await client.call(LifecycledProtocol.Method.listManifests)
+            }
+            guard reply.count == 1, case .array(_, let listed) = reply[0] else {
+                throw BusError(
+                    name: BusError.Name.failed, message: "ListManifests returned \(BusValue.signature(of: reply))")
+            }
+            entries = listed
+        } else {
+            for path in manifests {
+                let manifest: UserInfo
+                do {
+                    manifest = try UserInfo(json: String(contentsOfFile: path, encoding: .utf8))
+                } catch {
+                    throw ValidationError("--manifest \(path) is not a JSON object: \(error)")
+                }
+                entries.append(UserInfoBusCodec.encode(manifest))
+            }
         }
         let applications = home + "/applications"
         let services = home + "/dbus-1/services"
@@ -107,9 +128,8 @@ struct InstallDesktopFilesCommand: CtlCommand {
         for entry in entries {
             let manifest = try UserInfoBusCodec.decodeUserInfo(entry)
             let files = try Self.files(for: manifest, lifecyclectl: executable, address: daemon.address)
-            try AtomicFile.write(
-                Data(files.desktop.utf8), to: URL(fileURLWithPath: "\(applications)/\(files.id).desktop"))
-            try AtomicFile.write(Data(files.service.utf8), to: URL(fileURLWithPath: "\(services)/\(files.id).service"))
+            try Self.write(files.desktop, to: "\(applications)/\(files.id).desktop")
+            try Self.write(files.service, to: "\(services)/\(files.id).service")
             output.out("installed \(applications)/\(files.id).desktop and \(services)/\(files.id).service")
         }
         if entries.isEmpty { output.out("no manifests: nothing installed") }
@@ -131,6 +151,15 @@ struct InstallDesktopFilesCommand: CtlCommand {
         }
         var cache = "[MIME Cache]\n"
         for type in handlers.keys.sorted() { cache += "\(type)=" + handlers[type]!.map { "\($0);" }.joined() + "\n" }
-        try AtomicFile.write(Data(cache.utf8), to: URL(fileURLWithPath: directory + "/mimeinfo.cache"))
+        try write(cache, to: directory + "/mimeinfo.cache")
+    }
+
+    /// Replaces a file atomically, readable by everyone (launchers of other users read system-wide ones).
+    static func write(_ text: String, to path: String) throws {
+        try AtomicFile.write(Data(text.utf8), to: URL(fileURLWithPath: path))
+        guard chmod(path, 0o644) == 0 else {
+            throw BusError(
+                name: BusError.Name.failed, message: "chmod 0644 \(path): \(String(cString: strerror(errno)))")
+        }
     }
 }

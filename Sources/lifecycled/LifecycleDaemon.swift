@@ -344,7 +344,7 @@ final class LifecycleDaemon {
         case "sleeping", "foreground", "session-active":
             // sleeping(false), foreground(true), session-active(true) can bring it back.
             return (arguments["value"]?.boolValue ?? true) == (command != "sleeping")
-        case "locked", "time-change", "memory-warning":
+        case "locked", "time-change", "memory-warning", "scheduled-local-notifications", "badge":
             return false
         default:
             return true

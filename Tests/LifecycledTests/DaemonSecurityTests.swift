@@ -186,8 +186,14 @@ struct DaemonSecurityTests {
         #expect(LifecycleDaemon.wakesSuspendedApp("session-active", ["value": .bool(true)]))
         #expect(!LifecycleDaemon.wakesSuspendedApp("locked", ["value": .bool(false)]))
         #expect(!LifecycleDaemon.wakesSuspendedApp("time-change", ["reason": .string("midnight")]))
-        for command in ["open-url", "post", "terminate", "background-fetch"] {
+        for command in [
+            "open-url", "post", "terminate", "background-fetch", "local-notification", "local-notification-opened",
+            "local-notification-action", "shortcut-item",
+        ] {
             #expect(LifecycleDaemon.wakesSuspendedApp(command, [:]))
         }
+        // Facts about the schedule and the badge wait in the socket until the app runs again.
+        #expect(!LifecycleDaemon.wakesSuspendedApp("scheduled-local-notifications", ["removed": .array([])]))
+        #expect(!LifecycleDaemon.wakesSuspendedApp("badge", ["value": .int(1)]))
     }
 }

@@ -391,6 +391,38 @@ def scenario_package(root, deb, counter, toolchain, results):
         if suspended != "suspended":
             raise Failure(f"the frozen app's state is {suspended}, not suspended")
         log("package: simulated sleep froze the app's cgroup (cgroup.events frozen 1, state suspended)")
+        # A local notification scheduled through lifecyclectl fires while the app is frozen: the
+        # banner goes to the session's notification server (python-dbusmock's notification_daemon,
+        # a user unit) without waking the app.
+        container.run(["systemd-run", "--user", "--unit=realhost-notifications", "python3", "-m", "dbusmock",
+                       "--session", "--template", "notification_daemon"], user=True)
+
+        def notify_calls():
+            out = container.run(["busctl", "--user", "call", "org.freedesktop.Notifications",
+                                 "/org/freedesktop/Notifications", "org.freedesktop.DBus.Mock", "GetMethodCalls",
+                                 "s", "Notify"], user=True, check=False).stdout
+            return out if out.startswith("a(tav)") else None
+
+        container.wait_for("the notification server to answer", notify_calls, timeout=20)
+        scheduled = lifecyclectl(container, "notify", "org.example.Counter", "--in", "2", "--title", "Stretch",
+                                 "--body", "Stand up for a minute", "--id", "realhost-reminder")
+        if "realhost-reminder" not in scheduled.stdout:
+            raise Failure(f"lifecyclectl notify did not schedule: {scheduled.stdout} {scheduled.stderr}")
+        listed = json.loads(lifecyclectl(container, "notifications", "org.example.Counter", "--json").stdout)
+        if listed.get("identifier") != "realhost-reminder":
+            raise Failure(f"lifecyclectl notifications does not list it: {listed}")
+        banner = container.wait_for("the banner to reach the notification server",
+                                    lambda: (c := notify_calls()) and "Stretch" in c and c, timeout=20)
+        if "org.example.Counter" not in banner:
+            raise Failure(f"the banner does not name the app's desktop entry: {banner}")
+        if not frozen() or app()["state"] != "suspended":
+            raise Failure("the banner woke the frozen app")
+        if lifecyclectl(container, "notifications", "--json").stdout.strip():
+            raise Failure("the notification is still scheduled after it fired")
+        log("package: a notification scheduled with lifecyclectl fired while the app was frozen; the banner reached "
+            "the session's notification server and the app stayed frozen")
+        container.run(["systemctl", "--user", "stop", "realhost-notifications"], user=True, check=False)
+
         lifecyclectl(container, "simulate", "wake")
         container.wait_for("the app's cgroup to thaw on wake", lambda: not frozen())
         container.wait_for("the app to be active again", lambda: app()["state"] == "active")
