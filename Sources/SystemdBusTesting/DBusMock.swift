@@ -75,10 +75,15 @@ public final class DBusMock: @unchecked Sendable {
             FileManager.default.temporaryDirectory
             .appendingPathComponent("dbusmock-\(template)-\(getpid())-\(UUID().uuidString.prefix(8)).log").path
 
-        var environment = ProcessInfo.processInfo.environment
-        environment[onSystem ? "DBUS_SYSTEM_BUS_ADDRESS" : "DBUS_SESSION_BUS_ADDRESS"] = address
         var arguments = ["-m", "dbusmock", onSystem ? "--system" : "--session", "--template", template]
         if let parameters { arguments += ["-p", parameters] }
+        try launch(arguments, system: onSystem, timeout: timeout)
+    }
+
+    /// Starts `python3 <arguments>` on the bus and waits until it owns ``busName``.
+    private func launch(_ arguments: [String], system: Bool, timeout: Int) throws {
+        var environment = ProcessInfo.processInfo.environment
+        environment[system ? "DBUS_SYSTEM_BUS_ADDRESS" : "DBUS_SESSION_BUS_ADDRESS"] = address
         let child = try ChildProcess.spawn(
             "/usr/bin/python3", arguments, environment: environment, stdout: .file(logPath))
         lock.withLock { process = child }
@@ -111,18 +116,9 @@ public final class DBusMock: @unchecked Sendable {
         logPath =
             FileManager.default.temporaryDirectory
             .appendingPathComponent("dbusmock-\(name)-\(getpid())-\(UUID().uuidString.prefix(8)).log").path
-        var environment = ProcessInfo.processInfo.environment
-        environment[system ? "DBUS_SYSTEM_BUS_ADDRESS" : "DBUS_SESSION_BUS_ADDRESS"] = address
-        let child = try ChildProcess.spawn(
-            "/usr/bin/python3", ["-m", "dbusmock", system ? "--system" : "--session", name, path, interface],
-            environment: environment, stdout: .file(logPath))
-        lock.withLock { process = child }
-        do {
-            try waitUntilOwned(by: child, timeout: timeout)
-        } catch {
-            stop()
-            throw error
-        }
+        try launch(
+            ["-m", "dbusmock", system ? "--system" : "--session", name, path, interface], system: system,
+            timeout: timeout)
     }
 
     deinit {

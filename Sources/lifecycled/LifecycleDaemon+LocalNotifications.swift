@@ -101,22 +101,7 @@ extension LifecycleDaemon {
         guard store.manifest(id: id) != nil || registry[id]?.isRegistered == true else {
             throw DaemonError.unknownApp(id)
         }
-        var payload = info.values
-        var buttons: [ScheduledLocalNotification.Button] = []
-        for value in payload.removeValue(forKey: "actions")?.arrayValue ?? [] {
-            guard let action = value.dictionaryValue, let identifier = action["identifier"]?.stringValue,
-                let title = action["title"]?.stringValue
-            else { throw DaemonError.invalidArgs("an action needs an identifier and a title") }
-            buttons.append(
-                .init(identifier: identifier, title: title, foreground: action["foreground"]?.boolValue ?? false))
-        }
-        let notification: ScheduledLocalNotification
-        do {
-            notification = try ScheduledLocalNotification(
-                appID: id, payload: payload, buttons: buttons, scheduledAt: Date())
-        } catch {
-            throw DaemonError.invalidArgs("notification rejected: \(error.message)")
-        }
+        let notification = try Self.notification(from: info, appID: id)
         local.schedule.insert(notification, now: Self.nowSeconds())
         logger.info(
             "\(id): scheduled local notification '\(notification.identifier)' (\(local.schedule.count) in all)",
@@ -524,9 +509,11 @@ extension LifecycleDaemon {
 }
 
 extension LifecycleDaemon {
-    /// `PresentNotification(appId, notification)`: the app shows a notification now; it is not
-    /// active (an active app calls its own delegate), so it becomes a banner.
-    func presentNotification(_ id: String, _ info: UserInfo) throws(BusError) {
+    /// A notification from a method's `a{sv}`: its property list, and `actions` (`identifier`,
+    /// `title`, `foreground`) as the banner's buttons.
+    ///
+    /// - Throws: `InvalidArgs` naming what is wrong.
+    static func notification(from info: UserInfo, appID: String) throws(BusError) -> ScheduledLocalNotification {
         var payload = info.values
         var buttons: [ScheduledLocalNotification.Button] = []
         for value in payload.removeValue(forKey: "actions")?.arrayValue ?? [] {
@@ -536,13 +523,17 @@ extension LifecycleDaemon {
             buttons.append(
                 .init(identifier: identifier, title: title, foreground: action["foreground"]?.boolValue ?? false))
         }
-        let scheduled: ScheduledLocalNotification
         do {
-            scheduled = try ScheduledLocalNotification(
-                appID: id, payload: payload, buttons: buttons, scheduledAt: Date())
+            return try ScheduledLocalNotification(appID: appID, payload: payload, buttons: buttons, scheduledAt: Date())
         } catch {
             throw DaemonError.invalidArgs("notification rejected: \(error.message)")
         }
+    }
+
+    /// `PresentNotification(appId, notification)`: the app shows a notification now; it is not
+    /// active (an active app calls its own delegate), so it becomes a banner.
+    func presentNotification(_ id: String, _ info: UserInfo) throws(BusError) {
+        let scheduled = try Self.notification(from: info, appID: id)
         deliver(scheduled)
     }
 }

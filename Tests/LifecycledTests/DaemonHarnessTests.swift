@@ -344,6 +344,15 @@ func logLines(_ path: String) -> [String] {
     ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
 }
 
+/// The callbacks counter-app printed to its log, in order: each line without the `counter-app: `
+/// prefix and the ` state=… count=…` suffix.
+func callbacks(_ log: String) -> [String] {
+    logLines(log).filter { $0.hasPrefix("counter-app: ") && $0.contains(" state=") }.map { line in
+        let text = line.dropFirst("counter-app: ".count)
+        return String(text[..<text.range(of: " state=")!.lowerBound])
+    }
+}
+
 /// The state letter of a process (`/proc/PID/stat`).
 func processState(_ pid: pid_t) -> Character? { ProcFS.state(of: pid) }
 

@@ -42,14 +42,6 @@ private func withCounterAndNotificationServer(
     }
 }
 
-/// The counter-app lines of a log, without the prefix and the state/count suffix.
-private func callbacks(_ log: String) -> [String] {
-    logLines(log).filter { $0.hasPrefix("counter-app: ") && $0.contains(" state=") }.map { line in
-        let text = line.dropFirst("counter-app: ".count)
-        return String(text[..<text.range(of: " state=")!.lowerBound])
-    }
-}
-
 private func notification(_ id: String, in seconds: Double, title: String, actions: [(String, String)] = [])
     -> BusValue
 {

@@ -11,14 +11,6 @@ import Testing
 
 private let counter = "org.example.Counter"
 
-/// The counter-app callback names of a log (without the prefix and the state/count suffix).
-private func callbacks(_ log: String) -> [String] {
-    logLines(log).filter { $0.hasPrefix("counter-app: ") && $0.contains(" state=") }.map { line in
-        let text = line.dropFirst("counter-app: ".count)
-        return String(text[..<text.range(of: " state=")!.lowerBound])
-    }
-}
-
 @Suite("org.freedesktop.Application, desktop files and quick actions", .serialized, .timeLimit(.minutes(2)))
 @MainActor
 struct FreedesktopApplicationTests {
