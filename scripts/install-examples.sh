@@ -15,7 +15,7 @@ trap 'rm -rf "$work"' EXIT
 
 install -d "$root/lib/applifecycle/examples" "$root/share/applifecycle/apps"
 install -m 0755 "$binaries/counter-app" "$root/lib/applifecycle/examples/counter-app"
-sed "s|@PREFIX@|$prefix|" Examples/CounterApp/dist/org.example.Counter.json >"$work/org.example.Counter.json"
+sed "s|@PREFIX@|$prefix|" dist/examples/org.example.Counter.json >"$work/org.example.Counter.json"
 install -m 0644 "$work/org.example.Counter.json" "$root/share/applifecycle/apps/org.example.Counter.json"
 "$binaries/lifecyclectl" install-desktop-files --manifest "$work/org.example.Counter.json" \
     --data-home "$root/share" --lifecyclectl "$prefix/bin/lifecyclectl"

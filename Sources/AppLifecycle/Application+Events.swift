@@ -89,7 +89,9 @@ extension Application {
                 }
             }
         case .localNotification(let notification):
-            if applicationState.isForeground {
+            // Only an active app gets it directly; an inactive one (a locked screen, a system
+            // overlay) has its notification shown as the alert, as UIKit shows it on the lock screen.
+            if applicationState == .active {
                 deliverLocalNotification(notification)
             } else {
                 logger.info(

@@ -85,7 +85,7 @@ public protocol ApplicationHost: AnyObject {
     ///   - handled: Whether the delegate handled it.
     func application(_ application: Application, didOpen url: URL, handled: Bool)
 
-    /// Asks the host to present a local notification that fired while the app was not in the foreground.
+    /// Asks the host to present a local notification that fired while the app was not active (as a banner).
     func application(_ application: Application, present notification: LocalNotification)
 
     /// Asks the host to keep a local notification until its fire date and deliver it then

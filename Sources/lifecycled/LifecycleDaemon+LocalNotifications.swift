@@ -492,7 +492,8 @@ extension LifecycleDaemon {
             bus = existing
         } else {
             guard let loop else { throw DaemonError.launchFailed(id, "lifecycled is stopping") }
-            bus = try await BusConnection(configuration.systemBus, loop: loop, description: "lifecycled-inhibit")
+            bus = try await BusConnection(
+                configuration.systemBus, loop: loop, description: "lifecycled-inhibit", timeout: .seconds(5))
             local.systemBus = bus
         }
         let reply = try await bus.call(
