@@ -111,7 +111,7 @@ extension SystemdHost {
 
     /// Whether the MIME-apps files name a handler for the URL's scheme.
     public func application(_ application: Application, canOpen url: URL) -> Bool {
-        let apps = MIMEApps(environment: bridge.configuration.environment)
+        let apps = MIMEApps.current(environment: bridge.configuration.environment)
         for problem in apps.problems { logger.warning("MIME apps: \(problem)") }
         return apps.handler(for: url) != nil
     }

@@ -583,6 +583,16 @@ public final class LifecycledHost: ApplicationHost {
         _ application: Application, schedule notification: LocalNotification, actions: [UserNotificationAction]
     ) {
         guard let appID else { return }
+        do {
+            try LifecycledProtocol.validate(notification.userInfo)
+        } catch {
+            logger.error("local notification '\(notification.identifier)' not scheduled: \(error)")
+            let kept = (application.scheduledLocalNotifications ?? []).filter {
+                $0.identifier != notification.identifier
+            }
+            application.handle(.scheduledLocalNotifications(kept))
+            return
+        }
         report(LifecycledProtocol.Method.scheduleNotification, [.string(appID), Self.payload(notification, actions)])
     }
 
@@ -655,7 +665,7 @@ public final class LifecycledHost: ApplicationHost {
     public func application(_ application: Application, canOpen url: URL) -> Bool {
         guard let scheme = url.scheme?.lowercased() else { return false }
         if claimedSchemes.contains(scheme) { return true }
-        let apps = MIMEApps(environment: configuration.environment)
+        let apps = MIMEApps.current(environment: configuration.environment)
         for problem in apps.problems { logger.warning("MIME apps: \(problem)") }
         return apps.handler(for: url) != nil
     }
@@ -708,6 +718,15 @@ public final class LifecycledHost: ApplicationHost {
                     LifecycledProtocol.Method.backgroundTaskBegan,
                     [.string(appID), .uint32(UInt32(clamping: task.id.rawValue)), .string(task.name)])
             }
+            // The new daemon holds no inhibitor and knows no badge of this app.
+            if application.isIdleTimerDisabled {
+                await call(LifecycledProtocol.Method.setIdleTimerDisabled, [.string(appID), .bool(true)])
+            }
+            if application.applicationIconBadgeNumber != 0 {
+                await call(
+                    LifecycledProtocol.Method.setBadge,
+                    [.string(appID), .int64(Int64(application.applicationIconBadgeNumber))])
+            }
         case .report(let member, let arguments):
             // Until the current daemon accepted the registration, reports go nowhere (it would
             // refuse them with NotRegistered); the resync after registering covers them.
@@ -738,7 +757,14 @@ public final class LifecycledHost: ApplicationHost {
             do {
                 _ = try await reply.value()
             } catch {
-                logger.debug("\(member) failed: \(error)")
+                // A refused schedule is a notification that will not fire: the app must hear of it.
+                if member == LifecycledProtocol.Method.scheduleNotification
+                    || member == LifecycledProtocol.Method.presentNotification
+                {
+                    logger.error("\(member) refused by lifecycled: \(error)")
+                } else {
+                    logger.debug("\(member) failed: \(error)")
+                }
             }
         }
     }

@@ -32,6 +32,9 @@ struct InstallDesktopFilesCommand: CtlCommand {
             valueName: "file"))
     var manifests: [String] = []
 
+    @Flag(help: "Replace desktop entries and service files that lifecyclectl did not write.")
+    var force = false
+
     func run() async throws { try await runOnStandardStreams() }
 
     /// The files for one manifest (`ListManifests` entry): the desktop entry and the service file.
@@ -39,23 +42,56 @@ struct InstallDesktopFilesCommand: CtlCommand {
         id: String, desktop: String, service: String
     ) {
         guard let id = manifest["id"]?.stringValue, LifecycledProtocol.isValidAppID(id) else {
-            throw ValidationError("lifecycled listed a manifest without a valid id")
+            throw ValidationError("a manifest has no valid id (reverse-DNS, like org.example.App)")
         }
-        func escaped(_ text: String) -> String {
-            text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\n", with: "\\n")
-        }
-        func quoted(_ argument: String) -> String {
-            argument.allSatisfy { $0.isLetter || $0.isNumber || "/._-+:=".contains($0) }
-                ? argument
-                : "\""
-                    + argument.replacingOccurrences(of: "\\", with: "\\\\\\\\")
-                    .replacingOccurrences(of: "\"", with: "\\\\\"").replacingOccurrences(of: "$", with: "\\\\$")
-                    .replacingOccurrences(of: "`", with: "\\\\`") + "\""
-        }
-        let addressArguments = address.map { ["--address", $0] } ?? []
-        let run = ([lifecyclectl, "activate"] + addressArguments).map(quoted).joined(separator: " ")
         let schemes = manifest["urlSchemes"]?.arrayValue?.compactMap(\.stringValue) ?? []
         let items = manifest["shortcutItems"]?.arrayValue?.compactMap(ShortcutItem.init(propertyList:)) ?? []
+        // The manifest rules lifecycled applies (a --manifest file was not read by it): anything
+        // else could put a line break or a key into the files.
+        func isLetter(_ scalar: Unicode.Scalar) -> Bool { ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) }
+        for scheme in schemes {
+            guard let first = scheme.unicodeScalars.first, isLetter(first),
+                scheme.unicodeScalars.allSatisfy({
+                    isLetter($0) || ("0"..."9").contains($0) || "+-.".unicodeScalars.contains($0)
+                })
+            else { throw ValidationError("\(id): URL scheme '\(scheme)' is not valid (RFC 3986)") }
+        }
+        for item in items {
+            guard !item.type.isEmpty, item.type.utf8.count <= 64,
+                item.type.unicodeScalars.allSatisfy({
+                    ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-"
+                })
+            else { throw ValidationError("\(id): quick action type '\(item.type)' is not a desktop action id") }
+        }
+        /// A desktop-entry string value: backslash and line breaks escaped.
+        func escaped(_ text: String) -> String {
+            text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\n", with: "\\n")
+                .replacingOccurrences(of: "\r", with: "\\r")
+        }
+        /// An `Exec=` argument of a desktop entry: `%` doubled (field codes), quoted when needed with
+        /// the specification's escapes, then the string escape of every value.
+        func desktopArgument(_ argument: String) -> String {
+            let percent = argument.replacingOccurrences(of: "%", with: "%%")
+            guard !percent.allSatisfy({ $0.isLetter || $0.isNumber || "/._-+:=%,".contains($0) }) else {
+                return percent
+            }
+            var quoted = "\""
+            for character in percent {
+                if "\"`$\\".contains(character) { quoted += "\\" }
+                quoted.append(character)
+            }
+            return escaped(quoted + "\"")
+        }
+        /// An `Exec=` argument of a D-Bus service file (dbus-daemon splits it like a shell, no other escapes).
+        func serviceArgument(_ argument: String) -> String {
+            guard !argument.allSatisfy({ $0.isLetter || $0.isNumber || "/._-+:=%,".contains($0) }) else {
+                return argument
+            }
+            return "'" + argument.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        }
+        let addressArguments = address.map { ["--address", $0] } ?? []
+        let command = [lifecyclectl, "activate"] + addressArguments
+        let run = command.map(desktopArgument).joined(separator: " ")
         var desktop = """
             [Desktop Entry]
             Type=Application
@@ -80,10 +116,11 @@ struct InstallDesktopFilesCommand: CtlCommand {
                     """
             }
         }
+        let serviceRun = command.map(serviceArgument).joined(separator: " ")
         let service = """
             [D-BUS Service]
             Name=\(id)
-            Exec=\(run) --background --wait-for-name \(id)
+            Exec=\(serviceRun) --background --wait-for-name \(id)
 
             """
         return (id, desktop, service)
@@ -128,8 +165,21 @@ struct InstallDesktopFilesCommand: CtlCommand {
         for entry in entries {
             let manifest = try UserInfoBusCodec.decodeUserInfo(entry)
             let files = try Self.files(for: manifest, lifecyclectl: executable, address: daemon.address)
-            try Self.write(files.desktop, to: "\(applications)/\(files.id).desktop")
-            try Self.write(files.service, to: "\(services)/\(files.id).service")
+            let desktopPath = "\(applications)/\(files.id).desktop"
+            let servicePath = "\(services)/\(files.id).service"
+            // A file someone else wrote for the id (the app's own package) is not replaced unasked.
+            if !force, let existing = try? String(contentsOfFile: desktopPath, encoding: .utf8),
+                !existing.contains("\nX-AppLifecycle-Managed=true\n")
+            {
+                throw ValidationError("\(desktopPath) exists and was not written by lifecyclectl; --force replaces it")
+            }
+            if !force, let existing = try? String(contentsOfFile: servicePath, encoding: .utf8),
+                !existing.contains(" activate ")
+            {
+                throw ValidationError("\(servicePath) exists and was not written by lifecyclectl; --force replaces it")
+            }
+            try Self.write(files.desktop, to: desktopPath)
+            try Self.write(files.service, to: servicePath)
             output.out("installed \(applications)/\(files.id).desktop and \(services)/\(files.id).service")
         }
         if entries.isEmpty { output.out("no manifests: nothing installed") }
@@ -142,13 +192,33 @@ struct InstallDesktopFilesCommand: CtlCommand {
     /// through it, not by reading each entry. Entries that do not parse are left out.
     static func updateMIMEInfoCache(in directory: String) throws {
         var handlers: [String: [String]] = [:]
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        for name in names.sorted() where name.hasSuffix(".desktop") {
-            guard let text = try? String(contentsOfFile: directory + "/" + name, encoding: .utf8),
-                let entry = try? DesktopEntry(parsing: text, id: name), !entry.isHidden
-            else { continue }
-            for type in entry.mimeTypes { handlers[type, default: []].append(name) }
+        /// Every entry below `directory`, with its desktop-file id (subdirectories give `dir-name.desktop`).
+        func scan(_ path: String, prefix: String) {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+            for name in names.sorted() {
+                let file = path + "/" + name
+                var status = stat()
+                guard lstat(file, &status) == 0 else { continue }
+                if status.st_mode & S_IFMT == S_IFDIR {
+                    scan(file, prefix: prefix + name + "-")
+                    continue
+                }
+                guard name.hasSuffix(".desktop"), let text = try? String(contentsOfFile: file, encoding: .utf8)
+                else { continue }
+                // The MimeType= line alone, as update-desktop-database reads it (an entry this
+                // parser rejects for other reasons keeps its associations).
+                guard let entry = try? DesktopEntry(parsing: text, id: prefix + name) else {
+                    let line = text.split(separator: "\n").first { $0.hasPrefix("MimeType=") }
+                    for type in DesktopEntry.list(line.map { String($0.dropFirst(9)) }) {
+                        handlers[type, default: []].append(prefix + name)
+                    }
+                    continue
+                }
+                guard !entry.isHidden else { continue }
+                for type in entry.mimeTypes { handlers[type, default: []].append(entry.id) }
+            }
         }
+        scan(directory, prefix: "")
         var cache = "[MIME Cache]\n"
         for type in handlers.keys.sorted() { cache += "\(type)=" + handlers[type]!.map { "\($0);" }.joined() + "\n" }
         try write(cache, to: directory + "/mimeinfo.cache")

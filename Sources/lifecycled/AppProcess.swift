@@ -94,6 +94,19 @@ final class AppProcess: Sendable {
     /// - Returns: The environment.
     /// - Throws: ``AppProcessError`` with ``AppProcessError/Code/invalidEnvironment`` for a name
     ///   that is empty or holds `=` or NUL, or a value holding NUL.
+    /// What systemd gives lifecycled's own unit and no app may inherit: its state, cache, runtime,
+    /// logs, configuration and credentials directories (an app reading `$STATE_DIRECTORY` would
+    /// share the daemon's files and every other app's), and its notify socket, watchdog and
+    /// socket-activation variables (an app would answer for the daemon). The journal stream stays:
+    /// the app's standard error is that stream.
+    static let daemonOnlyEnvironment: Set<String> = [
+        "STATE_DIRECTORY", "CACHE_DIRECTORY", "RUNTIME_DIRECTORY", "LOGS_DIRECTORY", "CONFIGURATION_DIRECTORY",
+        "CREDENTIALS_DIRECTORY", "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID",
+        "LISTEN_FDNAMES", "MAINPID", "MANAGERPID", "TRIGGER_UNIT", "TRIGGER_PATH", "TRIGGER_TIMER_REALTIME_USEC",
+        "TRIGGER_TIMER_MONOTONIC_USEC", "MONITOR_SERVICE_RESULT", "MONITOR_EXIT_CODE", "MONITOR_EXIT_STATUS",
+        "XDG_ACTIVATION_TOKEN", "DESKTOP_STARTUP_ID",
+    ]
+
     static func environment(
         base: [String: String], appID: String, launchOptions: LaunchOptions, extra: [String: String]
     ) throws(AppProcessError) -> [String: String] {
@@ -104,6 +117,7 @@ final class AppProcess: Sendable {
         }
         var result = base.filter {
             !$0.key.isEmpty && !$0.key.contains("=") && !$0.key.utf8.contains(0) && !$0.value.utf8.contains(0)
+                && !Self.daemonOnlyEnvironment.contains($0.key)
         }
         result.merge(extra) { _, new in new }
         result[LifecycledProtocol.appIDEnvironment] = appID

@@ -28,7 +28,6 @@ extension LifecycleDaemon {
         for (_, reason) in loaded.rejected {
             logger.error("local notifications: an entry of \(local.scheduleURL.path) was rejected and kept: \(reason)")
         }
-        let now = Self.nowSeconds()
         for notification in loaded.notifications {
             guard LifecycledProtocol.isValidAppID(notification.appID) else {
                 local.rejected.append(
@@ -36,7 +35,9 @@ extension LifecycleDaemon {
                 )
                 continue
             }
-            local.schedule.insert(notification, now: now)
+            // Not advanced to now: an occurrence missed while lifecycled was not running (a repeat
+            // too) is due at once and fires once.
+            local.schedule.insert(notification, now: -.infinity)
         }
         if !loaded.notifications.isEmpty {
             logger.info("local notifications: \(local.schedule.count) scheduled, loaded from \(local.scheduleURL.path)")
@@ -45,9 +46,20 @@ extension LifecycleDaemon {
             do {
                 let alarm = try RealtimeAlarm()
                 local.alarm = alarm
+                // Read on the loop thread (the watch is level-triggered: an unread timerfd would
+                // fire again at once); the main actor gets what the read found.
+                let logger = self.logger
                 local.alarmSource = try loop.addIO(fd: alarm.fileDescriptor, events: EventLoop.IOEvents.readable) {
                     [weak self] _ in
-                    Task { @MainActor in self?.alarmWentOff() }
+                    let reading: RealtimeAlarm.Reading
+                    do {
+                        reading = try alarm.read()
+                    } catch {
+                        logger.error("local notifications: \(error)")
+                        return
+                    }
+                    guard reading != .nothing else { return }
+                    Task { @MainActor in self?.alarmWentOff(reading) }
                 }
             } catch {
                 logger.error("local notifications: no alarm (\(error)); scheduled notifications will not fire")
@@ -145,56 +157,17 @@ extension LifecycleDaemon {
             })
     }
 
-    /// Returns once the schedule as it is now is on disk: a group commit, so a burst of calls
-    /// (an app setting `scheduledLocalNotifications`, pipelined calls) shares one write.
-    ///
-    /// The main actor only encodes; the write and its `fsync` (milliseconds on a disk) run on a
-    /// thread of their own, so firings and other calls are not held up by them. Changes made
-    /// while a write is on its way are written by the next one, which their callers wait for.
+    /// Returns once the schedule as it is now is on disk (``LocalNotificationScheduleWriter``: a
+    /// group commit, written off the main actor). A file that could not be read is left alone.
     func persist() async {
-        local.unsaved = true
-        if local.saveTask == nil {
-            local.saveTask = Task { @MainActor in
-                while local.unsaved {
-                    local.unsaved = false
-                    guard local.writable else {
-                        logger.warning(
-                            "local notifications: not saved: \(local.scheduleURL.path) could not be read and is left as it is"
-                        )
-                        continue
-                    }
-                    // A snapshot (copy on write: cheap); encoding and writing happen off the main actor.
-                    await write(
-                        local.schedule.notifications().map(\.notification), rejected: local.rejected,
-                        to: local.scheduleURL)
-                }
-                local.saveTask = nil
+        await local.writer.persist { [weak self] in
+            guard let self else { return nil }
+            guard local.writable else {
+                logger.warning(
+                    "local notifications: not saved: \(local.scheduleURL.path) could not be read and is left as it is")
+                return nil
             }
-        }
-        await local.saveTask?.value
-    }
-
-    /// Encodes and writes the file atomically on a detached thread, and waits for it.
-    private func write(
-        _ notifications: [ScheduledLocalNotification], rejected: [(entry: UserInfoValue, reason: String)],
-        to url: URL
-    ) async {
-        let logger = self.logger
-        let rejectedEntries = rejected.map { SendableRejection(entry: $0.entry, reason: $0.reason) }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let started = DetachedThread.start {
-                do {
-                    try LocalNotificationScheduleFile.save(
-                        notifications, rejected: rejectedEntries.map { ($0.entry, $0.reason) }, to: url)
-                } catch {
-                    logger.error("local notifications: cannot save the schedule: \(error)")
-                }
-                continuation.resume()
-            }
-            if started != 0 {
-                logger.error("local notifications: no thread to save the schedule (errno \(started))")
-                continuation.resume()
-            }
+            return (local.schedule.notifications().map(\.notification), local.rejected)
         }
     }
 
@@ -226,15 +199,11 @@ extension LifecycleDaemon {
     }
 
     /// The alarm went off (the fire time, a resume past it, or a clock set): fire what is due, re-arm.
-    func alarmWentOff() {
-        guard let alarm = local.alarm else { return }
-        do {
-            if try alarm.read() == .clockSet {
-                local.clockSets += 1
-                logger.info("local notifications: the clock was set; re-arming")
-            }
-        } catch {
-            logger.error("local notifications: \(error)")
+    func alarmWentOff(_ reading: RealtimeAlarm.Reading) {
+        guard local.alarm != nil else { return }
+        if reading == .clockSet {
+            local.clockSets += 1
+            logger.info("local notifications: the clock was set; re-arming")
         }
         fireDue()
     }
@@ -473,8 +442,9 @@ extension LifecycleDaemon {
             do {
                 let descriptor = try await takeIdleInhibitor(for: id)
                 // The wish ended (or changed and changed back) while Inhibit was out: a later
-                // update took over; this fd is not needed.
-                guard local.idleGeneration[id] == generation, local.idleInhibitors[id] == nil else {
+                // update took over; this fd is not needed. Nor after the daemon stopped.
+                guard phase == .running, local.idleGeneration[id] == generation, local.idleInhibitors[id] == nil
+                else {
                     descriptor.close()
                     return
                 }
@@ -487,14 +457,24 @@ extension LifecycleDaemon {
     }
 
     private func takeIdleInhibitor(for id: String) async throws -> BusFileDescriptor {
-        let bus: BusConnection
-        if let existing = local.systemBus, existing.isOpen {
-            bus = existing
-        } else {
+        // One connection, opened by the first request; the others wait for the same one.
+        if local.systemBus == nil || local.systemBus?.isOpen == false, local.systemBusOpening == nil {
             guard let loop else { throw DaemonError.launchFailed(id, "lifecycled is stopping") }
-            bus = try await BusConnection(
-                configuration.systemBus, loop: loop, description: "lifecycled-inhibit", timeout: .seconds(5))
-            local.systemBus = bus
+            let address = configuration.systemBus
+            local.systemBusOpening = Task { @MainActor in
+                try await BusConnection(address, loop: loop, description: "lifecycled-inhibit", timeout: .seconds(5))
+            }
+        }
+        if let opening = local.systemBusOpening {
+            defer { local.systemBusOpening = nil }
+            let opened = try await opening.value
+            if local.systemBus !== opened {
+                local.systemBus?.close()
+                local.systemBus = opened
+            }
+        }
+        guard phase == .running, let bus = local.systemBus else {
+            throw DaemonError.launchFailed(id, "lifecycled is stopping")
         }
         let reply = try await bus.call(
             destination: "org.freedesktop.login1", path: "/org/freedesktop/login1",
@@ -537,10 +517,4 @@ extension LifecycleDaemon {
         let scheduled = try Self.notification(from: info, appID: id)
         deliver(scheduled)
     }
-}
-
-/// A rejected schedule entry, as a `Sendable` value for the writing thread.
-private struct SendableRejection: Sendable {
-    var entry: UserInfoValue
-    var reason: String
 }

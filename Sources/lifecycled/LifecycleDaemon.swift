@@ -113,7 +113,7 @@ final class LifecycleDaemon {
         let stateDirectory =
             configuration.stateDirectory
             ?? DaemonConfiguration.defaultStateDirectory(environment: ProcessInfo.processInfo.environment)
-        self.local = LocalNotificationState(stateDirectory: stateDirectory)
+        self.local = LocalNotificationState(stateDirectory: stateDirectory, logger: Logger(label: "lifecycled"))
         for error in store.errors { logger.warning("manifest rejected: \(error)") }
     }
 

@@ -1,6 +1,7 @@
 import AppLifecycle
 import AppLifecycleSystemd
 import FoundationEssentials
+import Logging
 import SystemdBus
 
 /// What lifecycled keeps for local notifications, badges and idle inhibitors (main actor only,
@@ -27,9 +28,8 @@ struct LocalNotificationState {
     /// The alarm at the next fire time, and its loop source.
     var alarm: RealtimeAlarm?
     var alarmSource: EventSourceToken?
-    /// The group commit's write in progress, and whether a change came after it started.
-    var saveTask: Task<Void, Never>?
-    var unsaved = false
+    /// Writes the file.
+    let writer: LocalNotificationScheduleWriter
     /// How many clock sets the alarm reported (each re-arms it).
     var clockSets = 0
     /// The notification server's client.
@@ -54,9 +54,13 @@ struct LocalNotificationState {
     var idleGeneration: [String: Int] = [:]
     /// The system bus connection for logind's `Inhibit`, opened on first use.
     var systemBus: BusConnection?
+    /// The system bus connection being opened, which concurrent requests share.
+    var systemBusOpening: Task<BusConnection, any Error>?
 
-    init(stateDirectory: String) {
+    @MainActor
+    init(stateDirectory: String, logger: Logger) {
         scheduleURL = URL(fileURLWithPath: stateDirectory).appendingPathComponent(
             LocalNotificationScheduleFile.fileName)
+        writer = LocalNotificationScheduleWriter(url: scheduleURL, logger: logger)
     }
 }

@@ -166,3 +166,51 @@ struct LocalNotificationScheduleTests {
         #expect(LocalNotificationScheduleFile.load(from: directory.appendingPathComponent("missing.json")).writable)
     }
 }
+
+@Suite("local notification schedule, edge cases")
+struct LocalNotificationScheduleEdgeTests {
+    @Test func aMonthlyRepeatLongOverdueResumesAtTheNextMonthNotLater() throws {
+        let first = ISO8601DateFormatter().date(from: "2000-01-01T09:00:00Z")!
+        let notification = try ScheduledLocalNotification(
+            appID: "org.example.Notes",
+            payload: ["identifier": .string("rent"), "fireDate": .date(first), "repeatInterval": .string("month")],
+            buttons: [], scheduledAt: first)
+        let utc = TimeZone(identifier: "UTC")!
+        let now = ISO8601DateFormatter().date(from: "2026-01-15T00:00:00Z")!.timeIntervalSince1970
+        let next = notification.nextOccurrence(notBefore: now, in: utc)
+        #expect(Date(timeIntervalSince1970: next.instant) == ISO8601DateFormatter().date(from: "2026-02-01T09:00:00Z"))
+        #expect(next.occurrence == 26 * 12 + 1)
+    }
+
+    @Test func aRepeatMissedWhileNothingRanFiresOnceWhenLoadedUnadvanced() throws {
+        let start = Date(timeIntervalSince1970: 2_000_000_000)
+        let notification = try ScheduledLocalNotification(
+            appID: "org.example.Notes",
+            payload: ["identifier": .string("daily"), "fireDate": .date(start), "repeatInterval": .string("day")],
+            buttons: [], scheduledAt: start, occurrence: 3)
+        var schedule = LocalNotificationSchedule(timeZone: TimeZone(identifier: "UTC")!)
+        // Loaded ten days after its stored occurrence: kept as it was, so it is due once.
+        schedule.insert(notification, now: -.infinity)
+        let now = start.timeIntervalSince1970 + 13 * 86_400 + 60
+        let fired = schedule.takeDue(now: now)
+        #expect(fired.map { $0.notification.occurrence } == [3])
+        let next = try #require(schedule.entry(.init(appID: "org.example.Notes", identifier: "daily")))
+        #expect(next.notification.occurrence == 14 && next.instant > now)
+        #expect(schedule.takeDue(now: now).isEmpty)
+    }
+
+    @Test func aKnownFieldOfTheWrongTypeIsRefusedNotIgnored() {
+        for (key, value) in [
+            ("fireDate", UserInfoValue.int(2_000_000_000)), ("alertBody", .int(3)), ("hasAction", .string("no")),
+            ("userInfo", .array([])),
+        ] {
+            #expect {
+                try ScheduledLocalNotification(
+                    appID: "org.example.Notes", payload: ["identifier": .string("x"), key: value], buttons: [],
+                    scheduledAt: Date())
+            } throws: { error in
+                (error as? ApplicationError)?.message.contains("'\(key)' has the wrong type") == true
+            }
+        }
+    }
+}

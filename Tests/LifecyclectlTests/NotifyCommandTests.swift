@@ -52,3 +52,34 @@ struct NotifyCommandTests {
         }
     }
 }
+
+@Suite("lifecyclectl install-desktop-files")
+struct InstallDesktopFilesTests {
+    @Test func filesQuoteAndEscapeAndRefuseWhatCouldInjectKeys() throws {
+        let manifest: UserInfo = [
+            "id": .string("org.example.Notes"), "name": .string("Notes\nX=1"), "urlSchemes": .array([.string("notes")]),
+            "shortcutItems": .array([.dictionary(["type": .string("compose"), "localizedTitle": .string("New")])]),
+        ]
+        let files = try InstallDesktopFilesCommand.files(
+            for: manifest, lifecyclectl: "/opt/my apps/lifecyclectl", address: "unix:path=/tmp/a%20b")
+        #expect(files.desktop.contains("Name=Notes\\nX=1\n"), "\(files.desktop)")
+        #expect(
+            files.desktop.contains(
+                #"Exec="/opt/my apps/lifecyclectl" activate --address unix:path=/tmp/a%%20b org.example.Notes %U"#),
+            "\(files.desktop)")
+        #expect(
+            files.service.contains(
+                "Exec='/opt/my apps/lifecyclectl' activate --address unix:path=/tmp/a%20b --background"),
+            "\(files.service)")
+        var bad = manifest
+        bad["shortcutItems"] = .array([.dictionary(["type": .string("x]\nExec=evil"), "localizedTitle": .string("t")])])
+        #expect(throws: ValidationError.self) {
+            try InstallDesktopFilesCommand.files(for: bad, lifecyclectl: "/usr/bin/lifecyclectl", address: nil)
+        }
+        bad = manifest
+        bad["urlSchemes"] = .array([.string("no\nway")])
+        #expect(throws: ValidationError.self) {
+            try InstallDesktopFilesCommand.files(for: bad, lifecyclectl: "/usr/bin/lifecyclectl", address: nil)
+        }
+    }
+}

@@ -157,3 +157,42 @@ struct OpenURIPortalTests {
         #expect(try !portal.methodCalls("OpenURI").contains("example.org/b"))
     }
 }
+
+@Suite("XDG MIME apps, edge cases")
+struct MIMEAppsEdgeTests {
+    @Test func aHiddenUserEntryDeletesTheSystemOneAndLinkLoopsAreNotFollowed() throws {
+        let root = try TemporaryDirectory(prefix: "mimeapps-edge")
+        defer { root.remove() }
+        let environment = [
+            "HOME": root.path, "XDG_DATA_HOME": root.path + "/data", "XDG_DATA_DIRS": root.path + "/usr-share",
+            "XDG_CONFIG_HOME": root.path + "/config", "XDG_CONFIG_DIRS": root.path + "/etc-xdg",
+        ]
+        try root.write(
+            "usr-share/applications/viewer.desktop",
+            "[Desktop Entry]\nType=Application\nName=Viewer\nExec=viewer %u\nMimeType=x-scheme-handler/notes;\n")
+        try root.write(
+            "data/applications/viewer.desktop", "[Desktop Entry]\nType=Application\nName=Viewer\nHidden=true\n")
+        try FileManager.default.createSymbolicLink(
+            atPath: root.path + "/usr-share/applications/loop",
+            withDestinationPath: root.path + "/usr-share/applications")
+        let apps = MIMEApps(environment: environment)
+        #expect(apps.handler(for: URL(string: "notes://1")!) == nil, "the user's Hidden=true did not delete the id")
+    }
+
+    @Test func valuesUnescapeABackslashAndTheCacheSeesAChangedList() throws {
+        let entry = try DesktopEntry(
+            parsing: "[Desktop Entry]\nType=Application\nName=A\\\\B\nExec=x\n", id: "a.desktop")
+        #expect(entry.name == "A\\B")
+        let root = try TemporaryDirectory(prefix: "mimeapps-cache")
+        defer { root.remove() }
+        let environment = [
+            "HOME": root.path, "XDG_DATA_HOME": root.path + "/data", "XDG_DATA_DIRS": root.path + "/none",
+            "XDG_CONFIG_HOME": root.path + "/config", "XDG_CONFIG_DIRS": root.path + "/none",
+        ]
+        #expect(MIMEApps.current(environment: environment).handler(for: URL(string: "irc://x")!) == nil)
+        try root.write(
+            "data/applications/chat.desktop",
+            "[Desktop Entry]\nType=Application\nName=Chat\nExec=chat %u\nMimeType=x-scheme-handler/irc;\n")
+        #expect(MIMEApps.current(environment: environment).handler(for: URL(string: "irc://x")!)?.id == "chat.desktop")
+    }
+}

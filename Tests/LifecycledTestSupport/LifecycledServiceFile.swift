@@ -2,7 +2,8 @@ import LifecycledClient
 import SystemdBusTesting
 
 /// Writes lifecycled's D-Bus service file into a private bus's service directory, as `make install`
-/// installs it for the session bus, but running the built binary on that bus.
+/// installs it for the session bus, but running the built binary on that bus, with its state (the
+/// schedule of local notifications) inside the service directory, which the test removes.
 ///
 /// - Parameters:
 ///   - services: The bus's service directory (``PrivateBus/init(serviceDirectory:)``).
@@ -18,7 +19,7 @@ public func installLifecycledService(
         """
         [D-BUS Service]
         Name=\(LifecycledProtocol.busName)
-        Exec=\(binary) --address \(busAddress) --apps-directory \(appsDirectory) --no-host-sources --state-directory \(appsDirectory)/../daemon-state
+        Exec=\(binary) --address \(busAddress) --apps-directory \(appsDirectory) --no-host-sources --state-directory \(services.path)/daemon-state
 
         """)
 }

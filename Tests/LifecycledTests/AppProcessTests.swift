@@ -214,3 +214,24 @@ struct FreezerFixture {
 
     func remove() { rmdir(path) }
 }
+
+@Suite("an app's environment")
+struct AppEnvironmentTests {
+    @Test func theDaemonsOwnSystemdVariablesAreNotInherited() throws {
+        let base = [
+            "HOME": "/home/u", "STATE_DIRECTORY": "/home/u/.local/state/lifecycled", "NOTIFY_SOCKET": "/run/x",
+            "WATCHDOG_USEC": "30000000", "JOURNAL_STREAM": "8:1234", "XDG_ACTIVATION_TOKEN": "spent",
+        ]
+        let environment = try AppProcess.environment(
+            base: base, appID: "org.example.A", launchOptions: LaunchOptions(), extra: ["XDG_ACTIVATION_TOKEN": "fresh"]
+        )
+        #expect(environment["HOME"] == "/home/u" && environment["JOURNAL_STREAM"] == "8:1234")
+        #expect(environment["STATE_DIRECTORY"] == nil && environment["NOTIFY_SOCKET"] == nil)
+        #expect(environment["WATCHDOG_USEC"] == nil)
+        // A token for this launch (a banner click) is passed; the daemon's own is not.
+        #expect(environment["XDG_ACTIVATION_TOKEN"] == "fresh")
+        #expect(
+            try AppProcess.environment(base: base, appID: "org.example.A", launchOptions: LaunchOptions(), extra: [:])[
+                "XDG_ACTIVATION_TOKEN"] == nil)
+    }
+}

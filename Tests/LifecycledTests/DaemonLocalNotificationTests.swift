@@ -219,7 +219,11 @@ struct DaemonLocalNotificationTests {
         #expect(second.local.schedule.entry(key) != nil)
         // No server: the firing is kept for the app; once, and the schedule is empty (on disk too).
         #expect(try await eventually(hangGuard: .seconds(5)) { second.local.undelivered[counter]?.count == 1 })
-        #expect(LocalNotificationScheduleFile.load(from: second.local.scheduleURL).notifications.isEmpty)
+        // Written after the firing, off the main actor.
+        #expect(
+            await eventually {
+                LocalNotificationScheduleFile.load(from: second.local.scheduleURL).notifications.isEmpty
+            })
         try await Task.sleep(for: .milliseconds(300))
         #expect(second.local.undelivered[counter]?.count == 1)
         await second.shutdown(reason: .hostRequest)

@@ -86,11 +86,14 @@ struct HostedAppNotificationTests {
             try await h.client.log.waitForState(id, .inactive)
             #expect(try await eventually { try !idleHeld() }, "the idle inhibitor outlived active")
             app.presentLocalNotificationNow(
-                LocalNotification(identifier: "later", alertTitle: "Later", alertBody: "Body", category: "reminder"))
+                LocalNotification(
+                    identifier: "later", alertTitle: "Later", alertBody: "Tea & <cake>", category: "reminder"))
             #expect(
                 try await eventually { try server.methodCalls("Notify").contains("'Later'") },
                 "no banner while inactive")
             #expect(try server.methodCalls("Notify").contains("['default', 'Open', 'snooze', 'Snooze']"))
+            // The template's server has body-markup: the body's markup characters are escaped.
+            #expect(try server.methodCalls("Notify").contains("'Tea &amp; &lt;cake&gt;'"))
             #expect(seen("application(_:didReceive:)") == 1)
             // The user chooses Snooze on it: handleActionWithIdentifier.
             try server.emitSignal(

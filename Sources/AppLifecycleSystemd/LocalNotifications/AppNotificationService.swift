@@ -17,7 +17,10 @@ final class AppNotificationService {
     private let url: URL?
     private var schedule = LocalNotificationSchedule(timeZone: SystemLocalTime())
     private var rejected: [(entry: UserInfoValue, reason: String)] = []
+    /// Entries of the file that belong to other apps (a shared directory): written back unchanged.
+    private var foreign: [ScheduledLocalNotification] = []
     private var writable = true
+    private let writer: LocalNotificationScheduleWriter?
     private let alarm: RealtimeAlarm
     private var alarmSource: EventSourceToken?
     private let connection: BusConnection?
@@ -55,6 +58,7 @@ final class AppNotificationService {
             URL(fileURLWithPath: $0).appendingPathComponent(LocalNotificationScheduleFile.fileName)
         }
         alarm = try RealtimeAlarm()
+        writer = url.map { LocalNotificationScheduleWriter(url: $0, logger: Logger(label: "AppLifecycle.SystemdHost")) }
         if let url {
             let loaded = LocalNotificationScheduleFile.load(from: url)
             if let problem = loaded.problem { logger.error("local notifications: \(problem)") }
@@ -63,13 +67,14 @@ final class AppNotificationService {
             }
             writable = loaded.writable
             rejected = loaded.rejected
-            let now = Self.now()
-            for notification in loaded.notifications where notification.appID == appID {
-                schedule.insert(notification, now: now)
+            for notification in loaded.notifications {
+                if notification.appID == appID {
+                    // Not advanced: one missed while the app was not running fires once, now.
+                    schedule.insert(notification, now: -.infinity)
+                } else {
+                    foreign.append(notification)
+                }
             }
-        }
-        alarmSource = try loop.addIO(fd: alarm.fileDescriptor, events: EventLoop.IOEvents.readable) { [weak self] _ in
-            Task { @MainActor in self?.alarmWentOff() }
         }
         if let connection {
             let server = DesktopNotificationClient(connection: connection)
@@ -78,6 +83,18 @@ final class AppNotificationService {
             serverTask = Task { @MainActor [weak self] in
                 for await event in server.events { self?.handle(event) }
             }
+        }
+        // Last, so nothing can fail with the watch installed. Read on the loop thread: the watch is
+        // level-triggered, and an unread timerfd would fire again at once.
+        let (alarm, logger) = (self.alarm, self.logger)
+        alarmSource = try loop.addIO(fd: alarm.fileDescriptor, events: EventLoop.IOEvents.readable) { [weak self] _ in
+            do {
+                guard try alarm.read() != .nothing else { return }
+            } catch {
+                logger.error("local notifications: \(error)")
+                return
+            }
+            Task { @MainActor in self?.fireDue() }
         }
         armAlarm()
     }
@@ -180,18 +197,14 @@ final class AppNotificationService {
     }
 
     private func changed() {
-        save()
         armAlarm()
         deliver(.scheduledLocalNotifications(notifications))
-    }
-
-    private func save() {
-        guard let url, writable else { return }
-        do {
-            try LocalNotificationScheduleFile.save(
-                schedule.notifications().map(\.notification), rejected: rejected, to: url)
-        } catch {
-            logger.error("cannot save the local notifications: \(error)")
+        guard let writer, writable else { return }
+        Task { @MainActor in
+            await writer.persist { [weak self] in
+                guard let self else { return nil }
+                return (foreign + schedule.notifications().map(\.notification), rejected)
+            }
         }
     }
 
@@ -201,11 +214,6 @@ final class AppNotificationService {
         } catch {
             logger.error("cannot arm the local-notification alarm: \(error)")
         }
-    }
-
-    private func alarmWentOff() {
-        _ = try? alarm.read()
-        fireDue()
     }
 
     private func fireDue() {

@@ -104,6 +104,8 @@ public final class DesktopNotificationClient: Sendable {
     private let sink: AsyncStream<Event>.Continuation
     private let state = Mutex<[BusSubscription]>([])
     private let tracker = Mutex<NameOwnerTracker?>(nil)
+    /// Whether the server (by unique name) parses bodies as markup (`GetCapabilities` has `body-markup`).
+    private let markup = Mutex<(owner: String, parses: Bool)?>(nil)
     private let logger = Logger(label: "AppLifecycleSystemd.notifications")
 
     /// Creates a client; nothing happens on the bus until ``start()``.
@@ -180,13 +182,15 @@ public final class DesktopNotificationClient: Sendable {
     public func notify(_ banner: Banner, timeout: Duration = .seconds(10)) async throws(BusServiceError) -> UInt32 {
         var actions: [String] = []
         for (key, label) in banner.actions { actions += [key, label] }
+        // A server that parses bodies as markup would garble or drop `&` and `<` in plain text.
+        let body = await parsesMarkup() ? Self.escapedMarkup(banner.body) : banner.body
         let reply: [BusValue]
         do {
             reply = try await connection.call(
                 destination: Self.busName, path: Self.objectPath, interface: Self.busName, member: "Notify",
                 arguments: [
                     .string(banner.appName), .uint32(banner.replacesID), .string(banner.appIcon),
-                    .string(banner.summary), .string(banner.body), .stringArray(actions), .vardict(banner.hints),
+                    .string(banner.summary), .string(body), .stringArray(actions), .vardict(banner.hints),
                     .int32(banner.expireTimeout),
                 ], timeout: timeout)
         } catch {
@@ -216,6 +220,37 @@ public final class DesktopNotificationClient: Sendable {
                 .string("application://\(appID).desktop"),
                 .vardict(["count": .int64(Int64(count)), "count-visible": .bool(count != 0)]),
             ])
+    }
+
+    /// Whether the current server parses bodies as markup, asked once per server (`GetCapabilities`).
+    func parsesMarkup() async -> Bool {
+        let owner = serverOwner
+        if let owner, let known = markup.withLock({ $0 }), known.owner == owner { return known.parses }
+        let reply = try? await connection.call(
+            destination: Self.busName, path: Self.objectPath, interface: Self.busName, member: "GetCapabilities",
+            timeout: .seconds(5))
+        var parses = false
+        if let first = reply?.first, case .array(_, let capabilities) = first {
+            parses = capabilities.contains { $0.stringValue == "body-markup" }
+        }
+        if let owner = owner ?? serverOwner { markup.withLock { $0 = (owner, parses) } }
+        return parses
+    }
+
+    /// Text with the five markup characters escaped, for a server with `body-markup`.
+    public static func escapedMarkup(_ text: String) -> String {
+        var result = ""
+        for character in text {
+            switch character {
+            case "&": result += "&amp;"
+            case "<": result += "&lt;"
+            case ">": result += "&gt;"
+            case "\"": result += "&quot;"
+            case "'": result += "&apos;"
+            default: result.append(character)
+            }
+        }
+        return result
     }
 
     /// Withdraws a banner (`CloseNotification`); errors are logged, not thrown (it may be gone already).

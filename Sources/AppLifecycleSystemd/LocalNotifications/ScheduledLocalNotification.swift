@@ -53,6 +53,12 @@ public struct ScheduledLocalNotification: Sendable, Hashable {
     public init(
         appID: String, payload: [String: UserInfoValue], buttons: [Button], scheduledAt: Date, occurrence: Int = 0
     ) throws(ApplicationError) {
+        for (key, value) in payload {
+            guard let expected = Self.fieldTypes[key] else { continue }
+            guard expected(value) else {
+                throw ApplicationError(.invalidInput, "'\(key)' has the wrong type: \(value)")
+            }
+        }
         guard let notification = LocalNotification(propertyList: .dictionary(payload)) else {
             throw ApplicationError(.invalidInput, "the notification has no identifier")
         }
@@ -90,6 +96,19 @@ public struct ScheduledLocalNotification: Sendable, Hashable {
         self.scheduledAt = scheduledAt
         self.occurrence = occurrence
     }
+
+    /// The property-list type each known field must have (a `fireDate` sent as a number would
+    /// otherwise read as no date and fire at once).
+    static let fieldTypes: [String: @Sendable (UserInfoValue) -> Bool] = {
+        let string: @Sendable (UserInfoValue) -> Bool = { $0.stringValue != nil }
+        return [
+            "identifier": string, "fireDate": { $0.dateValue != nil }, "timeZone": string,
+            "timeZoneOffset": { $0.intValue != nil }, "wallClock": string, "repeatInterval": string,
+            "alertTitle": string, "alertBody": string, "alertAction": string, "hasAction": { $0.boolValue != nil },
+            "applicationIconBadgeNumber": { $0.intValue != nil }, "soundName": string, "category": string,
+            "userInfo": { $0.dictionaryValue != nil },
+        ]
+    }()
 
     /// The notification as the app gets it back.
     public var notification: LocalNotification {
@@ -154,15 +173,16 @@ public struct ScheduledLocalNotification: Sendable, Hashable {
         var index = occurrence
         var instant = fireInstant(occurrence: index, in: zone)
         guard let unit = repeatInterval, instant < now else { return (index, instant) }
-        // Jump close with the unit's nominal length, then step (a few steps at most).
+        // Jump close with the unit's longest length (so the jump never passes the answer: the loop
+        // below only steps forward), then step; a few steps at most.
         let nominal: Double
         switch unit {
         case .minute: nominal = 60
         case .hour: nominal = 3_600
-        case .day: nominal = 86_400
-        case .weekOfYear: nominal = 7 * 86_400
-        case .month: nominal = 28 * 86_400
-        case .year: nominal = 365 * 86_400
+        case .day: nominal = 25 * 3_600
+        case .weekOfYear: nominal = 7 * 25 * 3_600
+        case .month: nominal = 31 * 86_400 + 3_600
+        case .year: nominal = 366 * 86_400 + 3_600
         }
         index += max(0, Int(((now - instant) / nominal).rounded(.down)) - 1)
         instant = fireInstant(occurrence: index, in: zone)

@@ -137,11 +137,12 @@ public struct DesktopEntry: Sendable, Hashable {
     }
 
     /// The elements of a `;`-separated list.
-    static func list(_ value: String?) -> [String] {
+    public static func list(_ value: String?) -> [String] {
         (value ?? "").split(separator: ";").map { $0.trimmedOfBlanks }.filter { !$0.isEmpty }
     }
 
-    /// The specification's escapes in values: `\s \n \t \r \\`.
+    /// The specification's escapes in values: `\s \n \t \r \\` (others, such as `\;` in lists,
+    /// are kept for the list splitting to see).
     static func unescape(_ value: String) -> String {
         guard value.contains("\\") else { return value }
         var result = ""
@@ -152,6 +153,7 @@ public struct DesktopEntry: Sendable, Hashable {
                 continue
             }
             switch next {
+            case "\\": result.append("\\")
             case "s": result.append(" ")
             case "n": result.append("\n")
             case "t": result.append("\t")

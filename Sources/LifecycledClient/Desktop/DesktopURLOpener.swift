@@ -44,7 +44,7 @@ public struct DesktopURLOpener: Sendable {
                 return false
             }
         }
-        let apps = MIMEApps(environment: environment)
+        let apps = MIMEApps.current(environment: environment)
         for problem in apps.problems { logger.warning("MIME apps: \(problem)") }
         guard let entry = apps.handler(for: url) else {
             logger.info("no application handles \(url.scheme ?? "?"): URLs")
@@ -67,25 +67,51 @@ public struct DesktopURLOpener: Sendable {
             logger.warning("\(entry.id) has no usable Exec= line")
             return false
         }
-        return Self.spawnDetached(arguments, logger: logger)
+        return Self.spawnDetached(arguments, environment: environment, logger: logger)
     }
 
-    /// Runs a command detached from the app: `sh` starts it in the background and exits at once
-    /// (it is reaped off the main actor), so the handler is re-parented and outlives the app.
-    static func spawnDetached(_ arguments: [String], logger: Logger) -> Bool {
-        let argv = ["/bin/sh", "-c", "\"$@\" </dev/null >/dev/null 2>&1 &", "sh"] + arguments
+    /// What the app has that the handler must not inherit: its lifecycled identity and launch
+    /// options (an AppLifecycle handler would register as this app), and a spent activation token.
+    static let appOnlyEnvironment: Set<String> = [
+        LifecycledProtocol.appIDEnvironment, LifecycledProtocol.launchOptionsEnvironment,
+        LifecycledProtocol.useDaemonEnvironment, "XDG_ACTIVATION_TOKEN", "DESKTOP_STARTUP_ID", "NOTIFY_SOCKET",
+        "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES",
+    ]
+
+    /// Runs a handler detached from the app, as a desktop launcher would.
+    ///
+    /// With a user service manager, in a transient scope of its own (`systemd-run --user --scope`),
+    /// so it leaves the app's cgroup: lifecycled's freezer would otherwise freeze the browser with
+    /// the app. Without one, `sh` starts it in the background and exits. Either way the app's
+    /// identity is not passed on (``appOnlyEnvironment``) and the starter is reaped on a thread of
+    /// its own.
+    static func spawnDetached(_ arguments: [String], environment: [String: String], logger: Logger) -> Bool {
+        var argv = ["/bin/sh", "-c", "\"$@\" </dev/null >/dev/null 2>&1 &", "sh"] + arguments
+        if let runtime = environment["XDG_RUNTIME_DIR"], access("/usr/bin/systemd-run", X_OK) == 0,
+            access(runtime + "/systemd/private", F_OK) == 0
+        {
+            argv = ["/usr/bin/systemd-run", "--user", "--scope", "--quiet", "--collect", "--"] + argv
+        }
+        let childEnvironment = environment.filter { !appOnlyEnvironment.contains($0.key) }.map {
+            "\($0.key)=\($0.value)"
+        }
         var pid: pid_t = 0
-        let cStrings = argv.map { strdup($0) }
-        defer { cStrings.forEach { free($0) } }
-        var pointers = cStrings + [nil]
-        let status = posix_spawn(&pid, "/bin/sh", nil, nil, &pointers, environ)
+        let cArguments = argv.map { strdup($0) }
+        let cEnvironment = childEnvironment.map { strdup($0) }
+        defer {
+            cArguments.forEach { free($0) }
+            cEnvironment.forEach { free($0) }
+        }
+        var argumentPointers = cArguments + [nil]
+        var environmentPointers = cEnvironment + [nil]
+        let status = posix_spawn(&pid, argv[0], nil, nil, &argumentPointers, &environmentPointers)
         guard status == 0 else {
             logger.warning("cannot start \(arguments[0]): \(String(cString: strerror(status)))")
             return false
         }
         logger.info("started \(arguments.joined(separator: " "))")
         let child = pid
-        Task.detached {
+        _ = DetachedThread.start {
             var exitStatus: Int32 = 0
             while waitpid(child, &exitStatus, 0) < 0 && errno == EINTR {}
         }

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import Logging
+import Synchronization
 
 /// The desktop's default applications, from the XDG MIME-apps files and the desktop entries'
 /// `MimeType=` lines (the "Association between MIME types and applications" specification),
@@ -20,6 +21,40 @@ public struct MIMEApps: Sendable {
     private var lists: [(defaults: [String: [String]], added: [String: [String]], removed: [String: [String]])] = []
     private var entries: [String: DesktopEntry] = [:]
     private var entryOrder: [String] = []
+    private var hidden: Set<String> = []
+
+    /// The files' state when they were read: each path looked at and its modification time.
+    private var fingerprint: [String: timespec] = [:]
+
+    private static let cache = Mutex<(environment: [String: String], apps: MIMEApps)?>(nil)
+
+    /// The associations as the files say now, read again only when a file or directory that
+    /// counts changed since the last call (so `canOpenURL` does not parse every desktop entry each time).
+    ///
+    /// - Parameters:
+    ///   - environment: As for ``init(environment:)``.
+    public static func current(environment: [String: String]) -> MIMEApps {
+        if let cached = cache.withLock({ $0 }), cached.environment == environment, !cached.apps.isStale {
+            return cached.apps
+        }
+        let apps = MIMEApps(environment: environment)
+        cache.withLock { $0 = (environment, apps) }
+        return apps
+    }
+
+    /// Whether a file or directory read (or missing) then has another modification time now.
+    var isStale: Bool {
+        fingerprint.contains { path, then in
+            let now = Self.modificationTime(path)
+            return now.tv_sec != then.tv_sec || now.tv_nsec != then.tv_nsec
+        }
+    }
+
+    /// `st_mtim` of a path, or zero when it does not exist.
+    static func modificationTime(_ path: String) -> timespec {
+        var status = stat()
+        return stat(path, &status) == 0 ? status.st_mtim : timespec()
+    }
 
     /// Reads every file now.
     ///
@@ -78,6 +113,7 @@ public struct MIMEApps: Sendable {
     public func entry(_ id: String) -> DesktopEntry? { entries[id] }
 
     private mutating func readList(_ path: String) {
+        fingerprint[path] = Self.modificationTime(path)
         guard let data = FileManager.default.contents(atPath: path) else { return }
         guard let text = String(data: data, encoding: .utf8) else {
             problems.append("\(path): not UTF-8; skipped")
@@ -111,11 +147,13 @@ public struct MIMEApps: Sendable {
     }
 
     private mutating func readEntries(_ directory: String, prefix: String) {
+        fingerprint[directory] = Self.modificationTime(directory)
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
         for name in names.sorted() {
             let path = directory + "/" + name
+            // lstat: a link to a directory is not followed (a link loop would recurse without end).
             var status = stat()
-            guard stat(path, &status) == 0 else { continue }
+            guard lstat(path, &status) == 0 else { continue }
             if status.st_mode & S_IFMT == S_IFDIR {
                 readEntries(path, prefix: prefix + name + "-")
                 continue
@@ -123,7 +161,7 @@ public struct MIMEApps: Sendable {
             guard name.hasSuffix(".desktop") else { continue }
             let id = prefix + name
             // The first directory that has an id wins (user entries over system ones).
-            guard entries[id] == nil else { continue }
+            guard entries[id] == nil, !hidden.contains(id) else { continue }
             guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8)
             else {
                 problems.append("\(path): unreadable or not UTF-8; skipped")
@@ -131,7 +169,11 @@ public struct MIMEApps: Sendable {
             }
             do {
                 let entry = try DesktopEntry(parsing: text, id: id, path: path)
-                guard !entry.isHidden else { continue }
+                // A hidden entry deletes the id: the same id further down the path does not count.
+                guard !entry.isHidden else {
+                    hidden.insert(id)
+                    continue
+                }
                 entries[id] = entry
                 entryOrder.append(id)
             } catch {

@@ -1,9 +1,9 @@
 import Glibc
 
-/// A detached POSIX thread for one blocking call (`waitid` on a pidfd), so neither the loop
-/// thread nor the Swift concurrency pool waits on it. Foundation's `Thread` would do the same,
-/// but lifecycled links FoundationEssentials only.
-enum DetachedThread {
+/// A detached POSIX thread for one blocking call (`waitid` on a pidfd, a file's `fsync`, a
+/// `waitpid`), so neither an event-loop thread, the main actor nor the Swift concurrency pool
+/// waits on it. Foundation's `Thread` would do the same, but lifecycled links FoundationEssentials only.
+public enum DetachedThread {
     /// The closure a thread runs, boxed to cross `pthread_create`'s `void *`.
     private final class Body {
         let run: @Sendable () -> Void
@@ -12,10 +12,13 @@ enum DetachedThread {
 
     /// Starts `body` on a new detached thread.
     ///
+    /// Waiting for its result from async code: resume a continuation at the end of `body` (and
+    /// at once when this returns an error, since `body` then never runs).
+    ///
     /// - Parameters:
     ///   - body: The blocking work; the thread ends when it returns.
     /// - Returns: `0`, or the `pthread_create` error (`EAGAIN` when the process is out of threads).
-    static func start(_ body: @escaping @Sendable () -> Void) -> Int32 {
+    public static func start(_ body: @escaping @Sendable () -> Void) -> Int32 {
         let context = Unmanaged.passRetained(Body(body)).toOpaque()
         var thread = pthread_t()
         let created = pthread_create(
