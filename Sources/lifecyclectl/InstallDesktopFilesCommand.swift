@@ -192,33 +192,20 @@ struct InstallDesktopFilesCommand: CtlCommand {
     /// through it, not by reading each entry. Entries that do not parse are left out.
     static func updateMIMEInfoCache(in directory: String) throws {
         var handlers: [String: [String]] = [:]
-        /// Every entry below `directory`, with its desktop-file id (subdirectories give `dir-name.desktop`).
-        func scan(_ path: String, prefix: String) {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-            for name in names.sorted() {
-                let file = path + "/" + name
-                var status = stat()
-                guard lstat(file, &status) == 0 else { continue }
-                if status.st_mode & S_IFMT == S_IFDIR {
-                    scan(file, prefix: prefix + name + "-")
-                    continue
+        for (id, file) in DesktopEntry.files(in: directory).files {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { continue }
+            // The MimeType= line alone, as update-desktop-database reads it (an entry this parser
+            // rejects for other reasons keeps its associations).
+            guard let entry = try? DesktopEntry(parsing: text, id: id) else {
+                let line = text.split(separator: "\n").first { $0.hasPrefix("MimeType=") }
+                for type in DesktopEntry.list(line.map { String($0.dropFirst(9)) }) {
+                    handlers[type, default: []].append(id)
                 }
-                guard name.hasSuffix(".desktop"), let text = try? String(contentsOfFile: file, encoding: .utf8)
-                else { continue }
-                // The MimeType= line alone, as update-desktop-database reads it (an entry this
-                // parser rejects for other reasons keeps its associations).
-                guard let entry = try? DesktopEntry(parsing: text, id: prefix + name) else {
-                    let line = text.split(separator: "\n").first { $0.hasPrefix("MimeType=") }
-                    for type in DesktopEntry.list(line.map { String($0.dropFirst(9)) }) {
-                        handlers[type, default: []].append(prefix + name)
-                    }
-                    continue
-                }
-                guard !entry.isHidden else { continue }
-                for type in entry.mimeTypes { handlers[type, default: []].append(entry.id) }
+                continue
             }
+            guard !entry.isHidden else { continue }
+            for type in entry.mimeTypes { handlers[type, default: []].append(id) }
         }
-        scan(directory, prefix: "")
         var cache = "[MIME Cache]\n"
         for type in handlers.keys.sorted() { cache += "\(type)=" + handlers[type]!.map { "\($0);" }.joined() + "\n" }
         try write(cache, to: directory + "/mimeinfo.cache")

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 
 /// A desktop entry (`.desktop` file, the freedesktop Desktop Entry Specification), read by the
 /// project itself: what the URL opener and the desktop-file installer need of it.
@@ -134,6 +135,33 @@ public struct DesktopEntry: Sendable, Hashable {
             }
         }
         return result.isEmpty ? nil : result
+    }
+
+    /// The `.desktop` files below an `applications` directory, sorted, with their desktop-file ids
+    /// (a file in a subdirectory `dir/` has the id `dir-<name>`), and every directory visited.
+    /// Links to directories are not followed (a link loop would recurse without end).
+    ///
+    /// - Parameters:
+    ///   - directory: An `applications` directory.
+    public static func files(in directory: String) -> (files: [(id: String, path: String)], directories: [String]) {
+        var files: [(id: String, path: String)] = []
+        var directories: [String] = []
+        func scan(_ path: String, prefix: String) {
+            directories.append(path)
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else { return }
+            for name in names.sorted() {
+                let file = path + "/" + name
+                var status = stat()
+                guard lstat(file, &status) == 0 else { continue }
+                if status.st_mode & S_IFMT == S_IFDIR {
+                    scan(file, prefix: prefix + name + "-")
+                } else if name.hasSuffix(".desktop") {
+                    files.append((prefix + name, file))
+                }
+            }
+        }
+        scan(directory, prefix: "")
+        return (files, directories)
     }
 
     /// The elements of a `;`-separated list.

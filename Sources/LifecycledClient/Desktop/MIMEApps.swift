@@ -78,7 +78,7 @@ public struct MIMEApps: Sendable {
                 readList(directory + "/" + name)
             }
         }
-        for directory in dataDirs { readEntries(directory + "/applications", prefix: "") }
+        for directory in dataDirs { readEntries(directory + "/applications") }
     }
 
     /// The desktop entry of the default application for a MIME type, or `nil`.
@@ -146,20 +146,10 @@ public struct MIMEApps: Sendable {
         lists.append(list)
     }
 
-    private mutating func readEntries(_ directory: String, prefix: String) {
-        fingerprint[directory] = Self.modificationTime(directory)
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
-        for name in names.sorted() {
-            let path = directory + "/" + name
-            // lstat: a link to a directory is not followed (a link loop would recurse without end).
-            var status = stat()
-            guard lstat(path, &status) == 0 else { continue }
-            if status.st_mode & S_IFMT == S_IFDIR {
-                readEntries(path, prefix: prefix + name + "-")
-                continue
-            }
-            guard name.hasSuffix(".desktop") else { continue }
-            let id = prefix + name
+    private mutating func readEntries(_ directory: String) {
+        let (files, directories) = DesktopEntry.files(in: directory)
+        for visited in directories { fingerprint[visited] = Self.modificationTime(visited) }
+        for (id, path) in files {
             // The first directory that has an id wins (user entries over system ones).
             guard entries[id] == nil, !hidden.contains(id) else { continue }
             guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8)
