@@ -56,6 +56,10 @@ extension SystemdHost {
         notificationService = nil
         idleInhibitor?.close()
         idleInhibitor = nil
+        if let cookie = screenSaverCookie, let sessionConnection {
+            IdleInhibitor.releaseScreenSaver(cookie, on: sessionConnection, logger: logger)
+        }
+        screenSaverCookie = nil
         sessionConnection?.close()
         sessionConnection = nil
     }
@@ -116,34 +120,51 @@ extension SystemdHost {
         return apps.handler(for: url) != nil
     }
 
-    /// Holds the inhibitor exactly while the app wants it and is active.
+    /// Holds logind's `idle` inhibitor and the desktop's screensaver inhibition
+    /// (``IdleInhibitor``) exactly while the app wants them and is active.
     func updateIdleInhibitor() {
         let wanted = idleTimerWanted && application?.applicationState == .active
         idleGeneration += 1
         guard wanted else {
             idleInhibitor?.close()
             idleInhibitor = nil
+            if let cookie = screenSaverCookie, let sessionConnection {
+                IdleInhibitor.releaseScreenSaver(cookie, on: sessionConnection, logger: logger)
+            }
+            screenSaverCookie = nil
             return
         }
-        guard idleInhibitor == nil, let system = bridge.bus.system else { return }
         let generation = idleGeneration
         let who = application?.configuration.applicationIdentifier ?? "app"
-        Task { @MainActor in
-            do {
-                let reply = try await system.call(
-                    destination: "org.freedesktop.login1", path: "/org/freedesktop/login1",
-                    interface: "org.freedesktop.login1.Manager", member: "Inhibit",
-                    arguments: [
-                        .string("idle"), .string(who), .string("\(who) disabled the idle timer"), .string("block"),
-                    ])
-                guard let descriptor = reply.first?.fileDescriptor else { return }
-                guard generation == idleGeneration, idleInhibitor == nil else {
-                    descriptor.close()
-                    return
+        let why = "\(who) disabled the idle timer"
+        if idleInhibitor == nil, let system = bridge.bus.system {
+            Task { @MainActor in
+                do {
+                    let descriptor = try await IdleInhibitor.takeLogind(on: system, who: who, why: why)
+                    guard generation == idleGeneration, idleInhibitor == nil else {
+                        descriptor.close()
+                        return
+                    }
+                    idleInhibitor = descriptor
+                } catch {
+                    logger.warning("cannot inhibit idle: \(error)")
                 }
-                idleInhibitor = descriptor
-            } catch {
-                logger.warning("cannot inhibit idle: \(error)")
+            }
+        }
+        if screenSaverCookie == nil, let session = sessionConnection {
+            Task { @MainActor in
+                do {
+                    guard let cookie = try await IdleInhibitor.takeScreenSaver(on: session, who: who, why: why) else {
+                        return
+                    }
+                    guard generation == idleGeneration, screenSaverCookie == nil else {
+                        IdleInhibitor.releaseScreenSaver(cookie, on: session, logger: logger)
+                        return
+                    }
+                    screenSaverCookie = cookie
+                } catch {
+                    logger.warning("cannot inhibit the screensaver: \(error)")
+                }
             }
         }
     }

@@ -38,6 +38,7 @@ public final class SystemdHost: ApplicationHost {
     var sessionConnection: BusConnection?
     var idleTimerWanted = false
     var idleInhibitor: BusFileDescriptor?
+    var screenSaverCookie: UInt32?
     var idleGeneration = 0
     var applicationService: FreedesktopApplicationService?
 

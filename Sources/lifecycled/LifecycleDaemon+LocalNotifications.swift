@@ -92,6 +92,8 @@ extension LifecycleDaemon {
         local.server = nil
         for descriptor in local.idleInhibitors.values { descriptor.close() }
         local.idleInhibitors.removeAll()
+        for cookie in local.screenSaverCookies.values { releaseScreenSaverInhibit(cookie) }
+        local.screenSaverCookies.removeAll()
         local.systemBus?.close()
         local.systemBus = nil
     }
@@ -433,11 +435,13 @@ extension LifecycleDaemon {
                 descriptor.close()
                 logger.info("\(id): idle inhibitor released", metadata: .app(id))
             }
+            if let cookie = local.screenSaverCookies.removeValue(forKey: id) { releaseScreenSaverInhibit(cookie) }
             if registry[id]?.isRegistered != true { local.idleTimerDisabled.remove(id) }
             return
         }
-        guard local.idleInhibitors[id] == nil else { return }
         let generation = local.idleGeneration[id, default: 0]
+        if local.screenSaverCookies[id] == nil { takeScreenSaverInhibit(for: id, generation: generation) }
+        guard local.idleInhibitors[id] == nil else { return }
         Task { @MainActor in
             do {
                 let descriptor = try await takeIdleInhibitor(for: id)
@@ -454,6 +458,33 @@ extension LifecycleDaemon {
                 logger.warning("\(id): cannot inhibit idle: \(error)", metadata: .app(id))
             }
         }
+    }
+
+    /// The desktop's own idle inhibition (``IdleInhibitor/takeScreenSaver(on:who:why:)``), beside logind's.
+    private func takeScreenSaverInhibit(for id: String, generation: Int) {
+        guard let connection else { return }
+        Task { @MainActor in
+            do {
+                guard
+                    let cookie = try await IdleInhibitor.takeScreenSaver(
+                        on: connection, who: registry[id]?.manifest?.name ?? id, why: "\(id) disabled the idle timer")
+                else { return }
+                guard phase == .running, local.idleGeneration[id] == generation, local.screenSaverCookies[id] == nil
+                else {
+                    releaseScreenSaverInhibit(cookie)
+                    return
+                }
+                local.screenSaverCookies[id] = cookie
+                logger.info("\(id): screensaver inhibited (cookie \(cookie))", metadata: .app(id))
+            } catch {
+                logger.warning("\(id): cannot inhibit the screensaver: \(error)", metadata: .app(id))
+            }
+        }
+    }
+
+    func releaseScreenSaverInhibit(_ cookie: UInt32) {
+        guard let connection else { return }
+        IdleInhibitor.releaseScreenSaver(cookie, on: connection, logger: logger)
     }
 
     private func takeIdleInhibitor(for id: String) async throws -> BusFileDescriptor {
@@ -476,16 +507,8 @@ extension LifecycleDaemon {
         guard phase == .running, let bus = local.systemBus else {
             throw DaemonError.launchFailed(id, "lifecycled is stopping")
         }
-        let reply = try await bus.call(
-            destination: "org.freedesktop.login1", path: "/org/freedesktop/login1",
-            interface: "org.freedesktop.login1.Manager", member: "Inhibit",
-            arguments: [
-                .string("idle"), .string(id), .string("\(id) disabled the idle timer while active"), .string("block"),
-            ])
-        guard reply.count == 1, let descriptor = reply[0].fileDescriptor, descriptor.isOpen else {
-            throw DaemonError.invalidArgs("Inhibit returned \(BusValue.signature(of: reply)), not an fd")
-        }
-        return descriptor
+        return try await IdleInhibitor.takeLogind(
+            on: bus, who: id, why: "\(id) disabled the idle timer while active")
     }
 }
 

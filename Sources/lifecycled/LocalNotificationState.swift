@@ -49,6 +49,8 @@ struct LocalNotificationState {
     /// Apps that asked for the idle timer to be disabled, and the inhibitor fd held for each active one.
     var idleTimerDisabled: Set<String> = []
     var idleInhibitors: [String: BusFileDescriptor] = [:]
+    /// The `org.freedesktop.ScreenSaver.Inhibit` cookie held for each active app that wants one.
+    var screenSaverCookies: [String: UInt32] = [:]
     /// Bumped on every change of an app's idle wish or state, so an `Inhibit` reply that arrives
     /// after the wish ended is closed at once.
     var idleGeneration: [String: Int] = [:]

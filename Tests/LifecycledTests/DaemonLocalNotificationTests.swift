@@ -239,6 +239,20 @@ struct DaemonLocalNotificationTests {
                 .contains("'idle', 'org.example.Reader'")
         }
         try await withDaemon(systemBus: .address(systemBus.address)) { h in
+            // The desktop's side: org.freedesktop.ScreenSaver, a stand-in from its interface.
+            let screensaver = try DBusMock(
+                name: "org.freedesktop.ScreenSaver", path: "/org/freedesktop/ScreenSaver",
+                interface: "org.freedesktop.ScreenSaver", address: h.bus.address)
+            defer { screensaver.stop() }
+            try screensaver.addMethod(
+                interface: "org.freedesktop.ScreenSaver", name: "Inhibit", inSignature: "ss", outSignature: "u",
+                code: "ret = dbus.UInt32(4242)")
+            try screensaver.addMethod(
+                interface: "org.freedesktop.ScreenSaver", name: "UnInhibit", inSignature: "u", outSignature: "",
+                code: "")
+            func screensaverCalls(_ method: String) throws -> Int {
+                try screensaver.methodCalls(method).components(separatedBy: "(uint64 ").count - 1
+            }
             let app = try await FakeApp("org.example.Reader", address: h.bus.address)
             defer { app.close() }
             _ = try await app.register()
@@ -248,8 +262,12 @@ struct DaemonLocalNotificationTests {
             #expect(try !idleInhibitors(), "held while only inactive")
             try await app.report(.active)
             #expect(try await eventually { try idleInhibitors() }, "not held while active")
+            #expect(try await eventually { try screensaverCalls("Inhibit") == 1 }, "the screensaver was not inhibited")
+            #expect(try screensaver.methodCalls("Inhibit").contains("'org.example.Reader disabled the idle timer'"))
             try await app.report(.inactive)
             #expect(try await eventually { try !idleInhibitors() }, "still held after resigning active")
+            #expect(try await eventually { try screensaverCalls("UnInhibit") == 1 })
+            #expect(try screensaver.methodCalls("UnInhibit").contains("4242"), "UnInhibit without the cookie")
             try await app.report(.active)
             #expect(try await eventually { try idleInhibitors() })
             try await app.client.call(LifecycledProtocol.Method.setIdleTimerDisabled, [.string(app.id), .bool(false)])
