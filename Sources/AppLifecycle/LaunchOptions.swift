@@ -57,6 +57,10 @@ public struct LaunchOptions: Sendable, Hashable, Codable, ExpressibleByDictionar
         /// click that launched the app (a string; also in `$XDG_ACTIVATION_TOKEN`), for the
         /// compositor to give its window focus.
         public static let activationToken: Key = "ApplicationLaunchOptionsActivationTokenKey"
+        /// Linux: the app was started by D-Bus activation of its id (a Boolean): a launcher's
+        /// `org.freedesktop.Application` call is on its way, and the host folds it into these
+        /// options (``activationToken``, ``url``, ``shortcutItem``) before the launch.
+        public static let dbusActivation: Key = "ApplicationLaunchOptionsDBusActivationKey"
         /// Linux: the app was launched into the background (a Boolean).
         public static let launchedInBackground: Key = "ApplicationLaunchOptionsLaunchedInBackgroundKey"
     }

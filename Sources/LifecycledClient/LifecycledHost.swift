@@ -93,7 +93,7 @@ public final class LifecycledHost: ApplicationHost {
     /// The app id in use (set by ``prepare(_:)``).
     public private(set) var appID: String?
     /// The launch options: `$LIFECYCLE_LAUNCH_OPTIONS`, then those `RegisterApp` returned.
-    public private(set) var launchOptions: LaunchOptions
+    public internal(set) var launchOptions: LaunchOptions
     /// The host facts last received, by `RegisterApp` or a `Command`.
     public private(set) var hostFacts = UserInfo()
 
@@ -287,6 +287,7 @@ public final class LifecycledHost: ApplicationHost {
             // After the registration, so the manifest's quick actions are known to ActivateAction.
             if configuration.servesFreedesktopApplication {
                 await exportApplicationInterface(on: connection, id: id)
+                if launchOptions[.dbusActivation]?.boolValue == true { await foldLaunchCall(into: application) }
             }
         } catch {
             logDaemonAbsence(

@@ -62,6 +62,8 @@ struct ActivateCommand: CtlCommand {
         } else if background {
             options.launchedInBackground = true
         }
+        // Run by the bus daemon for a D-Bus activation: the launcher's call follows the name.
+        if waitForName { options[.dbusActivation] = .bool(true) }
         try await DaemonClient.with(busAddress) { client in
             let tracker = try await client.connection.trackNameOwner(app)
             if urls.isEmpty {

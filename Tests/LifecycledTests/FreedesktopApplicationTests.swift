@@ -73,6 +73,10 @@ struct FreedesktopApplicationTests {
             #expect(gio.status == 0, "\(gio.stderr)")
             try await client.log.waitForState(counter, .active)
             #expect(callbacks(appLog).first == "didFinishLaunching", "\(logLines(appLog))")
+            // The activation's Activate call became a foreground launch: never in the background first.
+            #expect(
+                client.log.stateChanges(counter).prefix(2) == ["not-running->inactive", "inactive->active"],
+                "\(client.log.stateChanges(counter))")
             #expect(daemon.registry[counter]?.process != nil, "not launched by lifecycled")
 
             // gio open with the MIME-apps default (the desktop file's MimeType): Open on the bus.
@@ -121,6 +125,24 @@ struct FreedesktopApplicationTests {
             let relaunch = Array(callbacks(appLog).dropFirst(before))
             #expect(relaunch.first == "didFinishLaunching shortcutItem=peek", "\(relaunch)")
             #expect(!relaunch.contains("performActionFor peek"), "\(relaunch)")
+            // A launcher's ActivateAction on the stopped app: D-Bus activation through lifecycled, and
+            // the action arrives in the launch options, then performActionFor (didFinishLaunching
+            // returned true for it), as UIKit launches for a quick action.
+            try await client.call(LifecycledProtocol.Method.terminate, [.string(counter)])
+            try await client.log.waitForState(counter, .notRunning)
+            let beforeAction = callbacks(appLog).count
+            let launched = try await gdbus("ActivateAction", ["increment", "[]", "{'activation-token': <'tok-7'>}"])
+            #expect(launched.status == 0, "\(launched.stderr)")
+            #expect(
+                try await eventually {
+                    callbacks(appLog).dropFirst(beforeAction).contains("performActionFor increment")
+                },
+                "\(logLines(appLog))")
+            let actionLaunch = Array(callbacks(appLog).dropFirst(beforeAction))
+            #expect(
+                actionLaunch.first == "didFinishLaunching activationToken=tok-7 shortcutItem=increment",
+                "\(actionLaunch)")
+            #expect(actionLaunch.filter { $0 == "performActionFor increment" }.count == 1, "\(actionLaunch)")
             let unknownAction = try await runTool(
                 ctl, ["activate", "--address", bus.address, "--action", "x", counter])
             #expect(unknownAction.status == 1 && unknownAction.stderr.contains("no quick action 'x'"))

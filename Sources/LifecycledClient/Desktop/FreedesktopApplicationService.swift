@@ -34,7 +34,22 @@ public final class FreedesktopApplicationService {
     /// Called after an accepted `Open` or `ActivateAction`.
     public var didBringForward: @MainActor () -> Void = {}
 
+    /// The first call of a D-Bus activation, folded into launch options instead of run as an
+    /// event (see ``takeLaunchCall(timeout:)``).
+    public enum LaunchCall: Sendable, Equatable {
+        /// `Activate`: a foreground launch.
+        case activate(token: String?)
+        /// `Open`: a launch to open this URL, asked by this executable.
+        case open(URL, source: String?, token: String?)
+        /// `ActivateAction`: a launch for this quick action.
+        case action(ShortcutItem, token: String?)
+    }
+
     private weak var application: Application?
+    /// While set, the next accepted call is handed here rather than to the app.
+    private var launchCallWaiter: CheckedContinuation<LaunchCall?, Never>?
+    private var launchCallWindowOpen = false
+    private var launchCallTaken: LaunchCall??
     private var object: ExportedObject?
     private var callsTask: Task<Void, Never>?
     private let logger = Logger(label: "AppLifecycle.FreedesktopApplication")
@@ -90,6 +105,32 @@ public final class FreedesktopApplicationService {
         return false
     }
 
+    /// Waits (at most `timeout`) for the call a D-Bus activation delivers once this process owns the
+    /// id, and returns it instead of running it, so the app launches for it: a quick action in the
+    /// launch options (where `false` from `didFinishLaunching` suppresses it), the URL to open, or
+    /// a foreground launch. Later calls go to the app as usual.
+    ///
+    /// - Returns: The call, or `nil` when none came in time (the activation had no call, or another
+    ///   instance owns the id).
+    public func takeLaunchCall(timeout: Duration = .seconds(1)) async -> LaunchCall? {
+        if let taken = launchCallTaken { return taken }
+        launchCallWindowOpen = true
+        let guardTask = Task { @MainActor [weak self] in
+            try? await Task.sleep(for: timeout)
+            self?.closeLaunchWindow(with: nil)
+        }
+        defer { guardTask.cancel() }
+        return await withCheckedContinuation { launchCallWaiter = $0 }
+    }
+
+    private func closeLaunchWindow(with call: LaunchCall?) {
+        guard launchCallWindowOpen else { return }
+        launchCallWindowOpen = false
+        launchCallTaken = .some(call)
+        launchCallWaiter?.resume(returning: call)
+        launchCallWaiter = nil
+    }
+
     /// Unexports the interface (the name goes with the connection).
     public func stop() {
         callsTask?.cancel()
@@ -109,8 +150,13 @@ public final class FreedesktopApplicationService {
         guard let application else {
             return .failure(BusError(name: BusError.Name.failed, message: "the app is not running yet"))
         }
+        let token = Self.activationToken(in: call.arguments.last)
         switch call.member {
         case "Activate":
+            if launchCallWindowOpen {
+                closeLaunchWindow(with: .activate(token: token))
+                return .success([])
+            }
             activate(application)
         case "Open":
             guard case .array(_, let values) = call.arguments[0] else { break }
@@ -125,6 +171,10 @@ public final class FreedesktopApplicationService {
                 }
                 urls.append(url)
             }
+            if launchCallWindowOpen, let first = urls.first {
+                closeLaunchWindow(with: .open(first, source: source, token: token))
+                urls.removeFirst()
+            }
             for url in urls { application.handle(.openURL(url, OpenURLOptions(sourceApplication: source))) }
             didBringForward()
         case "ActivateAction":
@@ -136,12 +186,25 @@ public final class FreedesktopApplicationService {
                         name: BusError.Name.invalidArgs,
                         message: "no action '\(name)' (known: \(items.map(\.type).joined(separator: ", ")))"))
             }
+            if launchCallWindowOpen {
+                closeLaunchWindow(with: .action(item, token: token))
+                return .success([])
+            }
             application.handle(.shortcutItem(item))
             didBringForward()
         default:
             return .failure(BusError(name: BusError.Name.unknownMethod, message: "no method \(call.member)"))
         }
         return .success([])
+    }
+
+    /// `activation-token` (or the X11 `desktop-startup-id`) of a call's `platform_data`.
+    static func activationToken(in platformData: BusValue?) -> String? {
+        guard case .dictionary(_, _, let entries) = platformData else { return nil }
+        for entry in entries where ["activation-token", "desktop-startup-id"].contains(entry.key.stringValue) {
+            if let token = entry.value.unwrapped.stringValue, !token.isEmpty { return token }
+        }
+        return nil
     }
 
     /// The file name of a process's executable (`/proc/<pid>/exe`), or `nil`.
