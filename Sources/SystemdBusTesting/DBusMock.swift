@@ -121,6 +121,31 @@ public final class DBusMock: @unchecked Sendable {
             timeout: timeout)
     }
 
+    /// A stand-in for the desktop's `org.freedesktop.ScreenSaver` (no python-dbusmock template has
+    /// it), from its interface: `Inhibit(s application, s reason) → u cookie` answering `cookie`,
+    /// and `UnInhibit(u cookie)`. ``methodCalls(_:path:)`` shows what it received.
+    ///
+    /// - Parameters:
+    ///   - address: The session bus address.
+    ///   - cookie: What `Inhibit` returns.
+    /// - Throws: ``FixtureError`` if the mock does not start.
+    public static func freedesktopScreenSaver(address: String, cookie: UInt32) throws -> DBusMock {
+        let mock = try DBusMock(
+            name: "org.freedesktop.ScreenSaver", path: "/org/freedesktop/ScreenSaver",
+            interface: "org.freedesktop.ScreenSaver", address: address)
+        try mock.addMethod(
+            interface: "org.freedesktop.ScreenSaver", name: "Inhibit", inSignature: "ss", outSignature: "u",
+            code: "ret = dbus.UInt32(\(cookie))")
+        try mock.addMethod(
+            interface: "org.freedesktop.ScreenSaver", name: "UnInhibit", inSignature: "u", outSignature: "", code: "")
+        return mock
+    }
+
+    /// How many calls of `method` the mock received (``methodCalls(_:path:)``, counted).
+    public func callCount(_ method: String) throws -> Int {
+        try methodCalls(method).components(separatedBy: "(uint64 ").count - 1
+    }
+
     deinit {
         stop()
         try? FileManager.default.removeItem(atPath: logPath)

@@ -14,18 +14,9 @@ struct SystemdHostDesktopTests {
         let rig = try HostRig()
         let server = try DBusMock(template: "notification_daemon", address: rig.sessionBus.address)
         defer { server.stop() }
-        let freedesktopScreenSaver = try DBusMock(
-            name: "org.freedesktop.ScreenSaver", path: "/org/freedesktop/ScreenSaver",
-            interface: "org.freedesktop.ScreenSaver", address: rig.sessionBus.address)
+        let freedesktopScreenSaver = try DBusMock.freedesktopScreenSaver(address: rig.sessionBus.address, cookie: 17)
         defer { freedesktopScreenSaver.stop() }
-        try freedesktopScreenSaver.addMethod(
-            interface: "org.freedesktop.ScreenSaver", name: "Inhibit", inSignature: "ss", outSignature: "u",
-            code: "ret = dbus.UInt32(17)")
-        try freedesktopScreenSaver.addMethod(
-            interface: "org.freedesktop.ScreenSaver", name: "UnInhibit", inSignature: "u", outSignature: "", code: "")
-        func calls(_ method: String) throws -> Int {
-            try freedesktopScreenSaver.methodCalls(method).components(separatedBy: "(uint64 ").count - 1
-        }
+        func calls(_ method: String) throws -> Int { try freedesktopScreenSaver.callCount(method) }
         await rig.launch()
 
         // The idle timer: logind's inhibitor and the screensaver's, while active only.

@@ -240,19 +240,9 @@ struct DaemonLocalNotificationTests {
         }
         try await withDaemon(systemBus: .address(systemBus.address)) { h in
             // The desktop's side: org.freedesktop.ScreenSaver, a stand-in from its interface.
-            let screensaver = try DBusMock(
-                name: "org.freedesktop.ScreenSaver", path: "/org/freedesktop/ScreenSaver",
-                interface: "org.freedesktop.ScreenSaver", address: h.bus.address)
+            let screensaver = try DBusMock.freedesktopScreenSaver(address: h.bus.address, cookie: 4242)
             defer { screensaver.stop() }
-            try screensaver.addMethod(
-                interface: "org.freedesktop.ScreenSaver", name: "Inhibit", inSignature: "ss", outSignature: "u",
-                code: "ret = dbus.UInt32(4242)")
-            try screensaver.addMethod(
-                interface: "org.freedesktop.ScreenSaver", name: "UnInhibit", inSignature: "u", outSignature: "",
-                code: "")
-            func screensaverCalls(_ method: String) throws -> Int {
-                try screensaver.methodCalls(method).components(separatedBy: "(uint64 ").count - 1
-            }
+            func screensaverCalls(_ method: String) throws -> Int { try screensaver.callCount(method) }
             let app = try await FakeApp("org.example.Reader", address: h.bus.address)
             defer { app.close() }
             _ = try await app.register()
