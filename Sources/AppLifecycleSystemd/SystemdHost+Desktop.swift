@@ -7,15 +7,14 @@ import SystemdBus
 /// notifications, the badge, the logind `idle` inhibitor, and URLs
 /// opened outside the app (the OpenURI portal or the MIME-apps default).
 extension SystemdHost {
-    /// Where an app without lifecycled keeps its schedule: `$STATE_DIRECTORY`, else
-    /// `$XDG_STATE_HOME/<app id>`, else `~/.local/state/<app id>`.
+    /// Where an app without lifecycled keeps its schedule: `RestorationArchive.defaultDirectory`'s
+    /// rule (`$STATE_DIRECTORY`, else `$XDG_STATE_HOME/<app id>`, else `~/.local/state/<app id>`),
+    /// or `nil` (in memory only) when the environment names none of them, as a test host's does.
     static func stateDirectory(appID: String, environment: [String: String]) -> String? {
-        if let systemd = environment["STATE_DIRECTORY"]?.split(separator: ":").first, systemd.hasPrefix("/") {
-            return String(systemd)
-        }
-        if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") { return xdg + "/" + appID }
-        guard let home = environment["HOME"], home.hasPrefix("/") else { return nil }
-        return home + "/.local/state/" + appID
+        guard
+            ["STATE_DIRECTORY", "XDG_STATE_HOME", "HOME"].contains(where: { environment[$0]?.hasPrefix("/") == true })
+        else { return nil }
+        return RestorationArchive.defaultDirectory(applicationIdentifier: appID, environment: environment).path
     }
 
     func startDesktopServices(for application: Application) async {

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import LifecycledClient
 import SystemdBus
 
 /// Who may call the daemon, and who a caller is.
@@ -58,12 +59,6 @@ struct CallerPolicy: Sendable {
     /// - Parameters:
     ///   - pid: The caller's pid.
     static func executableName(of pid: pid_t) -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
-        guard count > 0 else { return nil }
-        let path = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let name = path.split(separator: "/").last.map(String.init) ?? path
-        // A deleted executable reads as "name (deleted)".
-        return name.hasSuffix(" (deleted)") ? String(name.dropLast(" (deleted)".count)) : name
+        CallerExecutable.name(of: pid)
     }
 }

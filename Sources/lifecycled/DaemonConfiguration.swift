@@ -26,7 +26,8 @@ struct DaemonConfiguration: Sendable {
     var appEnvironment: [String: String] = [:]
     /// Whether each launched app gets a cgroup of its own (so the freezer suspends it).
     var appCgroups: AppCgroupPlacement.Mode = .automatic
-    /// Where the schedule of local notifications is kept; `nil`: ``defaultStateDirectory(environment:)``.
+    /// Where the schedule of local notifications is kept; `nil`: `$STATE_DIRECTORY`, else
+    /// `$XDG_STATE_HOME/lifecycled`, else `~/.local/state/lifecycled` (`RestorationArchive.defaultDirectory`'s rule).
     var stateDirectory: String?
 
     /// Creates a configuration.
@@ -59,16 +60,6 @@ struct DaemonConfiguration: Sendable {
         self.sleepDeadline = sleepDeadline
         self.appEnvironment = appEnvironment
         self.appCgroups = appCgroups
-    }
-
-    /// The state directory: `$STATE_DIRECTORY` (systemd's `StateDirectory=`, its first entry), else
-    /// `$XDG_STATE_HOME/lifecycled`, else `~/.local/state/lifecycled`.
-    static func defaultStateDirectory(environment: [String: String]) -> String {
-        if let systemd = environment["STATE_DIRECTORY"]?.split(separator: ":").first, systemd.hasPrefix("/") {
-            return String(systemd)
-        }
-        if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") { return xdg + "/lifecycled" }
-        return (environment["HOME"] ?? "/tmp") + "/.local/state/lifecycled"
     }
 
     /// The environment every launched app gets on top of the daemon's own.

@@ -112,7 +112,7 @@ final class LifecycleDaemon {
         self.registry = AppRegistry(manifests: store.manifests)
         let stateDirectory =
             configuration.stateDirectory
-            ?? DaemonConfiguration.defaultStateDirectory(environment: ProcessInfo.processInfo.environment)
+            ?? RestorationArchive.defaultDirectory(applicationIdentifier: "lifecycled").path
         self.local = LocalNotificationState(stateDirectory: stateDirectory, logger: Logger(label: "lifecycled"))
         for error in store.errors { logger.warning("manifest rejected: \(error)") }
     }

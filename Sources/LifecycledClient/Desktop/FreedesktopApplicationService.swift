@@ -160,7 +160,7 @@ public final class FreedesktopApplicationService {
             activate(application)
         case "Open":
             guard case .array(_, let values) = call.arguments[0] else { break }
-            let source = call.credentials?.pid.flatMap { Self.executableName(of: pid_t($0)) }
+            let source = call.credentials?.pid.flatMap { CallerExecutable.name(of: pid_t($0)) }
             var urls: [URL] = []
             for value in values {
                 guard let text = value.stringValue, text.utf8.count <= LifecycledProtocol.Limits.urlLength,
@@ -205,14 +205,5 @@ public final class FreedesktopApplicationService {
             if let token = entry.value.unwrapped.stringValue, !token.isEmpty { return token }
         }
         return nil
-    }
-
-    /// The file name of a process's executable (`/proc/<pid>/exe`), or `nil`.
-    static func executableName(of pid: pid_t) -> String? {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
-        guard count > 0 else { return nil }
-        let path = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return path.split(separator: "/").last.map(String.init)
     }
 }
