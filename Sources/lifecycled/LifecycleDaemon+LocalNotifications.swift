@@ -521,11 +521,10 @@ extension LifecycleDaemon {
         var payload = info.values
         var buttons: [ScheduledLocalNotification.Button] = []
         for value in payload.removeValue(forKey: "actions")?.arrayValue ?? [] {
-            guard let action = value.dictionaryValue, let identifier = action["identifier"]?.stringValue,
-                let title = action["title"]?.stringValue
-            else { throw DaemonError.invalidArgs("an action needs an identifier and a title") }
-            buttons.append(
-                .init(identifier: identifier, title: title, foreground: action["foreground"]?.boolValue ?? false))
+            guard let button = ScheduledLocalNotification.Button(propertyList: value) else {
+                throw DaemonError.invalidArgs("an action needs an identifier and a title")
+            }
+            buttons.append(button)
         }
         do {
             return try ScheduledLocalNotification(appID: appID, payload: payload, buttons: buttons, scheduledAt: Date())

@@ -118,13 +118,7 @@ public enum LocalNotificationScheduleFile {
             "app": .string(notification.appID),
             "scheduledAt": .double(notification.scheduledAt.timeIntervalSince1970),
             "occurrence": .int(Int64(notification.occurrence)),
-            "buttons": .array(
-                notification.buttons.map {
-                    .dictionary([
-                        "identifier": .string($0.identifier), "title": .string($0.title),
-                        "foreground": .bool($0.foreground),
-                    ])
-                }),
+            "buttons": .array(notification.buttons.map(\.propertyList)),
             "notification": .dictionary(notification.payload),
         ])
     }
@@ -146,11 +140,11 @@ public enum LocalNotificationScheduleFile {
             throw ApplicationError(.invalidInput, "the entry of \(app) has no valid scheduledAt")
         }
         var buttons: [ScheduledLocalNotification.Button] = []
-        for button in fields["buttons"]?.arrayValue ?? [] {
-            guard let button = button.dictionaryValue, let id = button["identifier"]?.stringValue,
-                let title = button["title"]?.stringValue
-            else { throw ApplicationError(.invalidInput, "the entry of \(app) has a malformed button") }
-            buttons.append(.init(identifier: id, title: title, foreground: button["foreground"]?.boolValue ?? false))
+        for value in fields["buttons"]?.arrayValue ?? [] {
+            guard let button = ScheduledLocalNotification.Button(propertyList: value) else {
+                throw ApplicationError(.invalidInput, "the entry of \(app) has a malformed button")
+            }
+            buttons.append(button)
         }
         guard let occurrence = Int(exactly: fields["occurrence"]?.intValue ?? 0) else {
             throw ApplicationError(.invalidInput, "the entry of \(app) has an invalid occurrence")

@@ -24,6 +24,19 @@ public struct ScheduledLocalNotification: Sendable, Hashable {
             self.title = title
             self.foreground = foreground
         }
+
+        /// The button as the bus and the schedule file carry it: `identifier`, `title`, `foreground`.
+        public var propertyList: UserInfoValue {
+            .dictionary(["identifier": .string(identifier), "title": .string(title), "foreground": .bool(foreground)])
+        }
+
+        /// Reads a button; `nil` without an identifier and a title (`foreground` defaults to `false`).
+        public init?(propertyList: UserInfoValue) {
+            guard let fields = propertyList.dictionaryValue, let identifier = fields["identifier"]?.stringValue,
+                let title = fields["title"]?.stringValue
+            else { return nil }
+            self.init(identifier: identifier, title: title, foreground: fields["foreground"]?.boolValue ?? false)
+        }
     }
 
     /// The app it belongs to.
