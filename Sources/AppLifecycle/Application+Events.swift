@@ -54,6 +54,7 @@ extension Application {
             openURL(url, options: options)
             settle()
         case .remoteNotification(let payload):
+            presentRemoteNotification(payload)
             deliverRemoteNotificationFetch(payload, plainAllowed: true)
             settle()
         case .remoteNotificationAction(let identifier, let payload):
@@ -71,6 +72,7 @@ extension Application {
                 HandleRemoteNotificationActionMessage(identifier: identifier, payload: payload), object: self)
             settle()
         case .registeredForRemoteNotifications(let token):
+            remoteNotificationsRegistered = true
             runIfRunningCode("didRegisterForRemoteNotifications") {
                 deliver(
                     DidRegisterForRemoteNotificationsMessage(deviceToken: token),
@@ -79,7 +81,11 @@ extension Application {
                     delegate.application(self, didRegisterForRemoteNotificationsWithDeviceToken: token)
                 }
             }
+        case .unregisteredForRemoteNotifications:
+            remoteNotificationsRegistered = false
+            logger.notice("the push distributor dropped the remote-notification registration")
         case .failedToRegisterForRemoteNotifications(let error):
+            remoteNotificationsRegistered = false
             runIfRunningCode("didFailToRegisterForRemoteNotifications") {
                 deliver(
                     DidFailToRegisterForRemoteNotificationsMessage(error: error),

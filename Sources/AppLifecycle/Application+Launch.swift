@@ -53,6 +53,7 @@ extension Application {
             deliverLocalNotification(notification)
         }
         if let payload = options.remoteNotification {
+            presentRemoteNotification(payload)
             // Only the fetch variant is called for the notification that launched the app.
             deliverRemoteNotificationFetch(payload, plainAllowed: false)
         }

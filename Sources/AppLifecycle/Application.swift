@@ -179,6 +179,7 @@ public final class Application {
     var badgeNumber = 0
     var idleTimerDisabled = false
     var scheduledLocalNotificationsMirror: [LocalNotification] = []
+    var remoteNotificationsRegistered = false
 
     // Host facts.
     var foregroundRequested = true

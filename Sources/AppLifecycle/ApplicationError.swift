@@ -20,8 +20,19 @@ public struct ApplicationError: Error, Sendable, Hashable, Codable, CustomString
         public static let notLaunched = Code(rawValue: "not-launched")
         /// A value from outside (a payload, a file, an argument) failed validation.
         public static let invalidInput = Code(rawValue: "invalid-input")
-        /// Remote-notification registration failed.
+        /// Remote-notification registration failed: the push distributor refused it
+        /// (UnifiedPush `INTERNAL_ERROR`), or the app's keys could not be stored.
         public static let registrationFailed = Code(rawValue: "registration-failed")
+        /// No push distributor is reachable: no `org.unifiedpush.Distributor.*` name on the
+        /// session bus, or a host without a push service.
+        public static let noPushDistributor = Code(rawValue: "no-push-distributor")
+        /// The push distributor cannot reach its push server now (UnifiedPush `NETWORK`).
+        public static let pushNetworkUnavailable = Code(rawValue: "push-network-unavailable")
+        /// The push distributor needs the user to act first, such as configuring a push server
+        /// (UnifiedPush `ACTION_REQUIRED`).
+        public static let pushActionRequired = Code(rawValue: "push-action-required")
+        /// The push distributor requires a VAPID key with the registration (UnifiedPush `VAPID_REQUIRED`).
+        public static let pushVAPIDRequired = Code(rawValue: "push-vapid-required")
         /// A user activity could not be continued.
         public static let userActivityFailed = Code(rawValue: "user-activity-failed")
         /// Reading or writing a file the project owns failed.

@@ -123,6 +123,14 @@ public protocol ApplicationHost: AnyObject {
 
     /// The app set ``Application/shortcutItems``: publish its dynamic quick actions.
     func application(_ application: Application, didChangeShortcutItems items: [ShortcutItem])
+
+    /// The app called ``Application/registerForRemoteNotifications()``: register with the push
+    /// distributor, then answer with ``HostEvent/registeredForRemoteNotifications(deviceToken:)``
+    /// or ``HostEvent/failedToRegisterForRemoteNotifications(_:)`` through ``Application/handle(_:)``.
+    func registerForRemoteNotifications(_ application: Application)
+
+    /// The app called ``Application/unregisterForRemoteNotifications()``: drop the registration.
+    func unregisterForRemoteNotifications(_ application: Application)
 }
 
 extension ApplicationHost {
@@ -181,4 +189,14 @@ extension ApplicationHost {
     public func application(_ application: Application, canOpen url: URL) -> Bool { false }
     /// Does nothing.
     public func application(_ application: Application, didChangeShortcutItems items: [ShortcutItem]) {}
+    /// Answers with ``ApplicationError/Code/noPushDistributor``: this host has no push service.
+    public func registerForRemoteNotifications(_ application: Application) {
+        Task { @MainActor [weak application] in
+            application?.handle(
+                .failedToRegisterForRemoteNotifications(
+                    ApplicationError(.noPushDistributor, "this host has no push service")))
+        }
+    }
+    /// Does nothing.
+    public func unregisterForRemoteNotifications(_ application: Application) {}
 }

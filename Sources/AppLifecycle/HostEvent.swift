@@ -35,6 +35,9 @@ public enum HostEvent: Sendable, Hashable {
     case registeredForRemoteNotifications(deviceToken: Data)
     /// Registration for remote notifications failed.
     case failedToRegisterForRemoteNotifications(ApplicationError)
+    /// The push distributor dropped the app's registration by itself (UnifiedPush `Unregistered`):
+    /// ``Application/isRegisteredForRemoteNotifications`` is `false` until the app registers again.
+    case unregisteredForRemoteNotifications
     /// A scheduled local notification fired.
     case localNotification(LocalNotification)
     /// The user chose an action on a local notification.

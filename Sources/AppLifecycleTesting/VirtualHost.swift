@@ -52,6 +52,9 @@ public final class VirtualHost: ApplicationHost {
     public private(set) var openRequests: [URL] = []
     /// The dynamic quick actions the app published, in order.
     public private(set) var publishedShortcutItems: [[ShortcutItem]] = []
+    /// `registerForRemoteNotifications()` (`true`) and `unregisterForRemoteNotifications()`
+    /// (`false`) calls, in order.
+    public private(set) var remoteNotificationRequests: [Bool] = []
     /// What `canOpenURL` and `open` answer for a scheme (absent: `false`).
     public var openableSchemes: Set<String> = []
     /// Whether the app finished launching.
@@ -150,6 +153,17 @@ public final class VirtualHost: ApplicationHost {
 
     public func application(_ application: Application, present notification: LocalNotification) {
         presentedNotifications.append(notification)
+    }
+
+    /// Records the request; the test answers it with ``send(_:)``
+    /// (`.registeredForRemoteNotifications` or `.failedToRegisterForRemoteNotifications`).
+    public func registerForRemoteNotifications(_ application: Application) {
+        remoteNotificationRequests.append(true)
+    }
+
+    /// Records the request.
+    public func unregisterForRemoteNotifications(_ application: Application) {
+        remoteNotificationRequests.append(false)
     }
 
     /// Hands the app an event (it must have been launched with this host).
