@@ -25,7 +25,10 @@ final class CounterAppDelegate: ApplicationDelegate {
         let notification = launchOptions?.localNotification.map { " localNotification=\($0.identifier)" } ?? ""
         let token = launchOptions?[.activationToken]?.stringValue.map { " activationToken=\($0)" } ?? ""
         let item = launchOptions?.shortcutItem.map { " shortcutItem=\($0.type)" } ?? ""
-        say("didFinishLaunching\(notification)\(token)\(item)", application)
+        let push = launchOptions?.remoteNotification.map { " remoteNotification=\(Self.describe($0))" } ?? ""
+        say("didFinishLaunching\(notification)\(token)\(item)\(push)", application)
+        // As an iOS app does on every launch: the token stays the same while the endpoint does.
+        application.registerForRemoteNotifications()
         // The "peek" quick action only opens the app: returning false keeps performActionFor from running.
         return launchOptions?.shortcutItem?.type != "peek"
     }
@@ -99,6 +102,40 @@ final class CounterAppDelegate: ApplicationDelegate {
         if shortcutItem.type == "increment" { count += 1 }
         say("performActionFor \(shortcutItem.type)", application)
         completionHandler(true)
+    }
+
+    func application(_ application: Application, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data) {
+        // "Hand the token to the server": the demo's server is `lifecyclectl push`, which reads this file.
+        let path = store.directory + "/device-token.json"
+        do {
+            try AtomicFile.write(deviceToken, to: URL(fileURLWithPath: path))
+            let endpoint =
+                (try? RemoteNotificationDeviceToken(deviceToken: deviceToken))?.endpoint.absoluteString ?? "?"
+            say("didRegisterForRemoteNotifications endpoint=\(endpoint) token=\(path)", application)
+        } catch {
+            say("didRegisterForRemoteNotifications, but the token could not be saved: \(error)", application)
+        }
+    }
+
+    func application(_ application: Application, didFailToRegisterForRemoteNotificationsWithError error: any Error) {
+        say("didFailToRegisterForRemoteNotifications \(error)", application)
+    }
+
+    func application(
+        _ application: Application, didReceiveRemoteNotification userInfo: UserInfo,
+        fetchCompletionHandler completionHandler: @escaping @Sendable (BackgroundFetchResult) -> Void
+    ) {
+        // {"increment": n} adds n: a server can count for the user while the app is suspended.
+        let added = userInfo["increment"]?.intValue.map(Int.init) ?? 0
+        count += added
+        say("didReceiveRemoteNotification \(Self.describe(userInfo))", application)
+        if added != 0 { save(application) }
+        completionHandler(added != 0 ? .newData : .noData)
+    }
+
+    /// A payload on one line: its JSON.
+    static func describe(_ payload: UserInfo) -> String {
+        payload.json
     }
 
     private func save(_ application: Application) {

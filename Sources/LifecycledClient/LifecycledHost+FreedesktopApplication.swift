@@ -29,7 +29,16 @@ extension LifecycledHost {
     /// suppresses `performActionFor`), the URL in `UIApplicationLaunchOptionsURLKey`, and the
     /// launch in the foreground. An activation with no call stays a background launch.
     func foldLaunchCall(into application: Application) async {
-        guard let call = await applicationService?.takeLaunchCall() else { return }
+        guard let first = await takeFirstLaunchCall() else { return }
+        let call: FreedesktopApplicationService.LaunchCall
+        switch first {
+        case .push(let payload):
+            // A distributor activated the app for a push: a background launch with the payload.
+            launchOptions.remoteNotification = payload
+            return
+        case .application(let applicationCall):
+            call = applicationCall
+        }
         var options = launchOptions
         let token: String?
         switch call {
@@ -51,6 +60,33 @@ extension LifecycledHost {
         reportForeground()
     }
 
+    /// The first call of a D-Bus activation: to `org.freedesktop.Application`, or a UnifiedPush
+    /// `Message`; the other window closes when one of them takes a call.
+    enum FirstLaunchCall: Sendable {
+        case application(FreedesktopApplicationService.LaunchCall)
+        case push(UserInfo)
+    }
+
+    private func takeFirstLaunchCall() async -> FirstLaunchCall? {
+        let service = applicationService
+        let connector = pushConnector
+        let race = LaunchCallRace()
+        return await withCheckedContinuation { continuation in
+            race.continuation = continuation
+            Task { @MainActor in
+                let call = await service?.takeLaunchCall()
+                // The other window stops waiting: its calls go to the running app from now on.
+                if call != nil { connector?.closeLaunchWindow() }
+                race.offer(call.map(FirstLaunchCall.application))
+            }
+            Task { @MainActor in
+                let payload = await connector?.takeLaunchMessage()
+                if payload != nil { service?.closeLaunchWindow() }
+                race.offer(payload.map(FirstLaunchCall.push))
+            }
+        }
+    }
+
     /// `Launch(id, {})` to lifecycled, which marks the running app foreground.
     func reportForeground() {
         guard let appID, status.isHosted else { return }
@@ -59,5 +95,19 @@ extension LifecycledHost {
                 member: LifecycledProtocol.Method.launch,
                 arguments: [.string(appID), UserInfoBusCodec.encode(UserInfo())]
             ))
+    }
+}
+
+/// Two launch windows, one answer: the first call either takes, or `nil` once both closed empty.
+@MainActor
+private final class LaunchCallRace {
+    var continuation: CheckedContinuation<LifecycledHost.FirstLaunchCall?, Never>?
+    private var waiting = 2
+
+    func offer(_ call: LifecycledHost.FirstLaunchCall?) {
+        waiting -= 1
+        guard let continuation, call != nil || waiting == 0 else { return }
+        self.continuation = nil
+        continuation.resume(returning: call)
     }
 }

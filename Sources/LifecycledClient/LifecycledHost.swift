@@ -124,6 +124,8 @@ public final class LifecycledHost: ApplicationHost {
     private var daemonAbsenceLogged = false
     /// The app's `org.freedesktop.Application`.
     var applicationService: FreedesktopApplicationService?
+    /// The app's UnifiedPush connector.
+    var pushConnector: UnifiedPushConnector?
     /// The manifest's quick actions (from the registration).
     var staticShortcutItems: [ShortcutItem] = [] {
         didSet { applicationService?.staticShortcutItems = staticShortcutItems }
@@ -284,10 +286,15 @@ public final class LifecycledHost: ApplicationHost {
             } else {
                 logDaemonAbsence("lifecycled is not running; the app runs on its defaults until it appears")
             }
+            // Before the app's name is requested: a distributor that activates the app calls the
+            // connector as soon as the name has an owner.
+            await startPushConnector(on: connection, id: id)
             // After the registration, so the manifest's quick actions are known to ActivateAction.
             if configuration.servesFreedesktopApplication {
                 await exportApplicationInterface(on: connection, id: id)
                 if launchOptions[.dbusActivation]?.boolValue == true { await foldLaunchCall(into: application) }
+            } else {
+                await requestPushName(on: connection, id: id)
             }
         } catch {
             logDaemonAbsence(
@@ -772,6 +779,7 @@ public final class LifecycledHost: ApplicationHost {
 
     private func closeConnection() {
         applicationService?.stop()
+        pushConnector?.stop()
         applicationService = nil
         signalWatcher?.cancel()
         signalWatcher = nil

@@ -29,6 +29,9 @@ struct DaemonConfiguration: Sendable {
     /// Where the schedule of local notifications is kept; `nil`: `$STATE_DIRECTORY`, else
     /// `$XDG_STATE_HOME/lifecycled`, else `~/.local/state/lifecycled` (`RestorationArchive.defaultDirectory`'s rule).
     var stateDirectory: String?
+    /// The `lifecycled.conf` to read (`--config`); `nil`: the XDG and `/etc` defaults
+    /// (``FleetConfiguration/locate(explicit:environment:)``).
+    var fleetConfigurationPath: String?
 
     /// Creates a configuration.
     ///
@@ -42,15 +45,18 @@ struct DaemonConfiguration: Sendable {
     ///   - sleepDeadline: The cap on waiting for apps before sleep.
     ///   - appEnvironment: Extra environment for launched apps.
     ///   - appCgroups: Where launched apps' cgroups are created.
+    ///   - stateDirectory: Where the schedule, the push registrations and the push queue are kept.
+    ///   - fleetConfigurationPath: The `lifecycled.conf` to read.
     init(
         busAddress: BusConnection.Address = .session, appsDirectories: [String]? = nil, simulationEnabled: Bool = false,
         bridgeSources: Set<HostBridge.Source> = Set(HostBridge.Source.allCases),
         systemBus: BusConnection.Address = .system,
         termination: TerminationPolicy = TerminationPolicy(), sleepDeadline: Duration? = nil,
         appEnvironment: [String: String] = [:], appCgroups: AppCgroupPlacement.Mode = .automatic,
-        stateDirectory: String? = nil
+        stateDirectory: String? = nil, fleetConfigurationPath: String? = nil
     ) {
         self.stateDirectory = stateDirectory
+        self.fleetConfigurationPath = fleetConfigurationPath
         self.busAddress = busAddress
         self.appsDirectories = appsDirectories
         self.simulationEnabled = simulationEnabled

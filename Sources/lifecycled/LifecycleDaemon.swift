@@ -74,6 +74,8 @@ final class LifecycleDaemon {
     var sleep = SleepWait()
     /// Local notifications, badges and idle inhibitors (`LifecycleDaemon+LocalNotifications.swift`).
     var local: LocalNotificationState
+    /// The UnifiedPush distributor and the fleet's broker link.
+    var push: PushDistributor?
 
     /// The session's host facts as the apps get them.
     struct HostFacts: Sendable, Equatable {
@@ -189,6 +191,7 @@ final class LifecycleDaemon {
             }
         }
         await startLocalNotifications()
+        await startPush(loop: loop, connection: connection)
         bridge.notify("READY=1\nSTATUS=hosting \(registry.all.count) known app(s)")
     }
 
@@ -242,6 +245,8 @@ final class LifecycleDaemon {
     /// Stops serving at once: the bridge, the bus and the loop (apps still running lose their supervisor).
     private func teardown() {
         stopLocalNotifications()
+        push?.stop()
+        push = nil
         bridgeTask?.cancel()
         bridgeTask = nil
         bridge?.stop()
@@ -304,6 +309,7 @@ final class LifecycleDaemon {
     /// - Parameters:
     ///   - destination: The unique name it goes to, or `nil` for a broadcast.
     func noteEmitted(_ member: String, _ arguments: [BusValue], to destination: String?) {
+        if destination == nil { push?.fleet?.mirror(member, arguments) }
         guard let onSignalEmitted, let connection else { return }
         onSignalEmitted(
             BusSignal(

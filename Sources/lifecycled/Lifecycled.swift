@@ -56,6 +56,14 @@ struct Lifecycled: AsyncParsableCommand, UsageErrorExit {
             valueName: "dir"))
     var stateDirectory: String?
 
+    /// The push and fleet configuration file.
+    @Option(
+        name: .customLong("config"),
+        help: ArgumentHelp(
+            "Read the broker and push settings from this file (default: $XDG_CONFIG_HOME/applifecycle/lifecycled.conf, else /etc/applifecycle/lifecycled.conf).",
+            valueName: "file"))
+    var config: String?
+
     /// Whether to only check the manifests.
     @Flag(help: "Only load the manifests, print them and exit (1 if any is rejected).")
     var check = false
@@ -68,6 +76,7 @@ struct Lifecycled: AsyncParsableCommand, UsageErrorExit {
         if let stateDirectory, !stateDirectory.hasPrefix("/") {
             throw ValidationError("--state-directory must be an absolute path, not '\(stateDirectory)'")
         }
+        if let config, config.isEmpty { throw ValidationError("--config must not be empty") }
         if appsDirectories.contains(where: \.isEmpty) { throw ValidationError("--apps-directory must not be empty") }
         if !["auto", "off"].contains(appCgroups) && !appCgroups.hasPrefix("/") {
             throw ValidationError(
@@ -83,7 +92,7 @@ struct Lifecycled: AsyncParsableCommand, UsageErrorExit {
             simulationEnabled: enableSimulate,
             bridgeSources: noHostSources ? [.signals, .watchdog] : Set(HostBridge.Source.allCases),
             appCgroups: appCgroups == "auto" ? .automatic : appCgroups == "off" ? .off : .under(appCgroups),
-            stateDirectory: stateDirectory)
+            stateDirectory: stateDirectory, fleetConfigurationPath: config)
     }
 
     /// Runs the daemon (or the manifest check).

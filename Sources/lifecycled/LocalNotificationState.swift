@@ -54,6 +54,8 @@ struct LocalNotificationState {
     /// Bumped on every change of an app's idle wish or state, so an `Inhibit` reply that arrives
     /// after the wish ended is closed at once.
     var idleGeneration: [String: Int] = [:]
+    /// lifecycled's state directory.
+    let stateDirectory: String
     /// The system bus connection for logind's `Inhibit`, opened on first use.
     var systemBus: BusConnection?
     /// The system bus connection being opened, which concurrent requests share.
@@ -61,6 +63,7 @@ struct LocalNotificationState {
 
     @MainActor
     init(stateDirectory: String, logger: Logger) {
+        self.stateDirectory = stateDirectory
         scheduleURL = URL(fileURLWithPath: stateDirectory).appendingPathComponent(
             LocalNotificationScheduleFile.fileName)
         writer = LocalNotificationScheduleWriter(url: scheduleURL, logger: logger)

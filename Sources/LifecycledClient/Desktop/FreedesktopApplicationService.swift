@@ -123,6 +123,10 @@ public final class FreedesktopApplicationService {
         return await withCheckedContinuation { launchCallWaiter = $0 }
     }
 
+    /// Ends the launch window without a call (another launch call came first): later calls go
+    /// to the app.
+    public func closeLaunchWindow() { closeLaunchWindow(with: nil) }
+
     private func closeLaunchWindow(with call: LaunchCall?) {
         guard launchCallWindowOpen else { return }
         launchCallWindowOpen = false

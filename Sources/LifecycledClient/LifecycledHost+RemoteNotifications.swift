@@ -1,0 +1,49 @@
+import AppLifecycle
+import FoundationEssentials
+import SystemdBus
+
+/// Remote notifications when lifecycled hosts the app: a ``UnifiedPushConnector`` under the
+/// app's id, preferring lifecycled's own distributor.
+extension LifecycledHost {
+    /// Registers with the push distributor (``UnifiedPushConnector/register()``).
+    public func registerForRemoteNotifications(_ application: Application) {
+        guard let pushConnector else {
+            Task { @MainActor [weak application] in
+                application?.handle(
+                    .failedToRegisterForRemoteNotifications(
+                        ApplicationError(.noPushDistributor, "the app is not on the session bus")))
+            }
+            return
+        }
+        pushConnector.register()
+    }
+
+    /// Unregisters from the push distributor.
+    public func unregisterForRemoteNotifications(_ application: Application) {
+        pushConnector?.unregister()
+    }
+
+    /// Exports the connector (before the app's name is requested).
+    func startPushConnector(on connection: BusConnection, id: String) async {
+        guard let application else { return }
+        let directory = RestorationArchive.defaultDirectory(
+            applicationIdentifier: id, environment: configuration.environment)
+        let connector = UnifiedPushConnector(appID: id, stateDirectory: directory, application: application)
+        connector.vapidPublicKey = configuration.environment[Self.vapidKeyEnvironment]
+        pushConnector = connector
+        await connector.start(on: connection)
+    }
+
+    /// `$LIFECYCLE_PUSH_VAPID_KEY`: the app server's VAPID public key (base64url), registered
+    /// with the distributor so that its gateway accepts only pushes signed with it.
+    public nonisolated static let vapidKeyEnvironment = "LIFECYCLE_PUSH_VAPID_KEY"
+
+    /// Owns the app's id for the connector when the app does not serve `org.freedesktop.Application`.
+    func requestPushName(on connection: BusConnection, id: String) async {
+        do {
+            _ = try await connection.requestName(id, flags: [.doNotQueue])
+        } catch {
+            logger.warning("cannot own \(id) for UnifiedPush: \(error)")
+        }
+    }
+}

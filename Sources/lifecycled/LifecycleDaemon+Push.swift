@@ -1,0 +1,50 @@
+import AppLifecycle
+import FoundationEssentials
+import LifecycledClient
+import SystemdBus
+
+/// The daemon's side of push delivery: a hosted app is made reachable before its connector is called.
+extension LifecycleDaemon {
+    /// Starts the distributor, and the broker link when a `lifecycled.conf` configures one; a bad
+    /// file is logged and leaves the fleet off (the daemon still hosts apps).
+    func startPush(loop: EventLoop, connection: BusConnection) async {
+        let path = FleetConfiguration.locate(
+            explicit: configuration.fleetConfigurationPath, environment: ProcessInfo.processInfo.environment)
+        var fleet: FleetConfiguration?
+        if let path {
+            do {
+                fleet = try FleetConfiguration.load(path: path)
+            } catch {
+                logger.error("push: \(error); the fleet stays off")
+            }
+        }
+        let distributor = PushDistributor(
+            daemon: self, connection: connection, stateDirectory: local.stateDirectory, logger: logger)
+        push = distributor
+        await distributor.start(fleetConfiguration: fleet, loop: loop)
+    }
+
+    /// Before a `Message` call to `service`: a suspended hosted app is resumed (it wakes into the
+    /// background for the push and is suspended again after its completion handler); a hosted
+    /// app that is not running is launched in the background, as a D-Bus activation, so the push
+    /// becomes its launch option once it owns its name. Anything else is left to D-Bus activation.
+    ///
+    /// - Returns: `false` when the app was just launched: the push goes out once it owns its name.
+    func prepareForPush(_ service: String) async -> Bool {
+        if let app = registry[service], let process = app.process, app.isRunning {
+            await resume(service, process)
+            return true
+        }
+        guard let manifest = store.manifest(id: service) else { return true }
+        var options = LaunchOptions()
+        options.launchedInBackground = true
+        options[.dbusActivation] = .bool(true)
+        do {
+            try launch(manifest, options: options)
+            logger.info("launched \(service) in the background for a push", metadata: .app(service))
+        } catch {
+            logger.warning("cannot launch \(service) for a push: \(error)", metadata: .app(service))
+        }
+        return false
+    }
+}

@@ -1,0 +1,193 @@
+import BrokerLink
+import FoundationEssentials
+
+/// lifecycled's push and fleet settings: `lifecycled.conf`, an INI file.
+///
+/// ```ini
+/// [broker]
+/// url = mqtts://broker.example.net:8883   # mqtt:// or mqtts://
+/// username = …          # default: the device id (what an ACL's %u matches)
+/// password-file = /etc/applifecycle/broker-password   # or password = …
+/// ca-file = …           # TLS: the CA, and a client certificate and key if the broker wants one
+/// certificate-file = …
+/// key-file = …
+/// device-id = …         # default: derived from /etc/machine-id (never the raw id)
+/// client-id = …         # default: lifecycled-<device id>; stable, for the persistent session
+/// keepalive = 30
+///
+/// [push]
+/// endpoint-url = https://push.example.net   # the gateway's public URL; endpoints are <it>/push/<token>
+/// ```
+///
+/// Read from `--config`, else `$XDG_CONFIG_HOME/applifecycle/lifecycled.conf` (default
+/// `~/.config/…`), else `/etc/applifecycle/lifecycled.conf`. No file: no fleet, and the
+/// distributor refuses registrations with `ACTION_REQUIRED`.
+struct FleetConfiguration: Sendable, Equatable {
+    /// A bad file: its path, line and what is wrong.
+    struct Invalid: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// The broker connection (client id, credentials, TLS, the Last Will are set by the fleet link).
+    var broker: BrokerConfiguration
+    /// The device's id: its topics' level, and the default MQTT user name.
+    var deviceID: String
+    /// The gateway's public base URL, without a trailing slash.
+    var endpointURL: String
+    /// The file it came from.
+    var path: String
+
+    /// The file to read: `explicit`, else the first that exists of the two defaults.
+    static func locate(explicit: String?, environment: [String: String]) -> String? {
+        if let explicit { return explicit }
+        let configHome =
+            environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? (environment["HOME"].map { $0 + "/.config" } ?? "/nonexistent")
+        for candidate in [configHome + "/applifecycle/lifecycled.conf", "/etc/applifecycle/lifecycled.conf"]
+        where FileManager.default.fileExists(atPath: candidate) {
+            return candidate
+        }
+        return nil
+    }
+
+    /// Reads and checks a file.
+    ///
+    /// - Parameters:
+    ///   - deriveDeviceID: The default device id (``DeviceIdentity/derived(applicationID:)``).
+    static func load(path: String, deriveDeviceID: () throws -> String = { try DeviceIdentity.derived() })
+        throws(Invalid)
+        -> FleetConfiguration
+    {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw Invalid(description: "\(path): cannot read it: \(error)")
+        }
+        let sections = try parse(text, path: path)
+        let known: [String: Set<String>] = [
+            "broker": [
+                "url", "username", "password", "password-file", "ca-file", "certificate-file", "key-file", "device-id",
+                "client-id", "keepalive",
+            ],
+            "push": ["endpoint-url"],
+        ]
+        for (section, values) in sections {
+            guard let keys = known[section] else { throw Invalid(description: "\(path): unknown section [\(section)]") }
+            for key in values.keys where !keys.contains(key) {
+                throw Invalid(description: "\(path): unknown key '\(key)' in [\(section)]")
+            }
+        }
+        let broker = sections["broker"] ?? [:]
+        guard let url = broker["url"] else { throw Invalid(description: "\(path): [broker] needs url") }
+        guard let endpoint = sections["push"]?["endpoint-url"] else {
+            throw Invalid(description: "\(path): [push] needs endpoint-url (the gateway's public URL)")
+        }
+        guard let endpointURL = URL(string: endpoint), ["http", "https"].contains(endpointURL.scheme ?? ""),
+            endpointURL.host != nil, endpointURL.query == nil
+        else {
+            throw Invalid(description: "\(path): endpoint-url '\(endpoint)' is not an http(s) URL")
+        }
+        let deviceID: String
+        if let explicit = broker["device-id"] {
+            deviceID = explicit
+        } else {
+            do {
+                deviceID = try deriveDeviceID()
+            } catch {
+                throw Invalid(description: "\(path): no device-id, and none can be derived: \(error)")
+            }
+        }
+        guard DeviceIdentity.isValid(deviceID) else {
+            throw Invalid(description: "\(path): device-id '\(deviceID)' is not a valid topic level")
+        }
+        var password = broker["password"]
+        if let file = broker["password-file"] {
+            guard password == nil else { throw Invalid(description: "\(path): password and password-file both set") }
+            do {
+                password =
+                    try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").first.map(String.init)
+                    ?? ""
+            } catch {
+                throw Invalid(description: "\(path): cannot read password-file \(file): \(error)")
+            }
+        }
+        var configuration: BrokerConfiguration
+        do {
+            configuration = try BrokerConfiguration(
+                url: url, clientID: broker["client-id"] ?? "lifecycled-\(deviceID)",
+                username: broker["username"] ?? deviceID, password: password)
+        } catch {
+            throw Invalid(description: "\(path): \(error)")
+        }
+        configuration.caFile = broker["ca-file"]
+        configuration.certificateFile = broker["certificate-file"]
+        configuration.keyFile = broker["key-file"]
+        if let keepalive = broker["keepalive"] {
+            guard let seconds = Int(keepalive), (5...3600).contains(seconds) else {
+                throw Invalid(description: "\(path): keepalive must be 5…3600 seconds, not '\(keepalive)'")
+            }
+            configuration.keepAlive = seconds
+        }
+        configuration.cleanSession = false
+        var base = endpoint
+        while base.hasSuffix("/") { base.removeLast() }
+        return FleetConfiguration(broker: configuration, deviceID: deviceID, endpointURL: base, path: path)
+    }
+
+    /// `[section]` and `key = value` lines; `#` and `;` start comments (whole lines, or after a space).
+    static func parse(_ text: String, path: String) throws(Invalid) -> [String: [String: String]] {
+        var sections: [String: [String: String]] = [:]
+        var current: String?
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            // A comment starts at `#` or `;` at the line's start or after a blank.
+            var line = Substring(rawLine)
+            var previous: Character = " "
+            for index in line.indices {
+                let character = line[index]
+                if (character == "#" || character == ";") && (previous == " " || previous == "\t") {
+                    line = line[..<index]
+                    break
+                }
+                previous = character
+            }
+            let trimmed = line.trimmedOfBlanks
+            if trimmed.isEmpty || trimmed.hasPrefix("#") || trimmed.hasPrefix(";") { continue }
+            if trimmed.hasPrefix("[") {
+                guard trimmed.hasSuffix("]"), trimmed.count > 2 else {
+                    throw Invalid(description: "\(path):\(index + 1): '\(trimmed)' is not a [section]")
+                }
+                current = String(trimmed.dropFirst().dropLast()).trimmedOfBlanks
+                sections[current!, default: [:]] = sections[current!] ?? [:]
+                continue
+            }
+            guard let section = current else {
+                throw Invalid(description: "\(path):\(index + 1): a setting before any [section]")
+            }
+            guard let equals = trimmed.firstIndex(of: "=") else {
+                throw Invalid(description: "\(path):\(index + 1): '\(trimmed)' is not key = value")
+            }
+            let key = trimmed[..<equals].trimmedOfBlanks
+            let value = trimmed[trimmed.index(after: equals)...].trimmedOfBlanks
+            guard !key.isEmpty, !value.isEmpty else {
+                throw Invalid(description: "\(path):\(index + 1): '\(trimmed)' has an empty key or value")
+            }
+            guard sections[section]?[key] == nil else {
+                throw Invalid(description: "\(path):\(index + 1): '\(key)' is set twice in [\(section)]")
+            }
+            sections[section, default: [:]][key] = value
+        }
+        return sections
+    }
+}
+
+extension StringProtocol {
+    /// Without leading and trailing spaces and tabs.
+    fileprivate var trimmedOfBlanks: String {
+        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
+        guard let first = firstIndex(where: { !blank($0) }), let last = lastIndex(where: { !blank($0) }) else {
+            return ""
+        }
+        return String(self[first...last])
+    }
+}

@@ -1,0 +1,512 @@
+import AppLifecycle
+import BrokerLink
+import FoundationEssentials
+import Glibc
+import LifecycledClient
+import Logging
+import SystemdBus
+
+/// lifecycled as a UnifiedPush distributor: `org.unifiedpush.Distributor.applifecycle` with
+/// `org.unifiedpush.Distributor2` and `…1` at `/org/unifiedpush/Distributor`, for every
+/// UnifiedPush app on the session bus, hosted or not.
+///
+/// - `Register` gives the connector an endpoint `<endpoint-url>/push/<160 random bits>`; the
+///   registration is kept in `push-registrations.json` and published retained to the broker
+///   (`…/<device>/registrations/<token>`) so every gateway knows where the token lives. The
+///   connector's `NewEndpoint` follows once the broker has the record (its PUBACK).
+/// - A push from the broker is written to `push-queue.json` before the broker gets its PUBACK,
+///   then delivered by calling the connector's `Message` on the app's name: a suspended hosted
+///   app is resumed first, a hosted app that is not running is launched in the background for
+///   it, any other is D-Bus-activated. Undelivered pushes wait (bounded, persisted) until the
+///   app is reachable, retried when its name gets an owner and with a backoff.
+/// - The urgency rule of the specification holds pushes back by the device's state
+///   (``DeliveryConditions``).
+@MainActor
+final class PushDistributor {
+    unowned let daemon: LifecycleDaemon
+    let connection: BusConnection
+    private(set) var fleet: FleetLink?
+    private var registrations: [String: PushRegistration] = [:]
+    private var queue = PushQueue()
+    private let registrationsFile: GroupCommitFile
+    private let queueFile: GroupCommitFile
+    private var objects: [ExportedObject] = []
+    private var tasks: [Task<Void, Never>] = []
+    private var ownerChanges: BusSubscription?
+    /// Registrations with a delivery on its way.
+    private var delivering: Set<String> = []
+    /// Registrations waiting for a retry, and their current backoff.
+    private var backoff: [String: Duration] = [:]
+    private var retryTasks: [String: Task<Void, Never>] = [:]
+    /// Registrations published to the broker (their NewEndpoint may go out).
+    private var published: Set<String> = []
+    var conditions = DeliveryConditions() {
+        didSet { if conditions != oldValue { deliverAll() } }
+    }
+    let logger: Logger
+
+    /// How long one `Message` call may take (the app may be launched for it).
+    static let messageTimeout: Duration = .seconds(30)
+    static let maximumBackoff: Duration = .seconds(60)
+
+    init(daemon: LifecycleDaemon, connection: BusConnection, stateDirectory: String, logger: Logger) {
+        self.daemon = daemon
+        self.connection = connection
+        self.logger = logger
+        let directory = URL(fileURLWithPath: stateDirectory, isDirectory: true)
+        registrationsFile = GroupCommitFile(
+            url: directory.appendingPathComponent("push-registrations.json"), logger: logger)
+        queueFile = GroupCommitFile(url: directory.appendingPathComponent("push-queue.json"), logger: logger)
+        loadState()
+    }
+
+    // MARK: Start and stop
+
+    /// Exports the distributor, owns its name, and connects to the broker when configured.
+    func start(fleetConfiguration: FleetConfiguration?, loop: EventLoop) async {
+        for (interface, methods) in [
+            (
+                UnifiedPush.distributor2,
+                [
+                    ExportedInterface.Method("Register", inSignature: "a{sv}", outSignature: "a{sv}"),
+                    .init("Unregister", inSignature: "a{sv}"),
+                ]
+            ),
+            (
+                UnifiedPush.distributor1,
+                [.init("Register", inSignature: "sss", outSignature: "ss"), .init("Unregister", inSignature: "s")]
+            ),
+        ] {
+            var exported = ExportedInterface(name: interface, methods: methods)
+            exported.callDelivery = .inOrder
+            exported.maximumPendingCalls = 128
+            do {
+                let object = try connection.export(exported, at: UnifiedPush.distributorPath)
+                objects.append(object)
+                let calls = object.incomingCalls
+                tasks.append(
+                    Task { @MainActor [weak self] in
+                        for await call in calls {
+                            guard let self else {
+                                call.reply(
+                                    .failure(BusError(name: BusError.Name.failed, message: "lifecycled is stopping")))
+                                continue
+                            }
+                            Task.immediate { @MainActor in
+                                do {
+                                    call.reply(.success(try await self.handle(call.request)))
+                                } catch {
+                                    call.reply(.failure(error))
+                                }
+                            }
+                        }
+                    })
+            } catch {
+                logger.error("push: cannot export \(interface): \(error)")
+            }
+        }
+        do {
+            ownerChanges = try await connection.subscribe(
+                sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                member: "NameOwnerChanged", signature: "sss"
+            ) { [weak self] signal in
+                guard let name = signal.arguments[0].stringValue, !name.hasPrefix(":"),
+                    signal.arguments[2].stringValue?.isEmpty == false
+                else { return }
+                Task { @MainActor in self?.serviceAppeared(name) }
+            }
+            let reply = try await connection.requestName(UnifiedPush.lifecycledDistributorName, flags: [.doNotQueue])
+            if reply == .primaryOwner || reply == .alreadyOwner {
+                logger.info("push: serving \(UnifiedPush.lifecycledDistributorName)")
+            } else {
+                logger.warning("push: \(UnifiedPush.lifecycledDistributorName) is owned by another process")
+            }
+        } catch {
+            logger.error("push: cannot serve \(UnifiedPush.lifecycledDistributorName): \(error)")
+        }
+        guard let fleetConfiguration else {
+            logger.notice(
+                "push: no lifecycled.conf with a [broker] and [push]; registrations are refused (ACTION_REQUIRED)")
+            return
+        }
+        do {
+            let fleet = try FleetLink(configuration: fleetConfiguration, loop: loop, logger: logger)
+            fleet.onPush = { [weak self] envelope, message, acknowledgement in
+                self?.received(envelope, message, acknowledgement)
+            }
+            fleet.onConnected = { [weak self] in self?.republishRegistrations() }
+            self.fleet = fleet
+            try fleet.start()
+        } catch {
+            logger.error("push: cannot start the broker link: \(error)")
+        }
+        // Pushes persisted before a restart go out now.
+        deliverAll()
+    }
+
+    func stop() {
+        tasks.forEach { $0.cancel() }
+        retryTasks.values.forEach { $0.cancel() }
+        objects.forEach { $0.unexport() }
+        ownerChanges?.cancel()
+        fleet?.stop()
+    }
+
+    // MARK: State files
+
+    private func loadState() {
+        let decoder = JSONDecoder()
+        if let data = try? Data(contentsOf: registrationsFile.url) {
+            do {
+                for registration in try decoder.decode([PushRegistration].self, from: data) {
+                    registrations[registration.endpointToken] = registration
+                }
+            } catch {
+                logger.error(
+                    "push: \(registrationsFile.url.path) is unreadable (\(error)); starting without registrations")
+            }
+        }
+        if let data = try? Data(contentsOf: queueFile.url) {
+            do {
+                queue = try decoder.decode(PushQueue.self, from: data)
+                logger.info("push: \(queue.pending.count) undelivered push(es) from before")
+            } catch {
+                logger.error("push: \(queueFile.url.path) is unreadable (\(error)); its pushes are lost")
+            }
+        }
+    }
+
+    private func saveRegistrations() async -> Bool {
+        await registrationsFile.persist { [weak self] in
+            let list = (self?.registrations.values.sorted { $0.created < $1.created }) ?? []
+            return (try? JSONEncoder().encode(list)) ?? Data("[]".utf8)
+        }
+    }
+
+    private func saveQueue() async -> Bool {
+        await queueFile.persist { [weak self] in
+            (try? JSONEncoder().encode(self?.queue ?? PushQueue())) ?? Data()
+        }
+    }
+
+    // MARK: The distributor's methods
+
+    private func handle(_ call: BusMethodCall) async throws -> [BusValue] {
+        let v2 = call.interface == UnifiedPush.distributor2
+        switch call.member {
+        case "Register":
+            let service: String
+            let token: String
+            let description: String?
+            let vapid: String?
+            if v2 {
+                service = UnifiedPush.field("service", in: call.arguments.first)?.stringValue ?? ""
+                token = UnifiedPush.field("token", in: call.arguments.first)?.stringValue ?? ""
+                description = UnifiedPush.field("description", in: call.arguments.first)?.stringValue
+                vapid = UnifiedPush.field("vapid", in: call.arguments.first)?.stringValue
+            } else {
+                service = call.arguments[0].stringValue ?? ""
+                token = call.arguments[1].stringValue ?? ""
+                description = call.arguments[2].stringValue
+                vapid = nil
+            }
+            let (success, reason) = try await register(
+                service: service, token: token, description: description, vapid: vapid, version: v2 ? 2 : 1,
+                caller: call.sender)
+            if v2 {
+                var reply: [String: BusValue] = ["success": .string(success)]
+                if let reason { reply["reason"] = .string(reason) }
+                return [.vardict(reply)]
+            }
+            return [.string(success), .string(reason ?? "")]
+        case "Unregister":
+            let token =
+                (v2 ? UnifiedPush.field("token", in: call.arguments.first)?.stringValue : call.arguments[0].stringValue)
+                ?? ""
+            try await unregister(connectorToken: token, caller: call.sender)
+            return []
+        default:
+            throw BusError(name: BusError.Name.unknownMethod, message: "no method \(call.member)")
+        }
+    }
+
+    /// A valid D-Bus well-known name (the connector's `service`).
+    static func isValidServiceName(_ name: String) -> Bool {
+        let elements = name.split(separator: ".", omittingEmptySubsequences: false)
+        return name.utf8.count <= 255 && elements.count >= 2
+            && elements.allSatisfy { element in
+                guard let first = element.first, !first.isNumber else { return false }
+                return element.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }
+            }
+    }
+
+    private func register(
+        service: String, token: String, description: String?, vapid: String?, version: Int, caller: String?
+    ) async throws -> (String, String?) {
+        guard Self.isValidServiceName(service) else {
+            throw BusError(
+                name: BusError.Name.invalidArgs, message: "service '\(service.prefix(80))' is not a bus name")
+        }
+        guard !token.isEmpty, token.utf8.count <= UnifiedPush.maximumTokenLength else {
+            throw BusError(name: BusError.Name.invalidArgs, message: "token must be 1 to 100 bytes")
+        }
+        if let vapid, !PushRegistrationRecord.isValidVAPIDKey(vapid) {
+            throw BusError(
+                name: BusError.Name.invalidArgs, message: "vapid is not a base64url uncompressed P-256 public key")
+        }
+        try await checkCallerOwns(service, caller: caller)
+        guard let fleet else {
+            logger.notice("push: refused \(service): no broker is configured")
+            return (UnifiedPush.registrationFailed, UnifiedPush.FailureReason.actionRequired.rawValue)
+        }
+        var registration: PushRegistration
+        var changed = true
+        if let existing = registrations.values.first(where: { $0.service == service && $0.connectorToken == token }) {
+            registration = existing
+            changed = existing.vapid != vapid || existing.version != version || existing.description != description
+            registration.vapid = vapid
+            registration.version = version
+            registration.description = description
+        } else {
+            registration = PushRegistration(
+                endpointToken: PushRegistration.makeEndpointToken(), connectorToken: token, service: service,
+                description: description, vapid: vapid, version: version, created: FleetLink.now())
+        }
+        registrations[registration.endpointToken] = registration
+        let saved = changed ? await saveRegistrations() : true
+        guard saved else {
+            return (UnifiedPush.registrationFailed, UnifiedPush.FailureReason.internalError.rawValue)
+        }
+        logger.info("push: \(service) registered (endpoint token …\(registration.endpointToken.suffix(4)))")
+        let endpointToken = registration.endpointToken
+        if changed || !published.contains(endpointToken) {
+            publishRegistration(registration, fleet: fleet)
+        } else {
+            // Already known to the broker: the endpoint goes out at once, after this reply.
+            Task { @MainActor [weak self] in self?.sendNewEndpoint(endpointToken) }
+        }
+        return (UnifiedPush.registrationSucceeded, nil)
+    }
+
+    private func publishRegistration(_ registration: PushRegistration, fleet: FleetLink) {
+        let record = PushRegistrationRecord(
+            token: registration.endpointToken, app: registration.service, vapid: registration.vapid,
+            created: registration.created)
+        guard let topic = try? fleet.topics.registration(registration.endpointToken) else { return }
+        let token = registration.endpointToken
+        fleet.publish(topic, Array(record.encoded()), retain: true) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success:
+                self.published.insert(token)
+                self.sendNewEndpoint(token)
+            case .failure(let error):
+                self.logger.warning("push: cannot publish the registration of …\(token.suffix(4)): \(error)")
+            }
+        }
+    }
+
+    /// On every (re)connect: the broker may have lost retained records (no persistence), and the
+    /// ones registered while offline were never published.
+    private func republishRegistrations() {
+        guard let fleet else { return }
+        for registration in registrations.values.sorted(by: { $0.created < $1.created }) {
+            publishRegistration(registration, fleet: fleet)
+        }
+    }
+
+    private func unregister(connectorToken: String, caller: String?) async throws {
+        guard let registration = registrations.values.first(where: { $0.connectorToken == connectorToken }) else {
+            return
+        }
+        try await checkCallerOwns(registration.service, caller: caller)
+        await drop(registration, notify: true)
+    }
+
+    private func drop(_ registration: PushRegistration, notify: Bool) async {
+        registrations[registration.endpointToken] = nil
+        published.remove(registration.endpointToken)
+        queue.drop(token: registration.endpointToken)
+        _ = await saveRegistrations()
+        _ = await saveQueue()
+        if let fleet, let topic = try? fleet.topics.registration(registration.endpointToken) {
+            // An empty retained message removes the record: gateways answer 404 from now on.
+            fleet.publish(topic, [], retain: true)
+        }
+        logger.info("push: \(registration.service) unregistered")
+        guard notify else { return }
+        let arguments: [BusValue] =
+            registration.version == 2
+            ? [.vardict(["token": .string(registration.connectorToken)])] : [.string(registration.connectorToken)]
+        _ = try? await connection.call(
+            destination: registration.service, path: UnifiedPush.connectorPath,
+            interface: registration.version == 2 ? UnifiedPush.connector2 : UnifiedPush.connector1,
+            member: "Unregistered", arguments: arguments, timeout: .seconds(5))
+    }
+
+    /// Only the connection that owns `service` may register or unregister it.
+    private func checkCallerOwns(_ service: String, caller: String?) async throws {
+        let owner = try? await connection.nameOwner(service)
+        guard let caller, owner == caller else {
+            throw BusError(
+                name: "org.freedesktop.DBus.Error.AccessDenied",
+                message: "only the owner of \(service) may register or unregister it")
+        }
+    }
+
+    private func sendNewEndpoint(_ endpointToken: String) {
+        guard let registration = registrations[endpointToken], let fleet else { return }
+        let endpoint = fleet.configuration.endpointURL + "/push/" + endpointToken
+        let arguments: [BusValue] =
+            registration.version == 2
+            ? [.vardict(["token": .string(registration.connectorToken), "endpoint": .string(endpoint)])]
+            : [.string(registration.connectorToken), .string(endpoint)]
+        let connection = connection
+        let logger = logger
+        Task {
+            do {
+                _ = try await connection.call(
+                    destination: registration.service, path: UnifiedPush.connectorPath,
+                    interface: registration.version == 2 ? UnifiedPush.connector2 : UnifiedPush.connector1,
+                    member: "NewEndpoint", arguments: arguments, timeout: .seconds(10))
+            } catch {
+                logger.notice("push: NewEndpoint to \(registration.service) failed: \(error)")
+            }
+        }
+    }
+
+    // MARK: Pushes from the broker
+
+    private func received(_ envelope: PushEnvelope?, _ message: BrokerMessage, _ acknowledgement: BrokerAcknowledgement)
+    {
+        guard let envelope else {
+            acknowledgement.acknowledge()
+            return
+        }
+        guard registrations[envelope.token] != nil else {
+            logger.notice("push: dropped \(envelope.id): token …\(envelope.token.suffix(4)) is not registered here")
+            acknowledgement.acknowledge()
+            return
+        }
+        switch queue.add(envelope) {
+        case .duplicate:
+            logger.info("push: \(envelope.id) again (a redelivery); delivered once already or pending")
+            acknowledgement.acknowledge()
+            return
+        case .replaced(let old):
+            logger.info("push: \(envelope.id) replaces \(old) (same topic)")
+        case .overflowed(let dropped):
+            logger.error("push: the queue of …\(envelope.token.suffix(4)) is full; dropped the oldest push \(dropped)")
+        case .added:
+            break
+        }
+        Task { @MainActor [weak self] in
+            guard let self else { return }
+            // The PUBACK leaves only once the push is on disk.
+            if await self.saveQueue() {
+                acknowledgement.acknowledge()
+            } else {
+                // Not acknowledged: the broker keeps it and sends it again after a reconnect.
+                self.logger.error("push: \(envelope.id) could not be written; the broker will send it again")
+                self.fleet?.connection.abort()
+                return
+            }
+            self.deliverNext(envelope.token)
+        }
+    }
+
+    // MARK: Delivery
+
+    private func deliverAll() {
+        for token in queue.waitingTokens { deliverNext(token) }
+    }
+
+    private func serviceAppeared(_ name: String) {
+        for registration in registrations.values where registration.service == name {
+            backoff[registration.endpointToken] = nil
+            retryTasks.removeValue(forKey: registration.endpointToken)?.cancel()
+            deliverNext(registration.endpointToken)
+        }
+    }
+
+    private func deliverNext(_ endpointToken: String) {
+        guard !delivering.contains(endpointToken), retryTasks[endpointToken] == nil else { return }
+        let expired = queue.dropExpired(nowMilliseconds: FleetLink.now())
+        for push in expired {
+            logger.notice("push: \(push.id) expired (TTL \(push.ttl) s) before it could be delivered")
+        }
+        if !expired.isEmpty { Task { _ = await saveQueue() } }
+        guard let push = queue.next(for: endpointToken), let registration = registrations[endpointToken] else { return }
+        guard conditions.allows(push.urgency) else {
+            logger.info("push: \(push.id) (\(push.urgency.rawValue)) waits: \(conditions)")
+            return
+        }
+        delivering.insert(endpointToken)
+        Task { @MainActor [weak self] in
+            guard let self else { return }
+            let outcome = await self.deliver(push, to: registration)
+            self.delivering.remove(endpointToken)
+            switch outcome {
+            case .delivered:
+                self.backoff[endpointToken] = nil
+                self.queue.complete(push.id)
+                Task { _ = await self.saveQueue() }
+                self.deliverNext(endpointToken)
+            case .launched:
+                // Its name's owner change delivers it; it may have come already.
+                if (try? await self.connection.nameOwner(registration.service)) != nil {
+                    self.deliverNext(endpointToken)
+                } else {
+                    self.scheduleRetry(endpointToken, after: .seconds(10))
+                }
+            case .failed:
+                self.scheduleRetry(endpointToken)
+            }
+        }
+    }
+
+    private func scheduleRetry(_ endpointToken: String, after fixedDelay: Duration? = nil) {
+        let delay = fixedDelay ?? min((backoff[endpointToken] ?? .milliseconds(500)) * 2, Self.maximumBackoff)
+        backoff[endpointToken] = delay
+        retryTasks[endpointToken] = Task { @MainActor [weak self] in
+            try? await Task.sleep(for: delay)
+            guard !Task.isCancelled, let self else { return }
+            self.retryTasks[endpointToken] = nil
+            self.deliverNext(endpointToken)
+        }
+    }
+
+    private enum DeliveryOutcome {
+        case delivered
+        /// The app was launched for it: the push goes out once the app owns its name.
+        case launched
+        case failed
+    }
+
+    /// One `Message` call; the app is resumed or launched first when lifecycled hosts it.
+    private func deliver(_ push: PushEnvelope, to registration: PushRegistration) async -> DeliveryOutcome {
+        guard await daemon.prepareForPush(registration.service) else {
+            logger.info("push: \(push.id) waits for \(registration.service) to start")
+            return .launched
+        }
+        let arguments: [BusValue] =
+            registration.version == 2
+            ? [
+                .vardict([
+                    "token": .string(registration.connectorToken), "message": UnifiedPush.byteArray(push.body),
+                    "id": .string(push.id),
+                ])
+            ] : [.string(registration.connectorToken), UnifiedPush.byteArray(push.body), .string(push.id)]
+        do {
+            _ = try await connection.call(
+                destination: registration.service, path: UnifiedPush.connectorPath,
+                interface: registration.version == 2 ? UnifiedPush.connector2 : UnifiedPush.connector1,
+                member: "Message", arguments: arguments, timeout: Self.messageTimeout)
+            logger.info("push: \(push.id) delivered to \(registration.service)")
+            return .delivered
+        } catch {
+            logger.notice("push: \(push.id) not delivered to \(registration.service) yet: \(error)")
+            return .failed
+        }
+    }
+}
