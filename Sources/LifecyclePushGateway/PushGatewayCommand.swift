@@ -1,0 +1,179 @@
+import ArgumentParser
+import BrokerLink
+import CommandLineSupport
+import Dispatch
+import FoundationEssentials
+import Glibc
+import Logging
+import NIOCore
+import NIOPosix
+import SystemdBus
+
+/// The `lifecycle-push-gateway` command: the fleet's Web Push front door (RFC 8030, RFC 8292).
+///
+/// `lifecycle-push-gateway --listen 127.0.0.1:8080 --public-url https://push.example.net
+/// --broker mqtt://127.0.0.1:1883 --username gateway --password-file FILE [--ca-file F
+/// --certificate-file F --key-file F] [--client-id ID]`
+///
+/// It keeps no state beyond the broker's retained registrations, so several instances can run
+/// behind one load balancer (each with its own client id, the default). SIGTERM or SIGINT: it
+/// stops accepting, finishes the requests in flight, disconnects from the broker and exits 0.
+/// Exit status 1: it cannot start (the port is taken, the password file is unreadable); 2: a usage
+/// error.
+@main
+struct PushGatewayCommand: AsyncParsableCommand, UsageErrorExit {
+    /// The command's name and help.
+    static let configuration = CommandConfiguration(
+        commandName: "lifecycle-push-gateway",
+        abstract: "Accept Web Push messages (RFC 8030, VAPID) and publish them to devices through an MQTT broker.",
+        version: PackageVersion.current)
+
+    /// The environment variable read for the broker password when there is no `--password-file`.
+    static let passwordVariable = "LIFECYCLE_PUSH_GATEWAY_PASSWORD"
+
+    /// How long in-flight requests may take after SIGTERM before their connections are closed.
+    static let shutdownGrace: Duration = .seconds(10)
+
+    @Option(help: ArgumentHelp("The address and port to listen on (port 0: any free port).", valueName: "host:port"))
+    var listen = "127.0.0.1:8080"
+
+    @Option(
+        name: .customLong("public-url"),
+        help: ArgumentHelp(
+            "The origin app servers reach this gateway at: VAPID's audience, the start of endpoints and Locations.",
+            valueName: "url"))
+    var publicURL: String
+
+    @Option(help: ArgumentHelp("The MQTT broker.", valueName: "mqtt://host:port|mqtts://host:port"))
+    var broker = "mqtt://127.0.0.1:1883"
+
+    @Option(help: "The broker user name.")
+    var username: String?
+
+    @Option(
+        name: .customLong("password-file"),
+        help: ArgumentHelp("A file holding the broker password (else $\(Self.passwordVariable)).", valueName: "file"))
+    var passwordFile: String?
+
+    @Option(
+        name: .customLong("ca-file"), help: ArgumentHelp("CA certificates for the broker's TLS.", valueName: "file"))
+    var caFile: String?
+
+    @Option(
+        name: .customLong("certificate-file"),
+        help: ArgumentHelp("A client certificate for the broker's TLS.", valueName: "file"))
+    var certificateFile: String?
+
+    @Option(name: .customLong("key-file"), help: ArgumentHelp("The client certificate's key.", valueName: "file"))
+    var keyFile: String?
+
+    @Option(
+        name: .customLong("client-id"),
+        help: ArgumentHelp("The MQTT client id (default: lifecycle-push-gateway-<random>).", valueName: "id"))
+    var clientID: String?
+
+    /// Checks the options (exit status 2 on failure).
+    func validate() throws {
+        guard ListenAddress(listen) != nil else {
+            throw ValidationError(
+                "--listen must be HOST:PORT (for example 127.0.0.1:8080 or [::1]:8080), not '\(listen)'")
+        }
+        guard PublicURL.normalize(publicURL) != nil else {
+            throw ValidationError("--public-url must be an http or https origin without a path, not '\(publicURL)'")
+        }
+        do {
+            _ = try BrokerConfiguration(url: broker, clientID: clientID ?? "check")
+        } catch {
+            throw ValidationError("--broker: \(error)")
+        }
+        if (certificateFile == nil) != (keyFile == nil) {
+            throw ValidationError("--certificate-file and --key-file go together")
+        }
+        for (name, path) in [("--ca-file", caFile), ("--certificate-file", certificateFile), ("--key-file", keyFile)] {
+            if let path, path.isEmpty { throw ValidationError("\(name) must not be empty") }
+        }
+        if let passwordFile, passwordFile.isEmpty { throw ValidationError("--password-file must not be empty") }
+    }
+
+    /// Runs the gateway until SIGTERM or SIGINT.
+    ///
+    /// - Throws: `ExitCode(1)` when it cannot start.
+    func run() async throws {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .info
+            return handler
+        }
+        let logger = Logger(label: "lifecycle-push-gateway")
+        // Signals become events of a dispatch source, not handlers interrupting whatever runs.
+        let signals = SignalStream(signals: [SIGTERM, SIGINT])
+        do {
+            try await serve(until: signals, logger: logger)
+        } catch {
+            StandardError.write(line: "lifecycle-push-gateway: \(error)")
+            throw ExitCode(1)
+        }
+    }
+
+    private func serve(until signals: SignalStream, logger: Logger) async throws {
+        let address = ListenAddress(listen)!
+        let publicURL = PublicURL.normalize(self.publicURL)!
+        var configuration = try BrokerConfiguration(
+            url: broker, clientID: clientID ?? "lifecycle-push-gateway-\(UUID().uuidString.prefix(8).lowercased())",
+            username: username, password: try password())
+        configuration.caFile = caFile
+        configuration.certificateFile = certificateFile
+        configuration.keyFile = keyFile
+        // Nothing queued for the gateway is worth keeping: its subscription is sent again and the
+        // retained registrations re-read on every connect.
+        configuration.cleanSession = true
+
+        let brokerLoop = try EventLoop(name: "broker")
+        let registrations = RegistrationTable()
+        let link = BrokerPushLink(
+            configuration: configuration, loop: brokerLoop, registrations: registrations, logger: logger)
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, System.coreCount))
+        let gateway = PushGateway(registrations: registrations, publisher: link, publicURL: publicURL, logger: logger)
+        let server = GatewayServer(group: group, gateway: gateway)
+        do {
+            try link.start()
+            let bound = try await server.start(host: address.host, port: address.port)
+            logger.notice(
+                "listening",
+                metadata: ["address": "\(bound)", "port": "\(bound.port ?? 0)", "public-url": "\(publicURL)"])
+        } catch {
+            link.stop()
+            brokerLoop.shutdown()
+            try? await group.shutdownGracefully()
+            throw error
+        }
+
+        let received = await signals.next()
+        logger.notice("stopping", metadata: ["signal": "\(received)"])
+        await server.quiesce(timeout: Self.shutdownGrace)
+        link.stop()
+        brokerLoop.shutdown()
+        try? await group.shutdownGracefully()
+        logger.notice("stopped")
+    }
+
+    /// The broker password: the file's first line, else the environment variable, else none.
+    private func password() throws -> String? {
+        if let passwordFile {
+            let data: Data
+            do {
+                data = try Data(contentsOf: URL(filePath: passwordFile))
+            } catch {
+                throw GatewayStartError("cannot read --password-file \(passwordFile): \(error)")
+            }
+            let text = String(decoding: data, as: UTF8.self)
+            return String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+        }
+        return ProcessInfo.processInfo.environment[Self.passwordVariable]
+    }
+
+    /// Parses the command line and runs; usage errors exit 2 (``UsageErrorExit``).
+    static func main() async {
+        await runMain()
+    }
+}
