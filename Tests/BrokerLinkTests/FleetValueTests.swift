@@ -1,0 +1,154 @@
+import Foundation
+import Testing
+
+@testable import BrokerLink
+
+@Suite struct BrokerConfigurationTests {
+    @Test func parsesURLs() throws {
+        let plain = try BrokerConfiguration(url: "mqtt://broker.example", clientID: "c")
+        #expect(plain.host == "broker.example" && plain.port == 1883 && !plain.usesTLS)
+        let tls = try BrokerConfiguration(url: "mqtts://10.0.0.1", clientID: "c")
+        #expect(tls.host == "10.0.0.1" && tls.port == 8883 && tls.usesTLS)
+        let v6 = try BrokerConfiguration(url: "mqtt://[::1]:1884", clientID: "c")
+        #expect(v6.host == "::1" && v6.port == 1884)
+        let withSlash = try BrokerConfiguration(url: "mqtts://h:9000/", clientID: "c")
+        #expect(withSlash.port == 9000 && withSlash.host == "h")
+    }
+
+    @Test(arguments: [
+        "http://h", "mqtt://", "mqtt://h:0", "mqtt://h:65536", "mqtt://h:x", "mqtt://user@h", "mqtt://h/path",
+        "mqtt://[::1", "mqtt://[::1]x", "mqtt://h:1883:1", "mqtt://h?x", "MQTT://h", "mqtt://h:+1",
+    ])
+    func rejectsBadURLs(url: String) {
+        #expect(throws: BrokerError.self) { try BrokerConfiguration(url: url, clientID: "c") }
+    }
+
+    @Test func rejectsBadSettings() throws {
+        #expect(throws: BrokerError.self) { try BrokerConfiguration(url: "mqtt://h", clientID: "") }
+        var configuration = try BrokerConfiguration(url: "mqtt://h", clientID: "c")
+        configuration.keepAlive = 2
+        #expect(throws: BrokerError.self) { try configuration.validate() }
+        configuration.keepAlive = 30
+        configuration.caFile = "/etc/ssl/certs/ca-certificates.crt"
+        #expect(throws: BrokerError.self) { try configuration.validate() }
+    }
+}
+
+@Suite struct FleetTopicsTests {
+    @Test func buildsTheLayout() throws {
+        let topics = try FleetTopics(device: "dev1")
+        #expect(topics.push == "applifecycle/v1/dev1/push")
+        #expect(topics.presence == "applifecycle/v1/dev1/presence")
+        #expect(try topics.appState("org.example.App") == "applifecycle/v1/dev1/apps/org.example.App/state")
+        #expect(try topics.appNotifications("a") == "applifecycle/v1/dev1/apps/a/notifications")
+        #expect(try topics.registration("tok_1") == "applifecycle/v1/dev1/registrations/tok_1")
+        #expect(topics.presenceWill == BrokerWill(topic: topics.presence, payload: Array("offline".utf8)))
+        #expect(FleetTopics.allRegistrations == "applifecycle/v1/+/registrations/+")
+        #expect(FleetTopics.allPresence == "applifecycle/v1/+/presence")
+        #expect(FleetTopics.allAppStates == "applifecycle/v1/+/apps/+/state")
+    }
+
+    @Test func rejectsBadLevels() throws {
+        let topics = try FleetTopics(device: "dev1")
+        for bad in ["", "a/b", "a+", "#", "a\u{0}b", "a\nb", String(repeating: "x", count: 129)] {
+            #expect(throws: BrokerError.self) { try topics.appState(bad) }
+            #expect(throws: BrokerError.self) { try topics.registration(bad) }
+        }
+        for bad in ["", "a/b", "+", "#", "..", "dé", String(repeating: "x", count: 65)] {
+            #expect(throws: BrokerError.self) { try FleetTopics(device: bad) }
+        }
+    }
+
+    @Test func parsesTopicsBack() {
+        #expect(FleetTopics.parse("applifecycle/v1/d/push") == .init(device: "d", kind: .push, key: nil))
+        #expect(FleetTopics.parse("applifecycle/v1/d/presence") == .init(device: "d", kind: .presence, key: nil))
+        #expect(
+            FleetTopics.parse("applifecycle/v1/d/apps/a.b/state") == .init(device: "d", kind: .appState, key: "a.b"))
+        #expect(
+            FleetTopics.parse("applifecycle/v1/d/apps/a/notifications")
+                == .init(device: "d", kind: .appNotifications, key: "a"))
+        #expect(
+            FleetTopics.parse("applifecycle/v1/d/registrations/t") == .init(device: "d", kind: .registration, key: "t"))
+        for bad in [
+            "applifecycle/v1/d", "applifecycle/v2/d/push", "applifecycle/v1/+/push", "applifecycle/v1/d/push/x",
+            "applifecycle/v1/d/apps//state", "applifecycle/v1/d/apps/a/other", "applifecycle/v1/d/registrations/",
+            "", "/",
+        ] {
+            #expect(FleetTopics.parse(bad) == nil, "\(bad)")
+        }
+    }
+}
+
+@Suite struct DeviceIdentityTests {
+    @Test func derivesAStableAppSpecificID() throws {
+        let id = try DeviceIdentity.derived()
+        #expect(id.count == 32 && id.allSatisfy { $0.isHexDigit && !$0.isUppercase })
+        #expect(try DeviceIdentity.derived() == id)
+        #expect(try DeviceIdentity.derived(applicationID: DeviceIdentity.fleetApplicationID.uppercased()) == id)
+        let other = try DeviceIdentity.derived(applicationID: "00112233-4455-6677-8899-aabbccddeeff")
+        #expect(other != id)
+        let machineID = (try? String(contentsOfFile: "/etc/machine-id", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(id != machineID && other != machineID)
+        #expect(DeviceIdentity.isValid(id))
+    }
+
+    @Test func rejectsBadApplicationIDs() {
+        for bad in ["", "xyz", String(repeating: "g", count: 32), String(repeating: "a", count: 31)] {
+            #expect(throws: BrokerError.self) { try DeviceIdentity.derived(applicationID: bad) }
+        }
+    }
+
+    @Test func validatesIDs() {
+        #expect(DeviceIdentity.isValid("dev-1_a.B"))
+        for bad in ["", "a/b", "a+b", "a#", "a b", "é", ".", String(repeating: "a", count: 65)] {
+            #expect(!DeviceIdentity.isValid(bad), "\(bad)")
+        }
+    }
+}
+
+@Suite struct PushEnvelopeTests {
+    static let id = "6F9619FF-8B86-D011-B42D-00C04FC964FF"
+
+    @Test func roundTrips() throws {
+        let envelope = try PushEnvelope(
+            id: Self.id, token: "tok", ttl: 60, urgency: .veryLow, topic: "news", received: 1_000,
+            body: [0, 1, 2, 254, 255])
+        let json = try envelope.jsonPayload()
+        let text = String(decoding: json, as: UTF8.self)
+        #expect(text.contains("\"v\":1") && text.contains("\"body\":\"AAEC_v8\"") && text.contains("\"very-low\""))
+        #expect(try PushEnvelope.decode(json) == envelope)
+        #expect(envelope.expiresAt == 61_000)
+    }
+
+    @Test(arguments: [
+        #"{"v":2,"id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","token":"t","ttl":1,"urgency":"low","received":1,"body":""}"#,
+        #"{"v":1,"id":"nope","token":"t","ttl":1,"urgency":"low","received":1,"body":""}"#,
+        #"{"v":1,"id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","token":"a/b","ttl":1,"urgency":"low","received":1,"body":""}"#,
+        #"{"v":1,"id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","token":"t","ttl":-1,"urgency":"low","received":1,"body":""}"#,
+        #"{"v":1,"id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","token":"t","ttl":1,"urgency":"urgent","received":1,"body":""}"#,
+        #"{"v":1,"id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","token":"t","ttl":1,"urgency":"low","received":1,"body":"AA=="}"#,
+        #"{"v":1,"id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","token":"t","ttl":1,"urgency":"low","received":1,"body":"A+"}"#,
+        #"{"v":1,"id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","token":"t","ttl":1,"urgency":"low","topic":"a b","received":1,"body":""}"#,
+        #"{"v":1,"id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","token":"t","ttl":1,"urgency":"low","received":-5,"body":""}"#,
+        #"{"v":1,"token":"t","ttl":1,"urgency":"low","received":1,"body":""}"#,
+        #"not json"#,
+    ])
+    func rejectsInvalidEnvelopes(json: String) {
+        #expect(throws: BrokerError.self) { try PushEnvelope.decode(Array(json.utf8)) }
+    }
+
+    @Test func base64URLMatchesRFC4648() {
+        let vectors = [
+            "": "", "f": "Zg", "fo": "Zm8", "foo": "Zm9v", "foob": "Zm9vYg", "fooba": "Zm9vYmE", "foobar": "Zm9vYmFy",
+        ]
+        for (plain, encoded) in vectors {
+            #expect(Base64URL.encode(Array(plain.utf8)) == encoded)
+            #expect(Base64URL.decode(encoded) == Array(plain.utf8))
+        }
+        #expect(Base64URL.encode([0xfb, 0xff]) == "-_8")
+        #expect(Base64URL.decode("Zh") == nil)  // non-zero leftover bits
+        #expect(Base64URL.decode("Z") == nil)
+        #expect(Base64URL.decode("Zm9v=") == nil)
+    }
+}
