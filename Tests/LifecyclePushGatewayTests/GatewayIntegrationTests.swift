@@ -1,0 +1,192 @@
+import BrokerLink
+import BrokerTestSupport
+import Foundation
+import SystemdBusTesting
+import Testing
+import WebPush
+
+/// The built gateway against a real mosquitto: registrations published by a device user, pushes
+/// over HTTP, envelopes received by the device.
+@Suite(.serialized) struct GatewayIntegrationTests {
+    static let users = ["gateway": "gateway-secret", "device-1": "device-1-secret", "device-2": "device-2-secret"]
+    static let token = "integration_token_0123456789"
+
+    let broker: MosquittoBroker
+    let device: MosquittoClientTool
+
+    init() throws {
+        broker = try MosquittoBroker(users: Self.users)
+        device = MosquittoClientTool(broker: broker, username: "device-1")
+    }
+
+    /// Publishes device-1's retained registration of `token`.
+    func register(_ token: String = token, vapid: String? = nil, as tool: MosquittoClientTool? = nil) async throws {
+        let record = PushRegistrationRecord(token: token, app: "org.example.App", vapid: vapid, created: 1)
+        let client = tool ?? device
+        let result = try await client.publish(
+            topic: try FleetTopics(device: client.username).registration(token),
+            message: String(decoding: record.encoded(), as: UTF8.self), retain: true)
+        #expect(result.status == 0, "mosquitto_pub: \(result.output)")
+    }
+
+    func startGateway(clientID: String? = nil) async throws -> GatewayProcess {
+        try await GatewayProcess(brokerURL: broker.url, password: Self.users["gateway"]!, clientID: clientID)
+    }
+
+    /// Waits until `/health` reports a connected broker and `count` registrations.
+    func waitForRegistrations(_ count: Int, at gateway: GatewayProcess) async -> Bool {
+        await eventually(hangGuard: .seconds(15), pause: .milliseconds(100)) {
+            let health = try? await HTTPExchange.send("GET", "\(gateway.url)/health")
+            return health?.status == 200 && health?.body.contains("\"registrations\":\(count),\"loaded\":true") == true
+        }
+    }
+
+    func push(
+        _ gateway: GatewayProcess, token: String = token, body: [UInt8], headers: [(String, String)]? = nil
+    ) async throws -> HTTPExchange {
+        try await HTTPExchange.send(
+            "POST", "\(gateway.url)/push/\(token)",
+            headers: headers ?? [("TTL", "60"), ("Content-Encoding", "aes128gcm"), ("Urgency", "high")], body: body)
+    }
+
+    @Test func aPushReachesTheDeviceUnchanged() async throws {
+        try await register()
+        let gateway = try await startGateway()
+        #expect(await waitForRegistrations(1, at: gateway))
+        let receiver = try await DeviceClient(broker: broker, device: "device-1")
+
+        let (body, keys) = try Fixture.encryptedBody()
+        let response = try await push(gateway, body: body)
+        #expect(response.status == 201, "\(response)")
+        #expect(response.headers["ttl"] == "60")
+        let location = try #require(response.headers["location"])
+        #expect(location.hasPrefix("https://push.example.net/message/"))
+        let id = String(location.split(separator: "/").last ?? "")
+
+        #expect(await eventually(hangGuard: .seconds(10)) { !receiver.envelopes.isEmpty })
+        let envelope = try #require(receiver.envelopes.first)
+        #expect(envelope.id == id)
+        #expect(envelope.token == Self.token)
+        #expect(envelope.urgency == .high)
+        #expect(envelope.body == body)
+        let plaintext = try WebPushEncryption.decrypt(Data(envelope.body), keys: keys)
+        #expect(String(decoding: plaintext, as: UTF8.self) == "When I grow up, I want to be a watermelon")
+        // The gateway never logs the body (nor anything of the plaintext).
+        #expect(!gateway.log.contains(Base64URL.encode(Data(body))))
+        #expect(gateway.stop() == 0)
+    }
+
+    @Test func badRequestsGetTheirStatuses() async throws {
+        try await register()
+        let gateway = try await startGateway()
+        #expect(await waitForRegistrations(1, at: gateway))
+        let body = Fixture.body()
+        let good: [(String, String)] = [("TTL", "60"), ("Content-Encoding", "aes128gcm")]
+
+        #expect(try await push(gateway, token: "unknown_token_0123456789", body: body).status == 404)
+        #expect(try await push(gateway, token: "bad", body: body).status == 404)
+        let oversized = try await push(gateway, body: Fixture.body(length: 4097))
+        #expect(oversized.status == 413)
+        #expect(oversized.body.hasSuffix("\n"))
+        // The same through chunked transfer encoding: no Content-Length to refuse up front.
+        let chunked = try await push(
+            gateway, body: Fixture.body(length: 4097), headers: good + [("Transfer-Encoding", "chunked")])
+        #expect(chunked.status == 413)
+        #expect(try await push(gateway, body: Fixture.body(length: 60), headers: good).status == 400)
+        #expect(try await push(gateway, body: Fixture.body(idlen: 32), headers: good).status == 400)
+        #expect(try await push(gateway, body: body, headers: [("Content-Encoding", "aes128gcm")]).status == 400)
+        let unsupported = try await push(gateway, body: body, headers: [("TTL", "60"), ("Content-Encoding", "aesgcm")])
+        #expect(unsupported.status == 415)
+        #expect(unsupported.headers["content-type"]?.hasPrefix("text/plain") == true)
+        #expect(try await HTTPExchange.send("GET", "\(gateway.url)/push/\(Self.token)").status == 405)
+        #expect(try await HTTPExchange.send("GET", "\(gateway.url)/elsewhere").status == 404)
+        // After all of that the gateway still accepts a good push.
+        #expect(try await push(gateway, body: body).status == 201)
+        #expect(gateway.stop() == 0)
+    }
+
+    @Test func vapidIsRequiredWhenRegisteredAndMustMatchTheKey() async throws {
+        let serverKey = VAPIDSigningKey()
+        try await register(vapid: serverKey.publicKeyBase64URL)
+        let gateway = try await startGateway()
+        #expect(await waitForRegistrations(1, at: gateway))
+        let base: [(String, String)] = [("TTL", "60"), ("Content-Encoding", "aes128gcm")]
+        let body = Fixture.body()
+
+        #expect(try await push(gateway, body: body, headers: base).status == 401)
+        let other = try VAPIDSigningKey().authorization(audience: "https://push.example.net", subject: "mailto:a@b.c")
+        #expect(try await push(gateway, body: body, headers: base + [("Authorization", other)]).status == 403)
+        let wrongAudience = try serverKey.authorization(audience: "https://elsewhere.example", subject: "mailto:a@b.c")
+        #expect(try await push(gateway, body: body, headers: base + [("Authorization", wrongAudience)]).status == 401)
+        let good = try serverKey.authorization(audience: "https://push.example.net", subject: "mailto:a@b.c")
+        #expect(try await push(gateway, body: body, headers: base + [("Authorization", good)]).status == 201)
+        #expect(gateway.stop() == 0)
+    }
+
+    @Test func twoGatewaysServeTheSameToken() async throws {
+        try await register()
+        let first = try await startGateway()
+        let second = try await startGateway()
+        #expect(await waitForRegistrations(1, at: first))
+        #expect(await waitForRegistrations(1, at: second))
+        let receiver = try await DeviceClient(broker: broker, device: "device-1")
+        #expect(try await push(first, body: Fixture.body(length: 200)).status == 201)
+        #expect(try await push(second, body: Fixture.body(length: 300)).status == 201)
+        #expect(await eventually(hangGuard: .seconds(10)) { receiver.envelopes.count == 2 })
+        #expect(Set(receiver.envelopes.map(\.body.count)) == [200, 300])
+        #expect(first.stop() == 0)
+        #expect(second.stop() == 0)
+    }
+
+    @Test func aRegistrationIsRemovedAndAnotherDevicesClaimIsIgnored() async throws {
+        try await register()
+        let gateway = try await startGateway()
+        #expect(await waitForRegistrations(1, at: gateway))
+        // device-2 claims device-1's token: ignored (logged).
+        try await register(as: MosquittoClientTool(broker: broker, username: "device-2"))
+        #expect(await eventually(hangGuard: .seconds(10)) { gateway.log.contains("belongs to another device") })
+        #expect(try await push(gateway, body: Fixture.body()).status == 201)
+        // device-1 removes it with an empty retained payload.
+        let removal = try await device.publish(
+            topic: try FleetTopics(device: "device-1").registration(Self.token), message: "", retain: true)
+        #expect(removal.status == 0)
+        #expect(await waitForRegistrations(0, at: gateway))
+        #expect(try await push(gateway, body: Fixture.body()).status == 404)
+        #expect(gateway.stop() == 0)
+    }
+
+    @Test func unavailableWhileTheBrokerIsDownAndRecoveredAfterItsRestart() async throws {
+        try await register()
+        let gateway = try await startGateway()
+        #expect(await waitForRegistrations(1, at: gateway))
+        broker.stop()
+        #expect(
+            await eventually(hangGuard: .seconds(15), pause: .milliseconds(100)) {
+                (try? await HTTPExchange.send("GET", "\(gateway.url)/health"))?.status == 503
+            })
+        let refused = try await push(gateway, body: Fixture.body())
+        #expect(refused.status == 503)
+        #expect(refused.headers["retry-after"] != nil)
+
+        try broker.restart()
+        #expect(await waitForRegistrations(1, at: gateway))
+        #expect(
+            await eventually(hangGuard: .seconds(15), pause: .milliseconds(200)) {
+                (try? await push(gateway, body: Fixture.body()))?.status == 201
+            })
+        #expect(gateway.stop() == 0)
+    }
+
+    @Test func usageErrorsExitTwo() async throws {
+        let executable = try #require(BuiltProducts.path(of: "lifecycle-push-gateway"))
+        for arguments in [
+            ["--listen", "nonsense", "--public-url", "https://push.example.net"],
+            ["--public-url", "https://push.example.net/with/path"],
+            ["--public-url", "https://push.example.net", "--broker", "http://127.0.0.1:1883"],
+            [],
+        ] {
+            let result = try await offThread { try ChildProcess.run(executable, arguments) }
+            #expect(result.status == 2, "\(arguments)")
+        }
+    }
+}
