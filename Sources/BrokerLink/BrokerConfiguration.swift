@@ -128,7 +128,9 @@ public struct BrokerConfiguration: Sendable, Equatable {
         }
         var port = tls ? 8883 : 1883
         if let portText {
-            guard let value = Int(portText), (1...65_535).contains(value), portText.allSatisfy(\.isASCII) else {
+            guard portText.allSatisfy({ ("0"..."9").contains($0) }), let value = Int(portText),
+                (1...65_535).contains(value)
+            else {
                 throw invalid("the port must be 1...65535")
             }
             port = value

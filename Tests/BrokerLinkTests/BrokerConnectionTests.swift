@@ -18,7 +18,7 @@ import Testing
         init(
             _ broker: MosquittoBroker, user: String, clientID: String, password: String? = nil,
             will: BrokerWill? = nil, holdAcknowledgements: Bool = false, subscribe filters: [String] = [],
-            keepAlive: Int = 30, maximumQueuedPublishes: Int = 1000
+            keepAlive: Int = 30, maximumQueuedPublishes: Int = 1000, cleanSession: Bool = false
         ) throws {
             loop = try EventLoop(name: "mqtt-\(clientID)")
             var configuration = try BrokerConfiguration(
@@ -26,6 +26,7 @@ import Testing
                 password: password ?? broker.users[user])
             configuration.will = will
             configuration.keepAlive = keepAlive
+            configuration.cleanSession = cleanSession
             configuration.maximumReconnectDelay = .milliseconds(400)
             configuration.maximumQueuedPublishes = maximumQueuedPublishes
             connection = BrokerConnection(configuration: configuration, loop: loop)
@@ -75,7 +76,7 @@ import Testing
         for index in 0..<50 {
             client.connection.publish(topic: topic, payload: Array("m\(index)".utf8), qos: 1) { _ in }
         }
-        try await client.connection.publish(topic: topic, payload: Array("last".utf8), qos: 1)
+        try await client.connection.boundedPublish(topic: topic, payload: Array("last".utf8), qos: 1)
         #expect(await client.probe.wait { $0.messages.count >= 51 })
         #expect(client.probe.texts == (0..<50).map { "m\($0)" } + ["last"])
         #expect(client.probe.messages.allSatisfy { $0.qos == 1 && $0.topic == topic && !$0.retain })
@@ -94,12 +95,12 @@ import Testing
         #expect(await client.probe.waitForConnections())
         let dev2Tool = MosquittoClientTool(broker: broker, username: "dev2")
         // Give the subscriptions time to be in place: a marker on dev1's own topic comes back.
-        try await client.connection.publish(topic: dev1.presence, payload: Array("marker0".utf8))
+        try await client.connection.boundedPublish(topic: dev1.presence, payload: Array("marker0".utf8))
         #expect(await client.probe.wait { $0.texts.contains("marker0") })
         #expect(try await dev2Tool.publish(topic: dev2.presence, message: "dev2-secret").status == 0)
         // dev1 writes to dev2's topic: the broker acknowledges and drops it.
-        try await client.connection.publish(topic: dev2.push, payload: Array("forged".utf8))
-        try await client.connection.publish(topic: dev1.presence, payload: Array("marker1".utf8))
+        try await client.connection.boundedPublish(topic: dev2.push, payload: Array("forged".utf8))
+        try await client.connection.boundedPublish(topic: dev1.presence, payload: Array("marker1".utf8))
         #expect(await client.probe.wait { $0.texts.contains("marker1") })
         #expect(await eventually(hangGuard: .seconds(5)) { watcher.messages.contains { $0.hasSuffix("marker1") } })
         #expect(!client.probe.texts.contains("dev2-secret"))
@@ -113,7 +114,7 @@ import Testing
         let operatorTool = MosquittoClientTool(broker: broker, username: "operator")
         let client = try Client(broker, user: "dev1", clientID: "dev1-will", will: topics.presenceWill)
         #expect(await client.probe.waitForConnections())
-        try await client.connection.publish(topic: topics.presence, payload: FleetTopics.online, retain: true)
+        try await client.connection.boundedPublish(topic: topics.presence, payload: FleetTopics.online, retain: true)
         #expect(
             try await operatorTool.receive(filter: topics.presence, count: 1, retainedOnly: true)
                 == ["\(topics.presence) online"])
@@ -130,7 +131,7 @@ import Testing
         let topics = try FleetTopics(device: "dev1")
         let client = try Client(broker, user: "dev1", clientID: "dev1-stop", will: topics.presenceWill)
         #expect(await client.probe.waitForConnections())
-        try await client.connection.publish(topic: topics.presence, payload: FleetTopics.online, retain: true)
+        try await client.connection.boundedPublish(topic: topics.presence, payload: FleetTopics.online, retain: true)
         client.close()
         #expect(await client.probe.wait { $0.events.last == .disconnected(.stopped) })
         #expect(
@@ -177,7 +178,7 @@ import Testing
         #expect(await eventually { brokerLog(broker).contains("Sending SUBACK to dev1-gate") })
         #expect(try await gateway.publish(topic: topics.push, message: "held-1").status == 0)
         #expect(await first.probe.wait { $0.texts == ["held-1"] })
-        #expect(try await first.connection.outstandingAcknowledgements() == 1)
+        #expect(try await withDeadline { try await first.connection.outstandingAcknowledgements() } == 1)
         // Gated: a second message is neither read nor acknowledged, and no PUBACK reached the broker.
         #expect(try await gateway.publish(topic: topics.push, message: "held-2").status == 0)
         try await Task.sleep(for: .milliseconds(500))
@@ -192,7 +193,7 @@ import Testing
         second.probe.acknowledgeAll()
         #expect(await second.probe.wait { $0.texts == ["held-1", "held-2"] })
         #expect(await eventually { brokerLog(broker).contains("Received PUBACK from dev1-gate") })
-        #expect(try await second.connection.outstandingAcknowledgements() == 0)
+        #expect(try await withDeadline { try await second.connection.outstandingAcknowledgements() } == 0)
         second.close()
         #expect(await second.probe.wait { $0.events.last == .disconnected(.stopped) })
 
@@ -220,7 +221,7 @@ import Testing
         // Published while the broker is down: queued, sent after it returns.
         let state = try topics.appState("org.example.App")
         let whileDown = Task {
-            try await client.connection.publish(topic: state, payload: Array("s-down".utf8), retain: true)
+            try await client.connection.boundedPublish(topic: state, payload: Array("s-down".utf8), retain: true)
         }
         try await Task.sleep(for: .milliseconds(300))
         try broker.restart()
@@ -237,19 +238,42 @@ import Testing
         #expect(retained == ["\(state) s-down"])
     }
 
+    @Test func resubscribesAfterAReconnectWithoutSession() async throws {
+        let broker = try MosquittoBroker(users: Self.users)
+        let topics = try FleetTopics(device: "dev1")
+        let gateway = MosquittoClientTool(broker: broker, username: "gateway")
+        let client = try Client(
+            broker, user: "dev1", clientID: "dev1-clean", subscribe: [topics.push], cleanSession: true)
+        defer { client.close() }
+        #expect(await client.probe.waitForConnections())
+        try broker.restart()
+        #expect(await client.probe.waitForConnections(2))
+        #expect(client.probe.events.filter { $0 == .connected(sessionPresent: false) }.count == 2)
+        // The broker kept nothing of a clean session: the message arrives only if the connection
+        // subscribed again by itself.
+        #expect(
+            await eventually { brokerLog(broker).components(separatedBy: "Sending SUBACK to dev1-clean").count == 3 })
+        #expect(try await gateway.publish(topic: topics.push, message: "again").status == 0)
+        #expect(await client.probe.wait { $0.texts == ["again"] })
+    }
+
     @Test func queueIsBoundedWhileDisconnected() async throws {
         let broker = try MosquittoBroker(users: Self.users)
         broker.stop()
         let client = try Client(broker, user: "dev1", clientID: "dev1-queue", maximumQueuedPublishes: 2)
         defer { client.close() }
-        let first = Task { try await client.connection.publish(topic: "applifecycle/v1/dev1/push", payload: [1]) }
-        let second = Task { try await client.connection.publish(topic: "applifecycle/v1/dev1/push", payload: [2]) }
+        let first = Task {
+            try await client.connection.boundedPublish(topic: "applifecycle/v1/dev1/push", payload: [1])
+        }
+        let second = Task {
+            try await client.connection.boundedPublish(topic: "applifecycle/v1/dev1/push", payload: [2])
+        }
         try await Task.sleep(for: .milliseconds(100))
         await #expect(throws: BrokerError(.queueFull, "2 publishes are already waiting")) {
-            try await client.connection.publish(topic: "applifecycle/v1/dev1/push", payload: [3])
+            try await client.connection.boundedPublish(topic: "applifecycle/v1/dev1/push", payload: [3])
         }
         await #expect(throws: BrokerError.self) {
-            try await client.connection.publish(topic: "bad/#", payload: [3])
+            try await client.connection.boundedPublish(topic: "bad/#", payload: [3])
         }
         client.connection.stop()
         await #expect(throws: BrokerError.self) { try await first.value }

@@ -77,9 +77,13 @@ public struct MosquittoClientTool: Sendable {
     public func startSubscriber(filter: String, timeoutSeconds: Int = 10) throws -> BackgroundSubscriber {
         let directory = try TemporaryDirectory(prefix: "mosquitto-sub")
         let path = directory.appending("out")
+        // stdbuf: line-buffered, or the debug lines (SUBACK) would sit in stdio's buffer.
         let child = try ChildProcess.spawn(
-            "/usr/bin/mosquitto_sub",
-            common + ["-t", filter, "-v", "-d", "-W", "\(timeoutSeconds)", "-q", "1"], stdout: .file(path))
+            "/usr/bin/stdbuf",
+            ["-oL", "/usr/bin/mosquitto_sub"] + common + [
+                "-t", filter, "-v", "-d", "-W", "\(timeoutSeconds)", "-q", "1",
+            ],
+            stdout: .file(path))
         return BackgroundSubscriber(child: child, directory: directory, path: path)
     }
 }
