@@ -275,10 +275,12 @@ public final class LifecycledHost: ApplicationHost {
             // the registration below reaches.
             registrationsInFlight += 1
             defer { endRegistration() }
+            // A failed activatable look-up counts as not installed: it must not keep the app off
+            // the bus (its name, org.freedesktop.Application, its push connector).
             if owner != nil {
                 await register(initial: true)
-            } else if try await connection.activatableNames(timeout: configuration.callTimeout).contains(
-                LifecycledProtocol.busName)
+            } else if (try? await connection.activatableNames(timeout: configuration.callTimeout))?.contains(
+                LifecycledProtocol.busName) == true
             {
                 // Installed but not running: RegisterApp, sent with auto-start, starts it.
                 logger.info("starting lifecycled through D-Bus activation")
