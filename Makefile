@@ -3,12 +3,15 @@
 
 SHELL := /bin/bash
 SWIFT ?= swift
-# Building needs libsystemd; the tests and the demo also need a bus daemon, python-dbusmock and gdbus.
-BUILD_PACKAGES := libsystemd-dev pkg-config
-APT_PACKAGES := $(BUILD_PACKAGES) dbus-daemon python3-dbusmock libglib2.0-bin
+# Building needs libsystemd and libmosquitto; the tests and the demos also need a bus daemon,
+# python-dbusmock, gdbus, dbus-python with GLib (the UnifiedPush stand-ins), a real mosquitto broker
+# and its clients, and python3-venv for the Web Push interop venv (pywebpush from PyPI).
+BUILD_PACKAGES := libsystemd-dev libmosquitto-dev pkg-config
+APT_PACKAGES := $(BUILD_PACKAGES) dbus-daemon python3-dbusmock libglib2.0-bin python3-dbus python3-gi \
+	mosquitto mosquitto-clients python3-venv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build-deps build test format lint asan demo bench install clean dist-binaries deb man-draft docs graph test-realhost realhost-run
+.PHONY: deps build-deps build test format lint asan demo demo-push bench install clean dist-binaries deb man-draft docs graph test-realhost realhost-run
 
 # Installs the Debian packages named in $(1) that are missing (apt-get only then).
 define install-missing
@@ -39,6 +42,7 @@ test: deps
 	scripts/timed.sh "format check" $(MAKE) --no-print-directory lint
 	scripts/timed.sh "build with tests" $(SWIFT) build --build-tests
 	scripts/timed.sh "API documentation (DocC, no warnings)" $(MAKE) --no-print-directory docs
+	scripts/timed.sh "Web Push interop venv (pywebpush, http-ece, py-vapid)" scripts/webpush-venv.sh
 	scripts/timed.sh "unit and integration tests" \
 		scripts/run-logged.sh .build/test.log $(TEST_TIME_LIMIT) $(SWIFT) test --skip-build
 	scripts/timed.sh "AddressSanitizer run" $(MAKE) --no-print-directory asan
@@ -70,6 +74,13 @@ asan: deps
 demo: deps
 	$(SWIFT) build --product lifecycle-example
 	.build/debug/lifecycle-example --host sandbox
+
+# Remote notifications end to end: mosquitto, lifecycle-push-gateway and lifecycled with
+# counter-app on a private bus; `lifecyclectl push` sends to the app while it is suspended and again
+# while it is not running, and the timeline shows both paths.
+demo-push: deps
+	$(SWIFT) build
+	/usr/bin/python3 scripts/demo-push.py --build "$$($(SWIFT) build --show-bin-path)"
 
 bench: deps dist-binaries
 	$(SWIFT) build -c release --product lifecycle-bench

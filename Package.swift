@@ -5,6 +5,10 @@ let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
 let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
 let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
 let unixSignals: Target.Dependency = .product(name: "UnixSignals", package: "swift-service-lifecycle")
+let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
+let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
+let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
+let nioHTTP1: Target.Dependency = .product(name: "NIOHTTP1", package: "swift-nio")
 
 let package = Package(
     name: "AppLifecycle",
@@ -16,12 +20,15 @@ let package = Package(
         .library(name: "LifecycledClient", targets: ["LifecycledClient"]),
         .library(name: "AppLifecycleSystemd", targets: ["AppLifecycleSystemd"]),
         .library(name: "AppLifecycleService", targets: ["AppLifecycleService"]),
+        .library(name: "WebPush", targets: ["WebPush"]),
+        .library(name: "BrokerLink", targets: ["BrokerLink"]),
         .executable(name: "lifecycle-example", targets: ["LifecycleExample"]),
         .executable(name: "counter-app", targets: ["CounterApp"]),
         .executable(name: "lifecycle-bench", targets: ["LifecycleBench"]),
         .executable(name: "bare-swift-process", targets: ["BareSwiftProcess"]),
         .executable(name: "lifecycled", targets: ["lifecycled"]),
         .executable(name: "lifecyclectl", targets: ["lifecyclectl"]),
+        .executable(name: "lifecycle-push-gateway", targets: ["LifecyclePushGateway"]),
     ],
     dependencies: [
         // Logging is the one dependency of the core: every module logs through swift-log.
@@ -30,6 +37,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         // Apps run as a Service in a ServiceGroup; UnixSignals gives an fd-free, event-driven SIGTERM.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // Web Push (RFC 8291 aes128gcm, RFC 8292 VAPID): P-256 ECDH and ECDSA, HKDF, AES-GCM. Version 4
+        // builds on FoundationEssentials (3.x imports all of Foundation, and ICU with it).
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        // The Web Push gateway's HTTP/1.1 server; only lifecycle-push-gateway links it.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         .target(name: "AppLifecycle", dependencies: [logging]),
@@ -46,7 +58,8 @@ let package = Package(
         // D-Bus fixtures: private bus daemons, python-dbusmock, child processes.
         .target(name: "SystemdBusTesting", dependencies: ["SystemdBus", "CLinuxSupport"]),
         // lifecycled's protocol and the app side of it; UnixSignals traps SIGTERM for LifecycledHost.
-        .target(name: "LifecycledClient", dependencies: ["AppLifecycle", "SystemdBus", logging, unixSignals]),
+        .target(
+            name: "LifecycledClient", dependencies: ["AppLifecycle", "SystemdBus", "WebPush", logging, unixSignals]),
         .target(
             name: "AppLifecycleSystemd",
             dependencies: [
@@ -72,13 +85,29 @@ let package = Package(
             ],
             path: "Examples/CounterApp"
         ),
+        // Web Push's message encryption and VAPID, shared by apps, lifecyclectl and the gateway.
+        .target(name: "WebPush", dependencies: [crypto]),
+        .systemLibrary(
+            name: "CMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
+        ),
+        // An MQTT client (libmosquitto) on a SystemdBus event loop, and the fleet's topics and envelopes.
+        .target(name: "BrokerLink", dependencies: ["CMosquitto", "SystemdBus", logging]),
+        .executableTarget(
+            name: "LifecyclePushGateway",
+            dependencies: [
+                "WebPush", "BrokerLink", "SystemdBus", "CommandLineSupport", argumentParser, logging, nioCore, nioPosix,
+                nioHTTP1,
+            ]
+        ),
         // The two executables' shared command-line behaviour (usage errors exit 2).
         .target(name: "CommandLineSupport", dependencies: [argumentParser]),
         .executableTarget(
             name: "lifecycled",
             dependencies: [
                 "AppLifecycle", "LifecycledClient", "AppLifecycleSystemd", "SystemdBus", "CLinuxSupport",
-                "CommandLineSupport",
+                "CommandLineSupport", "BrokerLink",
                 argumentParser, logging,
             ]
         ),
@@ -86,7 +115,11 @@ let package = Package(
             name: "lifecyclectl",
             // LifecycledClient: lifecyclectl speaks lifecycled's protocol through the same codec and
             // subscriber the apps use, rather than a copy of them; it links no host bridge.
-            dependencies: ["AppLifecycle", "SystemdBus", "LifecycledClient", "CommandLineSupport", argumentParser]
+            // WebPush and BrokerLink: `push` encrypts as an app server does, `fleet` reads the broker.
+            dependencies: [
+                "AppLifecycle", "SystemdBus", "LifecycledClient", "CommandLineSupport", "WebPush", "BrokerLink",
+                argumentParser,
+            ]
         ),
         .target(name: "CAllocationCounter", path: "Benchmarks/CAllocationCounter"),
         // The idle benchmark's reference process: FoundationEssentials and nothing else.
@@ -115,6 +148,7 @@ let package = Package(
             name: "LifecycledClientTests",
             dependencies: [
                 "LifecycledClient", "AppLifecycle", "AppLifecycleTesting", "SystemdBusTesting", "LifecycledTestSupport",
+                "WebPush",
             ]
         ),
         .testTarget(
@@ -134,7 +168,8 @@ let package = Package(
             name: "LifecycledTests",
             dependencies: [
                 "lifecycled", "AppLifecycle", "AppLifecycleTesting", "AppLifecycleSystemd", "LifecycledClient",
-                "SystemdBus", "SystemdBusTesting", "LifecycledTestSupport",
+                "SystemdBus", "SystemdBusTesting", "LifecycledTestSupport", "BrokerLink", "BrokerTestSupport",
+                "WebPush",
             ]
         ),
         .testTarget(
@@ -146,6 +181,23 @@ let package = Package(
             ]
         ),
         .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport", argumentParser]),
+        .testTarget(name: "WebPushTests", dependencies: ["WebPush", "SystemdBusTesting", crypto]),
+        // A real mosquitto broker for the tests: its own config, port, persistence directory and ACL.
+        .target(
+            name: "BrokerTestSupport",
+            dependencies: ["SystemdBusTesting", "BrokerLink", "SystemdBus"],
+            path: "Tests/BrokerTestSupport"
+        ),
+        .testTarget(
+            name: "BrokerLinkTests",
+            dependencies: ["BrokerLink", "BrokerTestSupport", "SystemdBus", "SystemdBusTesting"]
+        ),
+        .testTarget(
+            name: "LifecyclePushGatewayTests",
+            dependencies: [
+                "LifecyclePushGateway", "WebPush", "BrokerLink", "BrokerTestSupport", "SystemdBus", "SystemdBusTesting",
+            ]
+        ),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [

@@ -18,7 +18,7 @@ SUITE=bookworm
 # dbus-user-session; PAM sessions for `systemd-run -p PAMName=login`; tzdata for
 # `timedatectl set-timezone`; polkitd, without which logind refuses an unprivileged delay
 # inhibitor (AccessDenied), as no desktop does; procps for the scenarios' process checks; man-db for `man -l`.
-PACKAGES=systemd,systemd-sysv,dbus,dbus-user-session,libpam-systemd,polkitd,tzdata,procps,man-db,ca-certificates,python3-dbusmock
+PACKAGES=systemd,systemd-sysv,dbus,dbus-user-session,libpam-systemd,polkitd,tzdata,procps,man-db,ca-certificates,python3-dbusmock,libmosquitto1
 
 recipe_hash() {
     { echo "$SUITE $MIRROR $PACKAGES"; cat "$0"; } | sha256sum | cut -d' ' -f1
