@@ -451,8 +451,21 @@ final class ConnectionCore {
             return
         }
         guard let box else { return }
+        // epoll watches a duplicate that the source owns, not libmosquitto's fd: libmosquitto
+        // closes its socket before it reports the disconnect, and a closed fd cannot be removed
+        // from epoll (EBADF). While a child spawned at that moment still holds the socket, its
+        // registration would outlive the freed source and sd-event would be handed a dangling
+        // pointer (its "Code should not be reached" abort in process_epoll, seen here). The
+        // duplicate keeps the socket open until the source is gone, and goes with it.
+        let watched = fcntl(fd, F_DUPFD_CLOEXEC, 0)
+        guard watched >= 0 else {
+            logger.error("cannot duplicate the socket to watch it: errno \(errno)")
+            return
+        }
         do {
-            let token = try loop.addIO(fd: fd, events: events) { revents in box.value.handleIO(revents) }
+            let token = try loop.addIO(fd: watched, events: events, ownsFD: true) { revents in
+                box.value.handleIO(revents)
+            }
             io = (token, fd, events)
         } catch {
             logger.error("cannot watch the socket: \(error)")

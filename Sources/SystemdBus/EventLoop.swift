@@ -248,11 +248,14 @@ public final class EventLoop: @unchecked Sendable {
     /// - Parameters:
     ///   - fd: The file descriptor to watch. It should be non-blocking.
     ///   - events: The `EPOLL*` event mask, for example `UInt32(EPOLLIN.rawValue)`.
+    ///   - ownsFD: Whether the watch owns `fd`: it is closed once the watch is cancelled (after it
+    ///     left epoll), or at once if the watch cannot be added. Watch a `dup` you own when another
+    ///     library closes the original whenever it likes.
     ///   - handler: Called on the loop thread with the reported `revents`.
     /// - Returns: The token that cancels the watch.
     /// - Throws: ``BusError`` if sd-event refuses the fd (for example `EEXIST`, `EBADF`, `EPERM`).
     public func addIO(
-        fd: Int32, events: UInt32, handler: @escaping @Sendable (_ revents: UInt32) -> Void
+        fd: Int32, events: UInt32, ownsFD: Bool = false, handler: @escaping @Sendable (_ revents: UInt32) -> Void
     ) throws -> EventSourceToken {
         let box = EventHandlerBox(io: handler)
         return try performAndWait { [self] in
@@ -269,8 +272,11 @@ public final class EventLoop: @unchecked Sendable {
                 }, userdata)
             if r < 0 {
                 Unmanaged<EventHandlerBox>.fromOpaque(userdata).release()
+                if ownsFD { close(fd) }
                 throw BusError(errno: r, context: "sd_event_add_io(fd \(fd))")
             }
+            // Closed by sd-event after the source left epoll, never before.
+            if ownsFD { sd_event_source_set_io_fd_own(source, 1) }
             return adopt(source!, description: "io-\(fd)", token: token)
         }
     }
