@@ -230,6 +230,9 @@ final class LifecycleDaemon {
         // All at once, so the deadlines run in parallel; then wait for every one.
         let terminations = ids.map { id in Task { @MainActor in await self.terminateApp(id, reason: reason) } }
         for termination in terminations { await termination.value }
+        // Deliveries recorded since the last write are on disk before the daemon goes: a restart
+        // must not deliver them again.
+        await push?.flush()
         teardown()
         logger.info("stopped")
     }

@@ -47,6 +47,9 @@ public final class UnifiedPushConnector {
     private var registering = false
     private var objects: [ExportedObject] = []
     private var callTasks: [Task<Void, Never>] = []
+    /// The ids of the last pushes delivered: a distributor that delivers again after a crash
+    /// (at least once) does not reach the app twice while it runs.
+    private var recentMessageIDs: [String] = []
     private var launchWindowOpen = false
     private var launchWaiter: CheckedContinuation<UserInfo?, Never>?
     private var launchTaken: UserInfo??
@@ -113,7 +116,10 @@ public final class UnifiedPushConnector {
         } catch {
             logger.error("\(error); remote notifications stay off until the file is fixed or removed")
         }
-        if let state, state.distributor != nil {
+        if let distributor = state?.distributor {
+            // Known before the name is requested: a distributor that activated the app for a push
+            // calls as soon as the name has an owner, before the registration below is answered.
+            distributorTracker = try? await connection.trackNameOwner(distributor)
             Task { @MainActor [weak self] in await self?.registerWithDistributor() }
         }
     }
@@ -384,12 +390,21 @@ public final class UnifiedPushConnector {
     }
 
     private func receive(_ body: [UInt8], id: String?, keys state: PushRegistrationState) {
+        if let id, recentMessageIDs.contains(id) {
+            logger.info("push \(id) again: delivered already")
+            return
+        }
         let plaintext: Data
         do {
             plaintext = try WebPushEncryption.decrypt(Data(body), keys: try state.keys())
         } catch {
             logger.error("dropped push \(id ?? "without id"): it does not decrypt with this app's keys (\(error))")
             return
+        }
+        // Remembered only once it decrypted: a garbled copy must not shadow a good redelivery.
+        if let id, !id.isEmpty {
+            recentMessageIDs.append(id)
+            if recentMessageIDs.count > 256 { recentMessageIDs.removeFirst() }
         }
         let payload = Self.payload(of: plaintext)
         if launchWindowOpen {

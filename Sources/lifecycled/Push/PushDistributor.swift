@@ -144,6 +144,12 @@ final class PushDistributor {
         deliverAll()
     }
 
+    /// Writes the queue and the registrations as they are now (at shutdown).
+    func flush() async {
+        _ = await saveQueue()
+        _ = await saveRegistrations()
+    }
+
     func stop() {
         tasks.forEach { $0.cancel() }
         retryTasks.values.forEach { $0.cancel() }
