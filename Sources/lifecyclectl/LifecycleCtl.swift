@@ -18,7 +18,7 @@ struct LifecycleCtl: AsyncParsableCommand, UsageErrorExit {
         subcommands: [
             StatusCommand.self, AppsCommand.self, MonitorCommand.self, OpenCommand.self, PostCommand.self,
             SimulateCommand.self, NotifyCommand.self, NotificationsCommand.self, CancelNotificationCommand.self,
-            ActivateCommand.self, InstallDesktopFilesCommand.self,
+            ActivateCommand.self, InstallDesktopFilesCommand.self, PushCommand.self, FleetCommand.self,
             Graph.self,
         ])
 

@@ -205,6 +205,7 @@ func withDaemon<T>(
     sleepDeadline: Duration? = .seconds(20),
     appCgroups: AppCgroupPlacement.Mode = .off,
     systemBus: BusConnection.Address = .system,
+    fleetConfiguration: String? = nil,
     setUp: (TemporaryDirectory) throws -> Void = { _ in },
     _ body: (DaemonHarness) async throws -> T
 ) async throws -> T {
@@ -219,7 +220,8 @@ func withDaemon<T>(
             busAddress: .address(bus.address), appsDirectories: [appsDirectory(directory)], simulationEnabled: simulate,
             bridgeSources: [], systemBus: systemBus, termination: termination, sleepDeadline: sleepDeadline,
             appCgroups: appCgroups,
-            stateDirectory: directory.path + "/daemon-state"))
+            stateDirectory: directory.path + "/daemon-state",
+            fleetConfigurationPath: fleetConfiguration ?? directory.path + "/no-lifecycled.conf"))
     try await daemon.start()
     let client: DaemonTestClient
     do {

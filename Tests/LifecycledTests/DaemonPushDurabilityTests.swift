@@ -1,0 +1,92 @@
+import BrokerLink
+import BrokerTestSupport
+import Foundation
+import Glibc
+import LifecycledClient
+import SystemdBus
+import SystemdBusTesting
+import Testing
+
+/// The lifecycled binary against a real broker: no push is lost when lifecycled is killed with
+/// SIGKILL between receiving and delivering, while the device is offline, or when the broker
+/// restarts mid-stream; none is delivered twice.
+@Suite("Pushes survive SIGKILL, an offline device and a broker restart", .serialized, .timeLimit(.minutes(3)))
+struct DaemonPushDurabilityTests {
+    static let connectorName = "org.example.Durable"
+
+    @Test func nothingLostNothingTwice() async throws {
+        let binary = try #require(BuiltProducts.path(of: "lifecycled"), "lifecycled is not built")
+        let rig = try FleetRig()
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let dir = try TemporaryDirectory(prefix: "push-durability")
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: appsDirectory(dir), withIntermediateDirectories: true)
+        let client = try await DaemonTestClient(address: bus.address, name: "durability-client")
+        defer { client.close() }
+        let tracker = try await client.connection.trackNameOwner(LifecycledProtocol.busName)
+        let arguments = [
+            "--address", bus.address, "--apps-directory", appsDirectory(dir), "--no-host-sources",
+            "--state-directory", dir.path + "/daemon-state", "--config", rig.configurationPath,
+        ]
+        let queueFile = dir.path + "/daemon-state/push-queue.json"
+        let log = dir.path + "/connector.log"
+        let token = "durable-connector-token"
+        func startDaemon() async throws -> SpawnedDaemon {
+            let daemon = try SpawnedDaemon(binary, arguments)
+            #expect(await eventually { tracker.currentOwner != nil }, "lifecycled did not start")
+            return daemon
+        }
+        func startConnector() throws -> PythonConnector {
+            try PythonConnector(
+                name: Self.connectorName, bus: bus.address, log: log, extra: ["--token", token])
+        }
+
+        var daemon = try await startDaemon()
+        defer { daemon.kill() }
+        var connector = try startConnector()
+        defer { connector.process.terminateAndWait() }
+        #expect(await eventually { connector.endpointToken != nil }, "\(connector.calls)")
+        let endpoint = try #require(connector.endpointToken)
+        var sent: [String] = []
+        sent.append(try await rig.push(token: endpoint, body: Array("a".utf8)))
+        #expect(await eventually { connector.messageIDs == sent }, "\(connector.calls)")
+
+        // 1. SIGKILL between receiving and delivering: the app is gone, so the push is held on
+        // disk (and PUBACKed); lifecycled dies; after its restart the push reaches the app once.
+        connector.process.terminateAndWait()
+        sent.append(try await rig.push(token: endpoint, body: Array("b".utf8)))
+        #expect(
+            await eventually { ((try? String(contentsOfFile: queueFile, encoding: .utf8)) ?? "").contains(sent[1]) })
+        kill(daemon.process.processIdentifier, SIGKILL)
+        _ = await daemon.exitStatus()
+        #expect(await eventually { tracker.currentOwner == nil })
+        daemon = try await startDaemon()
+        connector = try startConnector()
+        #expect(await eventually { connector.messageIDs == sent }, "\(connector.calls)")
+
+        // 2. The device offline (lifecycled stopped) while pushes are sent: all arrive after, once, in order.
+        kill(daemon.process.processIdentifier, SIGTERM)
+        #expect(await daemon.exitStatus() == 0)
+        for letter in ["c", "d", "e", "f", "g"] {
+            sent.append(try await rig.push(token: endpoint, body: Array(letter.utf8)))
+        }
+        daemon = try await startDaemon()
+        #expect(await eventually(hangGuard: .seconds(20)) { connector.messageIDs == sent }, "\(connector.calls)")
+
+        // 3. The broker restarts mid-stream (with persistence): nothing sent before or after is lost.
+        for letter in ["h", "i", "j"] { sent.append(try await rig.push(token: endpoint, body: Array(letter.utf8))) }
+        rig.broker.stop()
+        try rig.broker.restart()
+        #expect(
+            await eventually(hangGuard: .seconds(20)) { rig.gatewayConnected }, "the gateway client did not reconnect")
+        for letter in ["k", "l", "m"] { sent.append(try await rig.push(token: endpoint, body: Array(letter.utf8))) }
+        #expect(
+            await eventually(hangGuard: .seconds(30)) { connector.messageIDs.count >= sent.count }, "\(connector.calls)"
+        )
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(connector.messageIDs == sent, "lost or duplicated: \(connector.messageIDs) vs \(sent)")
+        kill(daemon.process.processIdentifier, SIGTERM)
+        #expect(await daemon.exitStatus() == 0)
+    }
+}

@@ -1,0 +1,238 @@
+import AppLifecycle
+import AppLifecycleTesting
+import BrokerLink
+import BrokerTestSupport
+import Foundation
+import Glibc
+import LifecycledClient
+import SystemdBus
+import SystemdBusTesting
+import Testing
+import WebPush
+
+@testable import lifecycled
+
+/// The UnifiedPush connector of `scripts/test/unifiedpush-connector.py` (dbus-python), and what it logged.
+struct PythonConnector {
+    let process: ChildProcess
+    let log: String
+
+    static var script: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("scripts/test/unifiedpush-connector.py").path
+    }
+
+    init(name: String, bus: String, log: String, extra: [String] = []) throws {
+        self.log = log
+        process = try ChildProcess.spawn(
+            "/usr/bin/python3", [Self.script, name, log] + extra,
+            environment: ["DBUS_SESSION_BUS_ADDRESS": bus, "PATH": "/usr/bin:/bin"], stdout: .file(log + ".out"))
+    }
+
+    /// The calls it received, in order.
+    var calls: [[String: String]] {
+        logLines(log).compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: String]
+        }
+    }
+    func calls(_ name: String) -> [[String: String]] { calls.filter { $0["call"] == name } }
+    var messageIDs: [String] { calls("Message").compactMap { $0["id"] } }
+    var endpointToken: String? {
+        calls("NewEndpoint").last?["endpoint"].map { String($0.split(separator: "/").last ?? "") }
+    }
+}
+
+@Suite("lifecycled as a UnifiedPush distributor, with a real mosquitto broker", .serialized, .timeLimit(.minutes(3)))
+@MainActor
+struct DaemonPushTests {
+    @Test func aDBusPythonConnectorRegistersAndGetsEachPushOnceInOrder() async throws {
+        let rig = try FleetRig()
+        try await withDaemon(fleetConfiguration: rig.configurationPath) { h in
+            #expect(
+                await eventually { h.daemon.push?.fleet?.isConnected == true },
+                "\(logLines(rig.broker.logPath).suffix(5))")
+            let connector = try PythonConnector(
+                name: "org.example.PyPush", bus: h.bus.address, log: h.directory.path + "/connector.log")
+            defer { connector.process.terminateAndWait() }
+            #expect(await eventually { connector.endpointToken != nil }, "\(connector.calls)")
+            #expect(connector.calls("RegisterReply").first?["success"] == "REGISTRATION_SUCCEEDED")
+            let token = try #require(connector.endpointToken)
+            let endpoint = try #require(connector.calls("NewEndpoint").first?["endpoint"])
+            #expect(endpoint == "http://127.0.0.1:9/push/\(token)")
+            #expect(token.utf8.count == 27, "160 random bits in base64url")
+
+            // The gateway learns the token from the broker: a retained record on the device's topic.
+            let retained = try await MosquittoClientTool(broker: rig.broker, username: "gateway").receive(
+                filter: FleetTopics.allRegistrations, count: 1, retainedOnly: true)
+            let record = try #require(retained.first)
+            #expect(record.hasPrefix("applifecycle/v1/device-one/registrations/\(token) "), "\(record)")
+            #expect(record.contains("\"app\":\"org.example.PyPush\""))
+
+            // Pushes arrive once each, in order; a redelivered id, a malformed push and an unknown
+            // token are dropped without losing anything else.
+            let first = try await rig.push(token: token, body: Array("one".utf8))
+            try await rig.push(token: token, body: Array("one".utf8), id: first)
+            try await rig.pushRaw(Array("{not json".utf8))
+            try await rig.push(token: "AAAAAAAAAAAAAAAAAAAAAAAAAAA", body: [1])
+            let second = try await rig.push(token: token, body: Array("two".utf8))
+            #expect(await eventually { connector.messageIDs.count >= 2 }, "\(connector.calls)")
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(connector.messageIDs == [first, second])
+            #expect(connector.calls("Message").map { $0["message"] } == ["b25l", "dHdv"])
+            #expect(connector.calls("Message").allSatisfy { $0["token"] == connector.calls("NewEndpoint")[0]["token"] })
+
+            // A spoofed registration for a name the caller does not own is refused.
+            let spoof = try? await h.client.connection.call(
+                destination: UnifiedPush.lifecycledDistributorName, path: UnifiedPush.distributorPath,
+                interface: UnifiedPush.distributor2, member: "Register",
+                arguments: [.vardict(["service": .string("org.example.PyPush"), "token": .string("stolen")])])
+            #expect(spoof == nil)
+
+            // Unregister: the connector hears Unregistered, the broker's record is cleared.
+            kill(connector.process.pid, SIGUSR1)
+            #expect(await eventually { !connector.calls("Unregistered").isEmpty }, "\(connector.calls)")
+            let cleared = try await MosquittoClientTool(broker: rig.broker, username: "gateway").receive(
+                filter: FleetTopics.allRegistrations, count: 1, timeoutSeconds: 1, retainedOnly: true)
+            #expect(cleared.isEmpty, "\(cleared)")
+        }
+    }
+
+    @Test func aV1ConnectorIsServedToo() async throws {
+        let rig = try FleetRig()
+        try await withDaemon(fleetConfiguration: rig.configurationPath) { h in
+            let connector = try PythonConnector(
+                name: "org.example.PyPushOld", bus: h.bus.address, log: h.directory.path + "/v1.log", extra: ["--v1"])
+            defer { connector.process.terminateAndWait() }
+            #expect(await eventually { connector.endpointToken != nil }, "\(connector.calls)")
+            let id = try await rig.push(token: try #require(connector.endpointToken), body: [0, 1, 2, 255])
+            #expect(await eventually { connector.messageIDs == [id] }, "\(connector.calls)")
+            #expect(connector.calls("Message").first?["message"] == "AAEC/w==")
+        }
+    }
+
+    @Test func withoutABrokerRegistrationsAskForAction() async throws {
+        try await withDaemon { h in
+            let connector = try PythonConnector(
+                name: "org.example.PyPushNone", bus: h.bus.address, log: h.directory.path + "/none.log")
+            defer { connector.process.terminateAndWait() }
+            #expect(await eventually { !connector.calls("RegisterReply").isEmpty }, "\(connector.calls)")
+            #expect(connector.calls("RegisterReply").first?["success"] == "REGISTRATION_FAILED")
+            #expect(connector.calls("RegisterReply").first?["reason"] == "ACTION_REQUIRED")
+        }
+    }
+
+    @Test func urgencyFollowsTheDevicesPowerAndNetwork() {
+        var conditions = DeliveryConditions()
+        #expect(PushEnvelope.Urgency.allCases.allSatisfy(conditions.allows))
+        conditions.onBattery = true
+        #expect(!conditions.allows(.veryLow) && conditions.allows(.low) && conditions.allows(.normal))
+        conditions.metered = true
+        #expect(!conditions.allows(.low) && conditions.allows(.normal))
+        conditions.batteryLow = true
+        #expect(!conditions.allows(.normal) && conditions.allows(.high))
+        conditions = DeliveryConditions(onBattery: false, batteryLow: false, metered: true)
+        #expect(!conditions.allows(.veryLow) && conditions.allows(.low))
+    }
+}
+
+@Suite(
+    "Pushes to a hosted app through lifecycled and a real broker, in the seeds' order", .serialized,
+    .timeLimit(.minutes(3)))
+@MainActor
+struct HostedAppPushTests {
+    nonisolated static let counter = "org.example.Counter"
+
+    @Test func activeSuspendedAndNotRunning() async throws {
+        let products = try #require(
+            BuiltProducts.directory(containing: "counter-app"), "counter-app is not built; run `swift build` first")
+        let rig = try FleetRig()
+        try await withDaemon(
+            fleetConfiguration: rig.configurationPath,
+            setUp: { dir in
+                let launcher = try writeScript(
+                    dir, "counter.sh",
+                    "XDG_STATE_HOME=\(dir.path)/xdg exec \(products)/counter-app --host lifecycled --state-directory \(dir.path)/counter-state >>\(dir.path)/counter.log 2>&1"
+                )
+                try writeManifest(dir, id: Self.counter, executable: launcher)
+            }
+        ) { h in
+            let appLog = h.directory.path + "/counter.log"
+            let state = h.directory.path + "/counter-state"
+            #expect(await eventually { h.daemon.push?.fleet?.isConnected == true })
+
+            // Launched: it registers for pushes and saves its device token (a Push API subscription).
+            _ = try await h.client.call(
+                LifecycledProtocol.Method.launch, [.string(Self.counter), UserInfoBusCodec.encode(UserInfo())])
+            try await h.client.log.waitForState(Self.counter, .active)
+            #expect(
+                await eventually {
+                    callbacks(appLog).contains {
+                        $0.hasPrefix("didRegisterForRemoteNotifications endpoint=http://127.0.0.1:9/push/")
+                    }
+                },
+                "\(logLines(appLog))")
+            let token = try Data(contentsOf: URL(fileURLWithPath: state + "/device-token.json"))
+            #expect(try RemoteNotificationDeviceToken(deviceToken: token).publicKey.count == 65)
+            let keyFile = h.directory.path + "/xdg/\(Self.counter)/remote-notifications.json"
+            var info = stat()
+            #expect(stat(keyFile, &info) == 0 && info.st_mode & 0o777 == 0o600, "keys not 0600")
+
+            // Active: the fetch variant at once, no banner.
+            try await rig.push(to: token, json: #"{"aps":{"alert":"one"},"increment":1}"#)
+            #expect(
+                await eventually {
+                    callbacks(appLog).contains(#"didReceiveRemoteNotification {"aps":{"alert":"one"},"increment":1}"#)
+                },
+                "\(logLines(appLog))")
+            #expect(
+                logLines(appLog).last { $0.contains("didReceiveRemoteNotification") }?.contains("state=active") == true)
+
+            // Suspended (the machine sleeps): woken into the background for the push, suspended again after.
+            _ = try await h.client.call(
+                LifecycledProtocol.Method.simulate, [.string("sleep"), UserInfoBusCodec.encode(UserInfo())])
+            try await h.client.log.waitForState(Self.counter, .suspended)
+            #expect(await eventually { h.daemon.registry[Self.counter]?.process?.isSuspended == true })
+            let before = h.client.log.stateChanges(Self.counter).count
+            try await rig.push(to: token, json: #"{"increment":2}"#)
+            #expect(
+                await eventually { callbacks(appLog).contains(#"didReceiveRemoteNotification {"increment":2}"#) },
+                "\(logLines(appLog))")
+            #expect(
+                logLines(appLog).last { $0.contains("didReceiveRemoteNotification") }?.contains("state=background")
+                    == true)
+            try await h.client.log.wait(for: "suspended again") {
+                Array($0.stateChanges(Self.counter).dropFirst(before)) == [
+                    "suspended->background", "background->suspended",
+                ]
+            }
+            _ = try await h.client.call(
+                LifecycledProtocol.Method.simulate, [.string("wake"), UserInfoBusCodec.encode(UserInfo())])
+            try await h.client.log.waitForState(Self.counter, .active)
+
+            // Not running: launched in the background, the payload in its launch options, then the
+            // fetch variant only; it never comes to the foreground.
+            _ = try await h.client.call(LifecycledProtocol.Method.terminate, [.string(Self.counter)])
+            try await h.client.log.waitForState(Self.counter, .notRunning)
+            let launchesBefore = callbacks(appLog).filter { $0.hasPrefix("didFinishLaunching") }.count
+            let changesBefore = h.client.log.stateChanges(Self.counter).count
+            try await rig.push(to: token, json: #"{"aps":{"alert":{"title":"Counter","body":"three"}},"increment":3}"#)
+            #expect(
+                await eventually(hangGuard: .seconds(20)) {
+                    callbacks(appLog).contains(
+                        #"didReceiveRemoteNotification {"aps":{"alert":{"body":"three","title":"Counter"}},"increment":3}"#
+                    )
+                }, "\(logLines(appLog))")
+            let launches = callbacks(appLog).filter { $0.hasPrefix("didFinishLaunching") }
+            #expect(launches.count == launchesBefore + 1)
+            #expect(
+                launches.last?.contains(
+                    #"remoteNotification={"aps":{"alert":{"body":"three","title":"Counter"}},"increment":3}"#) == true,
+                "\(logLines(appLog).suffix(12))")
+            try await h.client.log.waitForState(Self.counter, .suspended)
+            let changes = Array(h.client.log.stateChanges(Self.counter).dropFirst(changesBefore))
+            // The core's launch passes through inactive, then straight to the background.
+            #expect(!changes.contains { $0.hasSuffix("->active") }, "\(changes)")
+            #expect(changes.prefix(2) == ["not-running->inactive", "inactive->background"], "\(changes)")
+        }
+    }
+}
