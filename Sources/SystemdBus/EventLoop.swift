@@ -13,7 +13,7 @@ import Synchronization
 ///
 /// sd-event and sd-bus objects are not thread-safe. Every object of this package that
 /// wraps one (``BusConnection``, ``EventSourceToken``) touches it only on this loop's
-/// thread; handlers you register (``addIO(fd:events:handler:)``,
+/// thread; handlers you register (``addIO(fd:events:ownsFD:handler:)``,
 /// ``addTimer(clock:deadlineMicroseconds:accuracyMicroseconds:handler:)``, bus signal
 /// and method handlers) are always called on the loop thread, one at a time, so they must
 /// return quickly: hand long work to a `Task` or another thread.
@@ -339,7 +339,7 @@ public final class EventLoop: @unchecked Sendable {
         return token
     }
 
-    /// The `EPOLL*` bits for ``addIO(fd:events:handler:)``, so callers need not import epoll.
+    /// The `EPOLL*` bits for ``addIO(fd:events:ownsFD:handler:)``, so callers need not import epoll.
     public enum IOEvents {
         /// `EPOLLIN`: data to read (timerfd, inotify, eventfd, FIFO, socket).
         public static let readable = UInt32(EPOLLIN.rawValue)

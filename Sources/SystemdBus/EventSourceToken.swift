@@ -10,7 +10,7 @@ public final class EventSourceToken: Sendable {
 
     /// What kind of source the token controls.
     public enum Kind: Sendable {
-        /// A file descriptor watch (``EventLoop/addIO(fd:events:handler:)``).
+        /// A file descriptor watch (``EventLoop/addIO(fd:events:ownsFD:handler:)``).
         case io
         /// A timer (``EventLoop/addTimer(clock:deadlineMicroseconds:accuracyMicroseconds:handler:)``).
         case timer

@@ -10,14 +10,14 @@ import WebPush
 /// - ``register()`` (the app's `registerForRemoteNotifications()`) registers with a distributor:
 ///   the one the app used before, else the first of ``preferredDistributors`` on the bus (owned or
 ///   activatable), else any `org.unifiedpush.Distributor.*`; none → `didFail…` with
-///   ``ApplicationError/Code/noPushDistributor``. A refusal maps its reason to an error code.
+///   `ApplicationError.Code.noPushDistributor`. A refusal maps its reason to an error code.
 /// - The distributor's `NewEndpoint` becomes `didRegister…` with a
-///   ``RemoteNotificationDeviceToken`` of the endpoint and the app's Web Push keys: when the app
+///   `RemoteNotificationDeviceToken` of the endpoint and the app's Web Push keys: when the app
 ///   asked in this run, and whenever the endpoint changes.
 /// - `Message` is decrypted (RFC 8291, the keys in `remote-notifications.json` in the app's state
 ///   directory, mode 0600) and handed to ``deliver``: a JSON object is the payload; other bytes
 ///   arrive as `["message": text]` (or `.data` when not UTF-8).
-/// - `Unregistered` clears the endpoint: ``Application/isRegisteredForRemoteNotifications`` is
+/// - `Unregistered` clears the endpoint: `Application.isRegisteredForRemoteNotifications` is
 ///   `false` until the app registers again.
 ///
 /// A connector that registered before registers again on every start, with the same token, as the
