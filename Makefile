@@ -85,6 +85,7 @@ demo-push: deps
 bench: deps dist-binaries
 	$(SWIFT) build -c release --product lifecycle-bench
 	$(SWIFT) build -c release --product lifecycled
+	$(SWIFT) build -c release --product lifecycle-push-gateway
 	$(SWIFT) build $(DIST_SWIFT_FLAGS) --product bare-swift-process
 	.build/release/lifecycle-bench center
 	.build/release/lifecycle-bench latency
@@ -92,6 +93,8 @@ bench: deps dist-binaries
 	.build/release/lifecycle-bench fanout
 	.build/release/lifecycle-bench throughput
 	.build/release/lifecycle-bench notifications
+	.build/release/lifecycle-bench push
+	.build/release/lifecycle-bench fleet
 	.build/release/lifecycle-bench idle --lifecycled $(DIST_BUILD)/release/lifecycled \
 		--bare $(DIST_BUILD)/release/bare-swift-process
 

@@ -128,7 +128,8 @@ let package = Package(
             name: "LifecycleBench",
             dependencies: [
                 "AppLifecycle", "AppLifecycleSystemd", "LifecycledClient", "AppLifecycleTesting", "SystemdBus",
-                "SystemdBusTesting", "CAllocationCounter", argumentParser,
+                "SystemdBusTesting", "CAllocationCounter", "BrokerLink", "BrokerTestSupport", "WebPush", argumentParser,
+                logging,
             ],
             path: "Benchmarks/LifecycleBench"
         ),

@@ -11,7 +11,8 @@ struct LifecycleBench: AsyncParsableCommand {
         abstract: "Benchmarks AppLifecycle against references measured in the same run.",
         subcommands: [
             CenterBenchmark.self, LatencyBenchmark.self, SleepDelayBenchmark.self, FanoutBenchmark.self,
-            ThroughputBenchmark.self, IdleBenchmark.self, NotificationBenchmark.self, FanoutWorker.self,
+            ThroughputBenchmark.self, IdleBenchmark.self, NotificationBenchmark.self, PushBenchmark.self,
+            FleetBenchmark.self, FanoutWorker.self,
         ],
         defaultSubcommand: CenterBenchmark.self)
 }
