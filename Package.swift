@@ -203,6 +203,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "AppLifecycle", "AppLifecycleTesting", "AppLifecycleSystemd", "SystemdBus", "SystemdBusTesting",
+                "WebPush",
             ]
         ),
     ]

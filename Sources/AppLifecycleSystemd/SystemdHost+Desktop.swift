@@ -4,7 +4,7 @@ import LifecycledClient
 import SystemdBus
 
 /// The desktop half of ``SystemdHost``, for an app that runs without lifecycled: local
-/// notifications, the badge, the logind `idle` inhibitor, and URLs
+/// notifications, remote notifications (a UnifiedPush connector), the badge, the logind `idle` inhibitor, and URLs
 /// opened outside the app (the OpenURI portal or the MIME-apps default).
 extension SystemdHost {
     /// Where an app without lifecycled keeps its schedule: `RestorationArchive.defaultDirectory`'s
@@ -29,10 +29,21 @@ extension SystemdHost {
             logger.notice("no session bus for notifications and URLs: \(error)")
         }
         if let sessionConnection, LifecycledProtocol.isValidAppID(id) {
+            // The UnifiedPush connector, exported before the name is requested; it keeps the push
+            // keys in the app's state directory, so an app with none has no push.
+            if let directory = Self.stateDirectory(appID: id, environment: environment) {
+                let connector = UnifiedPushConnector(
+                    appID: id, stateDirectory: URL(fileURLWithPath: directory, isDirectory: true),
+                    application: application)
+                connector.vapidPublicKey = environment[LifecycledHost.vapidKeyEnvironment]
+                pushConnector = connector
+                await connector.start(on: sessionConnection)
+            }
             // Launchers (gio launch, a shell's quick actions) reach the running app.
             let service = FreedesktopApplicationService(id: id, application: application)
             applicationService = service
             await service.start(on: sessionConnection)
+            pushConnector?.resumeRegistration()
         }
         do {
             notificationService = try await AppNotificationService(
@@ -49,6 +60,8 @@ extension SystemdHost {
     }
 
     func stopDesktopServices() {
+        pushConnector?.stop()
+        pushConnector = nil
         applicationService?.stop()
         applicationService = nil
         notificationService?.stop()
@@ -61,6 +74,26 @@ extension SystemdHost {
         screenSaverCookie = nil
         sessionConnection?.close()
         sessionConnection = nil
+    }
+
+    /// Registers with a UnifiedPush distributor on the session bus (`UnifiedPushConnector`);
+    /// without a session bus or a state directory for the keys the app has no push.
+    public func registerForRemoteNotifications(_ application: Application) {
+        guard let pushConnector else {
+            Task { @MainActor [weak application] in
+                application?.handle(
+                    .failedToRegisterForRemoteNotifications(
+                        ApplicationError(
+                            .noPushDistributor, "no session bus, or no state directory to keep the push keys in")))
+            }
+            return
+        }
+        pushConnector.register()
+    }
+
+    /// Unregisters from the push distributor.
+    public func unregisterForRemoteNotifications(_ application: Application) {
+        pushConnector?.unregister()
     }
 
     /// Keeps the schedule (in `$STATE_DIRECTORY`) and fires it while the app runs.

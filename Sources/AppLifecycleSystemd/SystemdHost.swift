@@ -41,6 +41,8 @@ public final class SystemdHost: ApplicationHost {
     var screenSaverCookie: UInt32?
     var idleGeneration = 0
     var applicationService: FreedesktopApplicationService?
+    /// The app's UnifiedPush connector (while the app runs, with a state directory).
+    var pushConnector: UnifiedPushConnector?
 
     /// Creates the host; nothing starts until the app runs (``prepare(_:)``).
     ///

@@ -56,7 +56,13 @@ public struct PushEnvelope: Codable, Sendable, Equatable {
     public var body: [UInt8]
 
     /// When the message expires, in Unix milliseconds: ``received`` + ``ttl`` seconds.
-    public var expiresAt: Int64 { received + Int64(ttl) * 1000 }
+    public var expiresAt: Int64 {
+        let (sum, overflow) = received.addingReportingOverflow(Int64(ttl) * 1000)
+        return overflow ? .max : sum
+    }
+
+    /// The latest `received` accepted: the last millisecond of the year 9999.
+    public static let latestReceived: Int64 = 253_402_300_799_999
 
     /// Creates an envelope, validating it.
     ///
@@ -176,7 +182,7 @@ public struct PushEnvelope: Codable, Sendable, Equatable {
                 throw invalid("the topic must be 1-32 base64url characters")
             }
         }
-        guard received >= 0 else { throw invalid("negative received time") }
+        guard (0...Self.latestReceived).contains(received) else { throw invalid("received time out of range") }
         guard body.count <= Self.maximumBodySize else {
             throw invalid("the body exceeds \(Self.maximumBodySize) bytes")
         }

@@ -294,9 +294,11 @@ public final class LifecycledHost: ApplicationHost {
             // After the registration, so the manifest's quick actions are known to ActivateAction.
             if configuration.servesFreedesktopApplication {
                 await exportApplicationInterface(on: connection, id: id)
+                pushConnector?.resumeRegistration()
                 if launchOptions[.dbusActivation]?.boolValue == true { await foldLaunchCall(into: application) }
             } else {
                 await requestPushName(on: connection, id: id)
+                pushConnector?.resumeRegistration()
             }
         } catch {
             logDaemonAbsence(

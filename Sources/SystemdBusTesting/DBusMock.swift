@@ -48,6 +48,8 @@ public final class DBusMock: @unchecked Sendable {
         "low_memory_monitor": ("org.freedesktop.LowMemoryMonitor", "/org/freedesktop/LowMemoryMonitor", true),
         "notification_daemon": ("org.freedesktop.Notifications", "/org/freedesktop/Notifications", false),
         "gnome_screensaver": ("org.gnome.ScreenSaver", "/org/gnome/ScreenSaver", false),
+        "upower": ("org.freedesktop.UPower", "/org/freedesktop/UPower", true),
+        "networkmanager": ("org.freedesktop.NetworkManager", "/org/freedesktop/NetworkManager", true),
     ]
 
     /// Starts a mock from a template and waits until it owns its name.

@@ -30,11 +30,14 @@ extension LifecycleDaemon {
     /// becomes its launch option once it owns its name. Anything else is left to D-Bus activation.
     ///
     /// - Returns: `false` when the app was just launched: the push goes out once it owns its name.
-    func prepareForPush(_ service: String) async -> Bool {
+    func prepareForPush(_ service: String, nameOwned: Bool) async -> Bool {
         if let app = registry[service], let process = app.process, app.isRunning {
             await resume(service, process)
             return true
         }
+        // Running but not launched by this daemon (started by hand, or registered again after a
+        // restart of lifecycled), or not hosted at all: reachable as it is.
+        if nameOwned || registry[service]?.isRegistered == true { return true }
         guard let manifest = store.manifest(id: service) else { return true }
         var options = LaunchOptions()
         options.launchedInBackground = true

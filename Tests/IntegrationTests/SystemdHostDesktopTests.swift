@@ -6,6 +6,7 @@ import Glibc
 import SystemdBus
 import SystemdBusTesting
 import Testing
+import WebPush
 
 @MainActor
 @Suite("SystemdHost's desktop half: notifications, badge and idle inhibitors without lifecycled", .serialized)
@@ -43,6 +44,61 @@ struct SystemdHostDesktopTests {
             arguments: ["uint32 1", "'default'"])
         await rig.wait(for: Application.didReceiveLocalNotificationNotification.rawValue)
         #expect(rig.app.applicationState == .inactive)
+        await rig.stop()
+    }
+}
+
+@MainActor
+@Suite("SystemdHost's UnifiedPush connector, without lifecycled", .serialized)
+struct SystemdHostPushTests {
+    @Test func registersWithADistributorOnTheSessionBusAndReceivesAPush() async throws {
+        let state = try TemporaryDirectory(prefix: "systemd-host-push")
+        defer { state.remove() }
+        let rig = try HostRig(environment: ["XDG_STATE_HOME": state.path])
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("scripts/unifiedpush-standin-distributor.py").path
+        let standIn = try ChildProcess.spawn(
+            "/usr/bin/python3", [script, "standin"],
+            environment: ["DBUS_SESSION_BUS_ADDRESS": rig.sessionBus.address, "PATH": "/usr/bin:/bin"],
+            stdout: .file(state.path + "/standin.log"))
+        defer { standIn.terminateAndWait() }
+        #expect(
+            await eventually {
+                ((try? String(contentsOfFile: state.path + "/standin.log", encoding: .utf8)) ?? "").contains("ready")
+            })
+        await rig.launch()
+
+        rig.app.registerForRemoteNotifications()
+        await rig.wait(for: Application.didRegisterForRemoteNotificationsNotification.rawValue)
+        #expect(rig.app.isRegisteredForRemoteNotifications)
+        let stateFile = state.path + "/org.example.Tests/remote-notifications.json"
+        let stored = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: stateFile))) as? [String: Any])
+        let token = try #require(stored["token"] as? String)
+        let keys = try WebPushKeys(
+            privateKey: try #require(Base64URL.decode(stored["privateKey"] as? String ?? "")),
+            authSecret: try #require(Base64URL.decode(stored["authSecret"] as? String ?? "")))
+        let body = try WebPushEncryption.encrypt(
+            Data(#"{"hello":"systemd"}"#.utf8), receiverPublicKey: keys.publicKey, authSecret: keys.authSecret)
+
+        // The distributor's Message is decrypted and reaches the app (the fetch variant's notification).
+        let loop = try EventLoop(name: "push-control")
+        defer { loop.shutdown() }
+        let control = try await BusConnection(
+            .address(rig.sessionBus.address), loop: loop, description: "push-control", timeout: .seconds(5))
+        defer { control.close() }
+        _ = try await control.call(
+            destination: "org.unifiedpush.Distributor.standin", path: "/org/unifiedpush/Distributor",
+            interface: "org.example.StandIn", member: "SendMessage",
+            arguments: [
+                .string("org.example.Tests"), .string(token), .array(elementSignature: "y", body.map { .byte($0) }),
+                .string("m-1"),
+            ])
+        await rig.wait(for: Application.didReceiveRemoteNotificationNotification.rawValue)
+        #expect(
+            rig.recorder.entries.contains {
+                $0.userInfo["ApplicationRemoteNotificationKey"]?.dictionaryValue?["hello"]?.stringValue == "systemd"
+            }, "\(rig.recorder.timeline)")
         await rig.stop()
     }
 }

@@ -88,6 +88,16 @@ struct DaemonPushTests {
                 arguments: [.vardict(["service": .string("org.example.PyPush"), "token": .string("stolen")])])
             #expect(spoof == nil)
 
+            // Nor may another connection unregister it.
+            let connectorToken = try #require(connector.calls("NewEndpoint").first?["token"])
+            await #expect(throws: BusError.self) {
+                _ = try await h.client.connection.call(
+                    destination: UnifiedPush.lifecycledDistributorName, path: UnifiedPush.distributorPath,
+                    interface: UnifiedPush.distributor2, member: "Unregister",
+                    arguments: [.vardict(["token": .string(connectorToken)])])
+            }
+            #expect(connector.calls("Unregistered").isEmpty)
+
             // Unregister: the connector hears Unregistered, the broker's record is cleared.
             kill(connector.process.pid, SIGUSR1)
             #expect(await eventually { !connector.calls("Unregistered").isEmpty }, "\(connector.calls)")
@@ -118,6 +128,44 @@ struct DaemonPushTests {
             #expect(await eventually { !connector.calls("RegisterReply").isEmpty }, "\(connector.calls)")
             #expect(connector.calls("RegisterReply").first?["success"] == "REGISTRATION_FAILED")
             #expect(connector.calls("RegisterReply").first?["reason"] == "ACTION_REQUIRED")
+        }
+    }
+
+    @Test func veryLowPushesWaitForMainsPowerAndAnUnmeteredNetwork() async throws {
+        let rig = try FleetRig()
+        let systemBus = try PrivateBus()
+        defer { systemBus.stop() }
+        let upower = try DBusMock(template: "upower", address: systemBus.address, parameters: #"{"OnBattery": true}"#)
+        defer { upower.stop() }
+        try upower.call(
+            interface: "org.freedesktop.DBus.Mock", method: "SetupDisplayDevice",
+            arguments: [
+                "uint32 2", "uint32 2", "50.0", "40.0", "80.0", "2.5", "3600", "0", "true", "'battery'", "uint32 1",
+            ])
+        let networkManager = try DBusMock(template: "networkmanager", address: systemBus.address)
+        defer { networkManager.stop() }
+        try networkManager.addProperty(interface: "org.freedesktop.NetworkManager", name: "Metered", value: "uint32 1")
+        try await withDaemon(systemBus: .address(systemBus.address), fleetConfiguration: rig.configurationPath) { h in
+            let connector = try PythonConnector(
+                name: "org.example.PyPushUrgent", bus: h.bus.address, log: h.directory.path + "/urgency.log")
+            defer { connector.process.terminateAndWait() }
+            #expect(await eventually { connector.endpointToken != nil }, "\(connector.calls)")
+            #expect(
+                await eventually {
+                    h.daemon.push?.conditions.onBattery == true && h.daemon.push?.conditions.metered == true
+                })
+            let token = try #require(connector.endpointToken)
+            // On battery and metered: very-low and low wait, high goes at once.
+            let veryLow = try await rig.push(token: token, body: [1], urgency: .veryLow)
+            let high = try await rig.push(token: token, body: [2], urgency: .high)
+            #expect(await eventually { connector.messageIDs.contains(high) }, "\(connector.calls)")
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(!connector.messageIDs.contains(veryLow), "a very-low push went out on battery")
+            // Mains power and an unmetered network: it goes.
+            try upower.updateProperties(interface: "org.freedesktop.UPower", properties: ["OnBattery": "false"])
+            try networkManager.updateProperties(
+                interface: "org.freedesktop.NetworkManager", properties: ["Metered": "uint32 2"])
+            #expect(await eventually { connector.messageIDs.contains(veryLow) }, "\(connector.calls)")
         }
     }
 

@@ -45,6 +45,8 @@ public final class UnifiedPushConnector {
     /// The endpoint the distributor gave in this run.
     private var endpointThisRun: String?
     private var registering = false
+    /// Why `remote-notifications.json` could not be read; while set, no new keys replace it.
+    private var stateUnreadable: String?
     private var objects: [ExportedObject] = []
     private var callTasks: [Task<Void, Never>] = []
     /// The ids of the last pushes delivered: a distributor that delivers again after a crash
@@ -114,14 +116,22 @@ public final class UnifiedPushConnector {
         do {
             state = try PushRegistrationState.load(from: stateDirectory)
         } catch {
+            stateUnreadable = "\(error)"
             logger.error("\(error); remote notifications stay off until the file is fixed or removed")
         }
         if let distributor = state?.distributor {
             // Known before the name is requested: a distributor that activated the app for a push
-            // calls as soon as the name has an owner, before the registration below is answered.
+            // calls as soon as the name has an owner, before the registration is answered.
             distributorTracker = try? await connection.trackNameOwner(distributor)
-            Task { @MainActor [weak self] in await self?.registerWithDistributor() }
         }
+    }
+
+    /// Registers again, with the same token, when the app registered in an earlier run (the
+    /// specification's "on every start"). Call it once the app's connection owns the app's name:
+    /// a distributor accepts a registration only from the owner of its `service`.
+    public func resumeRegistration() {
+        guard state?.distributor != nil else { return }
+        Task { @MainActor [weak self] in await self?.registerWithDistributor() }
     }
 
     /// Stops answering calls.
@@ -199,6 +209,10 @@ public final class UnifiedPushConnector {
         guard let connection, !registering else { return }
         registering = true
         defer { registering = false }
+        if let stateUnreadable {
+            fail(ApplicationError(.registrationFailed, "the push keys are unreadable (\(stateUnreadable))"))
+            return
+        }
         var state: PushRegistrationState
         if let existing = self.state {
             state = existing

@@ -33,13 +33,18 @@ final class PushDistributor {
     private var objects: [ExportedObject] = []
     private var tasks: [Task<Void, Never>] = []
     private var ownerChanges: BusSubscription?
+    private var conditionsSource: DeliveryConditionsSource?
     /// Registrations with a delivery on its way.
     private var delivering: Set<String> = []
     /// Registrations waiting for a retry, and their current backoff.
     private var backoff: [String: Duration] = [:]
     private var retryTasks: [String: Task<Void, Never>] = [:]
+    /// Failed delivery attempts in a row, per registration.
+    private var failures: [String: Int] = [:]
     /// Registrations published to the broker (their NewEndpoint may go out).
     private var published: Set<String> = []
+    /// Registrations whose connector waits for a `NewEndpoint` (sent after the record's PUBACK).
+    private var endpointPending: Set<String> = []
     var conditions = DeliveryConditions() {
         didSet { if conditions != oldValue { deliverAll() } }
     }
@@ -48,6 +53,13 @@ final class PushDistributor {
     /// How long one `Message` call may take (the app may be launched for it).
     static let messageTimeout: Duration = .seconds(30)
     static let maximumBackoff: Duration = .seconds(60)
+    /// The most registrations one service may hold.
+    static let maximumRegistrationsPerService = 16
+    /// The longest `description` kept.
+    static let maximumDescriptionLength = 256
+    /// After this many failed attempts in a row, a registration's pushes wait for its service's
+    /// name to get an owner instead of a timer (no polling for an app that is gone).
+    static let attemptsBeforeWaitingForOwner = 6
 
     init(daemon: LifecycleDaemon, connection: BusConnection, stateDirectory: String, logger: Logger) {
         self.daemon = daemon
@@ -140,6 +152,11 @@ final class PushDistributor {
         } catch {
             logger.error("push: cannot start the broker link: \(error)")
         }
+        // The urgency rule's facts (UPower, NetworkManager), followed off the start path.
+        let source = DeliveryConditionsSource(logger: logger) { [weak self] in self?.conditions = $0 }
+        conditionsSource = source
+        let systemBus = daemon.configuration.systemBus
+        Task { @MainActor in await source.start(systemBus: systemBus, loop: loop) }
         // Pushes persisted before a restart go out now.
         deliverAll()
     }
@@ -155,6 +172,7 @@ final class PushDistributor {
         retryTasks.values.forEach { $0.cancel() }
         objects.forEach { $0.unexport() }
         ownerChanges?.cancel()
+        conditionsSource?.stop()
         fleet?.stop()
     }
 
@@ -168,8 +186,8 @@ final class PushDistributor {
                     registrations[registration.endpointToken] = registration
                 }
             } catch {
-                logger.error(
-                    "push: \(registrationsFile.url.path) is unreadable (\(error)); starting without registrations")
+                let kept = Self.setAside(registrationsFile.url)
+                logger.error("push: \(registrationsFile.url.path) is unreadable (\(error)); kept as \(kept)")
             }
         }
         if let data = try? Data(contentsOf: queueFile.url) {
@@ -177,9 +195,17 @@ final class PushDistributor {
                 queue = try decoder.decode(PushQueue.self, from: data)
                 logger.info("push: \(queue.pending.count) undelivered push(es) from before")
             } catch {
-                logger.error("push: \(queueFile.url.path) is unreadable (\(error)); its pushes are lost")
+                let kept = Self.setAside(queueFile.url)
+                logger.error("push: \(queueFile.url.path) is unreadable (\(error)); kept as \(kept)")
             }
         }
+    }
+
+    /// Renames an unreadable file to `<name>.corrupt-<unix time>`, so the next write does not
+    /// destroy what it held; returns the new path.
+    static func setAside(_ url: URL) -> String {
+        let target = url.path + ".corrupt-\(Int(Date().timeIntervalSince1970))"
+        return rename(url.path, target) == 0 ? target : url.path
     }
 
     private func saveRegistrations() async -> Bool {
@@ -256,6 +282,11 @@ final class PushDistributor {
         guard !token.isEmpty, token.utf8.count <= UnifiedPush.maximumTokenLength else {
             throw BusError(name: BusError.Name.invalidArgs, message: "token must be 1 to 100 bytes")
         }
+        if let description, description.utf8.count > Self.maximumDescriptionLength {
+            throw BusError(
+                name: BusError.Name.invalidArgs,
+                message: "description must be at most \(Self.maximumDescriptionLength) bytes")
+        }
         if let vapid, !PushRegistrationRecord.isValidVAPIDKey(vapid) {
             throw BusError(
                 name: BusError.Name.invalidArgs, message: "vapid is not a base64url uncompressed P-256 public key")
@@ -274,6 +305,11 @@ final class PushDistributor {
             registration.version = version
             registration.description = description
         } else {
+            guard registrations.values.filter({ $0.service == service }).count < Self.maximumRegistrationsPerService
+            else {
+                logger.warning("push: refused \(service): \(Self.maximumRegistrationsPerService) registrations already")
+                return (UnifiedPush.registrationFailed, UnifiedPush.FailureReason.internalError.rawValue)
+            }
             registration = PushRegistration(
                 endpointToken: PushRegistration.makeEndpointToken(), connectorToken: token, service: service,
                 description: description, vapid: vapid, version: version, created: FleetLink.now())
@@ -286,6 +322,7 @@ final class PushDistributor {
         logger.info("push: \(service) registered (endpoint token …\(registration.endpointToken.suffix(4)))")
         let endpointToken = registration.endpointToken
         if changed || !published.contains(endpointToken) {
+            endpointPending.insert(endpointToken)
             publishRegistration(registration, fleet: fleet)
         } else {
             // Already known to the broker: the endpoint goes out at once, after this reply.
@@ -305,7 +342,7 @@ final class PushDistributor {
             switch result {
             case .success:
                 self.published.insert(token)
-                self.sendNewEndpoint(token)
+                if self.endpointPending.remove(token) != nil { self.sendNewEndpoint(token) }
             case .failure(let error):
                 self.logger.warning("push: cannot publish the registration of …\(token.suffix(4)): \(error)")
             }
@@ -319,14 +356,24 @@ final class PushDistributor {
         for registration in registrations.values.sorted(by: { $0.created < $1.created }) {
             publishRegistration(registration, fleet: fleet)
         }
+        // The apps' retained states, as they are now; no connector is called for any of this (a
+        // reconnect must not start every app).
+        for app in daemon.registry.all where app.state != .notRunning { fleet.publishState(app.id, app.state) }
     }
 
     private func unregister(connectorToken: String, caller: String?) async throws {
-        guard let registration = registrations.values.first(where: { $0.connectorToken == connectorToken }) else {
-            return
+        let candidates = registrations.values.filter { $0.connectorToken == connectorToken }
+        guard !candidates.isEmpty else { return }
+        for registration in candidates {
+            let owner = try? await connection.nameOwner(registration.service)
+            if let caller, owner == caller {
+                await drop(registration, notify: true)
+                return
+            }
         }
-        try await checkCallerOwns(registration.service, caller: caller)
-        await drop(registration, notify: true)
+        throw BusError(
+            name: "org.freedesktop.DBus.Error.AccessDenied",
+            message: "only the owner of the registration's service may unregister it")
     }
 
     private func drop(_ registration: PushRegistration, notify: Bool) async {
@@ -394,10 +441,15 @@ final class PushDistributor {
             acknowledgement.acknowledge()
             return
         }
-        switch queue.add(envelope) {
+        var arrived = envelope
+        // The device's clock decides expiry from here on: a gateway clock ahead of it must not
+        // keep a push alive longer than its TTL.
+        arrived.received = min(envelope.received, FleetLink.now())
+        switch queue.add(arrived) {
         case .duplicate:
             logger.info("push: \(envelope.id) again (a redelivery); delivered once already or pending")
-            acknowledgement.acknowledge()
+            // Its first copy may still be on its way to the disk: acknowledged once the queue is written.
+            persistThenAcknowledge(acknowledgement, envelope.id, deliver: nil)
             return
         case .replaced(let old):
             logger.info("push: \(envelope.id) replaces \(old) (same topic)")
@@ -406,18 +458,26 @@ final class PushDistributor {
         case .added:
             break
         }
+        persistThenAcknowledge(acknowledgement, envelope.id, deliver: envelope.token)
+    }
+
+    /// The PUBACK leaves only once the queue is on disk. A failed write is tried again (1 s, 2 s, …
+    /// 30 s); meanwhile the acknowledgement is held, so the broker keeps the push (and, if the
+    /// connection drops, sends it again).
+    private func persistThenAcknowledge(_ acknowledgement: BrokerAcknowledgement, _ id: String, deliver token: String?)
+    {
         Task { @MainActor [weak self] in
-            guard let self else { return }
-            // The PUBACK leaves only once the push is on disk.
-            if await self.saveQueue() {
-                acknowledgement.acknowledge()
-            } else {
-                // Not acknowledged: the broker keeps it and sends it again after a reconnect.
-                self.logger.error("push: \(envelope.id) could not be written; the broker will send it again")
-                self.fleet?.connection.abort()
-                return
+            var delay = Duration.seconds(1)
+            while let self {
+                if await self.saveQueue() {
+                    acknowledgement.acknowledge()
+                    if let token { self.deliverNext(token) }
+                    return
+                }
+                self.logger.error("push: \(id) could not be written; trying again in \(delay)")
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(30))
             }
-            self.deliverNext(envelope.token)
         }
     }
 
@@ -430,6 +490,7 @@ final class PushDistributor {
     private func serviceAppeared(_ name: String) {
         for registration in registrations.values where registration.service == name {
             backoff[registration.endpointToken] = nil
+            failures[registration.endpointToken] = nil
             retryTasks.removeValue(forKey: registration.endpointToken)?.cancel()
             deliverNext(registration.endpointToken)
         }
@@ -442,9 +503,13 @@ final class PushDistributor {
             logger.notice("push: \(push.id) expired (TTL \(push.ttl) s) before it could be delivered")
         }
         if !expired.isEmpty { Task { _ = await saveQueue() } }
-        guard let push = queue.next(for: endpointToken), let registration = registrations[endpointToken] else { return }
-        guard conditions.allows(push.urgency) else {
-            logger.info("push: \(push.id) (\(push.urgency.rawValue)) waits: \(conditions)")
+        guard let registration = registrations[endpointToken] else { return }
+        // The oldest push the device's state allows; held ones do not block more urgent ones.
+        let conditions = self.conditions
+        guard let push = queue.next(for: endpointToken, where: { conditions.allows($0.urgency) }) else {
+            if let held = queue.next(for: endpointToken) {
+                logger.info("push: \(held.id) (\(held.urgency.rawValue)) waits: \(conditions)")
+            }
             return
         }
         delivering.insert(endpointToken)
@@ -455,6 +520,7 @@ final class PushDistributor {
             switch outcome {
             case .delivered:
                 self.backoff[endpointToken] = nil
+                self.failures[endpointToken] = nil
                 self.queue.complete(push.id)
                 Task { _ = await self.saveQueue() }
                 self.deliverNext(endpointToken)
@@ -466,7 +532,14 @@ final class PushDistributor {
                     self.scheduleRetry(endpointToken, after: .seconds(10))
                 }
             case .failed:
-                self.scheduleRetry(endpointToken)
+                let failures = (self.failures[endpointToken] ?? 0) + 1
+                self.failures[endpointToken] = failures
+                if failures < Self.attemptsBeforeWaitingForOwner {
+                    self.scheduleRetry(endpointToken)
+                } else {
+                    self.logger.notice(
+                        "push: \(registration.service) unreachable \(failures) times; its pushes wait for it to appear")
+                }
             }
         }
     }
@@ -491,7 +564,8 @@ final class PushDistributor {
 
     /// One `Message` call; the app is resumed or launched first when lifecycled hosts it.
     private func deliver(_ push: PushEnvelope, to registration: PushRegistration) async -> DeliveryOutcome {
-        guard await daemon.prepareForPush(registration.service) else {
+        let owned = (try? await connection.nameOwner(registration.service)) != nil
+        guard await daemon.prepareForPush(registration.service, nameOwned: owned) else {
             logger.info("push: \(push.id) waits for \(registration.service) to start")
             return .launched
         }

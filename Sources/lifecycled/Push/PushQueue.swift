@@ -55,6 +55,11 @@ struct PushQueue: Codable, Equatable {
     /// The oldest push for a registration.
     func next(for token: String) -> PushEnvelope? { pending.first { $0.token == token } }
 
+    /// The oldest push for a registration that `allowed` lets through.
+    func next(for token: String, where allowed: (PushEnvelope) -> Bool) -> PushEnvelope? {
+        pending.first { $0.token == token && allowed($0) }
+    }
+
     /// The registrations with pushes waiting, in the order of their oldest push.
     var waitingTokens: [String] {
         var seen = Set<String>()
@@ -73,9 +78,14 @@ struct PushQueue: Codable, Equatable {
         pending.removeAll { $0.token == token }
     }
 
-    /// Drops the pushes whose TTL ran out; returns them.
+    /// How long past its TTL a push is still delivered: a TTL of 0 ("now or never", pywebpush's
+    /// default) gets this long to reach a running app, and a few seconds of clock skew between
+    /// the gateway and the device do not drop pushes.
+    static let expiryGraceMilliseconds: Int64 = 5000
+
+    /// Drops the pushes whose TTL (plus ``expiryGraceMilliseconds``) ran out; returns them.
     mutating func dropExpired(nowMilliseconds: Int64) -> [PushEnvelope] {
-        let expired = pending.filter { $0.expiresAt < nowMilliseconds }
+        let expired = pending.filter { $0.expiresAt < nowMilliseconds - Self.expiryGraceMilliseconds }
         for push in expired { complete(push.id) }
         return expired
     }
