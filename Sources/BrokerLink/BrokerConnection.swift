@@ -37,9 +37,11 @@ import SystemdBus
 /// libmosquitto queues a QoS 1 message's PUBACK *before* it calls the message callback; in
 /// threaded mode nothing is written until this connection calls `mosquitto_loop_write`. So from
 /// the moment a QoS 1 message is handed over until every ``BrokerAcknowledgement`` of the
-/// connection is given, the connection neither writes nor reads (its fd is not even watched):
-/// no PUBACK, of that message or of a later one, reaches the broker early. The last
-/// ``BrokerAcknowledgement/acknowledge()`` resumes both.
+/// connection is given, the connection writes nothing: no PUBACK, of that message or of a later
+/// one, reaches the broker early. It goes on reading, so messages that arrive meanwhile are handed
+/// over too and their holder can make them safe together (one group commit, not one `fsync` each);
+/// the broker's in-flight window (QoS 1 messages without PUBACK, `max_inflight_messages`) bounds
+/// how many. The last ``BrokerAcknowledgement/acknowledge()`` writes every queued PUBACK, in order.
 ///
 /// While gated, nothing else is written either: publishes wait, and so does the PINGREQ that
 /// `mosquitto_loop_misc` queues. A holder must therefore acknowledge well within 1.5 × keepAlive,

@@ -148,7 +148,7 @@ final class ConnectionCore {
         // Ungated: the PUBACKs queued since the first held message go out now, in order. Reading
         // once at once also catches TLS records OpenSSL had already buffered (epoll cannot see those).
         if mosquitto_want_write(mosq) { _ = mosquitto_loop_write(mosq, 1) }
-        if mosquitto_socket(mosq) >= 0, outstanding.isEmpty { _ = mosquitto_loop_read(mosq, 1) }
+        if mosquitto_socket(mosq) >= 0 { _ = mosquitto_loop_read(mosq, 1) }
         settle()
     }
 
@@ -195,15 +195,19 @@ final class ConnectionCore {
     // MARK: - Events from the loop
 
     private func handleIO(_ revents: UInt32) {
-        guard let mosq, outstanding.isEmpty else { return }
-        if revents & EventLoop.IOEvents.writable != 0 {
+        guard let mosq else { return }
+        // Gated (acknowledgements outstanding): nothing is written, so no PUBACK leaves for a
+        // message its holder has not made safe, but reading goes on: the messages that arrive
+        // meanwhile join the same group commit, and the broker's in-flight window (QoS 1 messages
+        // without PUBACK) bounds how many that can be.
+        if revents & EventLoop.IOEvents.writable != 0, outstanding.isEmpty {
             // During a TLS handshake loop_write does nothing; loop_read drives the handshake (as
             // libmosquitto's own mosquitto_loop does on writability).
             if configuration.usesTLS && phase == .connecting { _ = mosquitto_loop_read(mosq, 1) }
             if mosquitto_socket(mosq) >= 0 { _ = mosquitto_loop_write(mosq, 1) }
         }
         let readable = EventLoop.IOEvents.readable | EventLoop.IOEvents.hangUp | EventLoop.IOEvents.error
-        if revents & readable != 0, mosquitto_socket(mosq) >= 0, outstanding.isEmpty {
+        if revents & readable != 0, mosquitto_socket(mosq) >= 0 {
             _ = mosquitto_loop_read(mosq, 1)
         }
         settle()
@@ -281,6 +285,9 @@ final class ConnectionCore {
         try check(mosquitto_threaded_set(m, true), "mosquitto_threaded_set")
         try check(
             mosquitto_int_option(m, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311), "mosquitto_int_option(protocol)")
+        // Small packets (a PUBACK, a push) go out at once: Nagle's algorithm against the peer's
+        // delayed ACK added ~40 ms to every other push (the push benchmark's p99).
+        try check(mosquitto_int_option(m, MOSQ_OPT_TCP_NODELAY, 1), "mosquitto_int_option(tcp nodelay)")
         if let username = configuration.username {
             try check(mosquitto_username_pw_set(m, username, configuration.password), "mosquitto_username_pw_set")
         }
@@ -433,13 +440,14 @@ final class ConnectionCore {
             return
         }
         let fd = mosquitto_socket(mosq)
-        // Gated: no watch at all (not even a zero mask: epoll reports a hang-up regardless, which
-        // would spin while nobody may read).
-        guard fd >= 0, outstanding.isEmpty else {
+        guard fd >= 0 else {
             detachIO()
             return
         }
-        let events = EventLoop.IOEvents.readable | (mosquitto_want_write(mosq) ? EventLoop.IOEvents.writable : 0)
+        // Always readable (a hang-up is read and ends the connection); writable only while
+        // something is queued and no acknowledgement is outstanding.
+        let writes = mosquitto_want_write(mosq) && outstanding.isEmpty
+        let events = EventLoop.IOEvents.readable | (writes ? EventLoop.IOEvents.writable : 0)
         if let io {
             guard io.events != events else { return }
             do {

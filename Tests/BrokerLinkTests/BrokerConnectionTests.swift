@@ -179,19 +179,20 @@ import Testing
         #expect(try await gateway.publish(topic: topics.push, message: "held-1").status == 0)
         #expect(await first.probe.wait { $0.texts == ["held-1"] })
         #expect(try await withDeadline { try await first.connection.outstandingAcknowledgements() } == 1)
-        // Gated: a second message is neither read nor acknowledged, and no PUBACK reached the broker.
+        // Gated: a second message is read (it joins the same group commit) but neither is
+        // acknowledged: no PUBACK reached the broker.
         #expect(try await gateway.publish(topic: topics.push, message: "held-2").status == 0)
-        try await Task.sleep(for: .milliseconds(500))
-        #expect(first.probe.texts == ["held-1"])
+        #expect(await first.probe.wait { $0.texts == ["held-1", "held-2"] })
+        #expect(try await withDeadline { try await first.connection.outstandingAcknowledgements() } == 2)
+        try await Task.sleep(for: .milliseconds(300))
         #expect(!brokerLog(broker).contains("Received PUBACK from dev1-gate"))
         first.abort()
 
         // The broker redelivers both (same payloads; packet ids may differ).
         let second = try Client(broker, user: "dev1", clientID: "dev1-gate", holdAcknowledgements: true)
-        #expect(await second.probe.wait { $0.texts == ["held-1"] })
+        #expect(await second.probe.wait { $0.texts == ["held-1", "held-2"] })
         #expect(second.probe.events.first == .connected(sessionPresent: true))
         second.probe.acknowledgeAll()
-        #expect(await second.probe.wait { $0.texts == ["held-1", "held-2"] })
         #expect(await eventually { brokerLog(broker).contains("Received PUBACK from dev1-gate") })
         #expect(try await withDeadline { try await second.connection.outstandingAcknowledgements() } == 0)
         second.close()
