@@ -1,5 +1,6 @@
 import BrokerLink
 import FoundationEssentials
+import Glibc
 import Logging
 import Synchronization
 import SystemdBus
@@ -24,6 +25,9 @@ final class BrokerPushLink: PushPublisher {
     private let status = Mutex(BrokerStatus.connecting)
     /// Counts connections, so a settle timer of an earlier one does nothing.
     private let connectionCount = Atomic<UInt64>(0)
+    /// When the last registration message arrived (monotonic nanoseconds): the resync ends once
+    /// they have stopped for ``settleDelay``, however long the retained burst of a large fleet takes.
+    private let lastRegistration = Atomic<UInt64>(0)
 
     /// Creates the link; nothing happens until ``start()``.
     ///
@@ -64,9 +68,14 @@ final class BrokerPushLink: PushPublisher {
             registrations.beginResync()
             status.withLock { $0 = .connected }
             logger.notice("broker connected", metadata: ["session-present": "\(sessionPresent)"])
+            lastRegistration.store(Self.monotonicNanoseconds(), ordering: .relaxed)
             Task { [self] in
-                try? await Task.sleep(for: Self.settleDelay)
-                guard connectionCount.load(ordering: .relaxed) == number, brokerStatus == .connected else { return }
+                let quiet = UInt64(Self.settleDelay.components.seconds) * 1_000_000_000
+                while true {
+                    try? await Task.sleep(for: Self.settleDelay)
+                    guard connectionCount.load(ordering: .relaxed) == number, brokerStatus == .connected else { return }
+                    if Self.monotonicNanoseconds() - lastRegistration.load(ordering: .relaxed) >= quiet { break }
+                }
                 let dropped = registrations.finishResync()
                 logger.info(
                     "registrations loaded",
@@ -87,6 +96,7 @@ final class BrokerPushLink: PushPublisher {
         guard let topic = FleetTopics.parse(message.topic), topic.kind == .registration, let token = topic.key else {
             return logger.notice("unexpected message ignored", metadata: ["topic": "\(message.topic)"])
         }
+        lastRegistration.store(Self.monotonicNanoseconds(), ordering: .relaxed)
         let change = registrations.apply(device: topic.device, token: token, payload: message.payload)
         let metadata: Logger.Metadata = [
             "device": "\(topic.device)", "token": "\(PushGateway.shortened(token))", "retained": "\(message.retain)",
@@ -138,5 +148,15 @@ private final class OneShotContinuation: Sendable {
 
     func resume(with result: Result<Void, any Error>) {
         continuation.withLock { $0.take() }?.resume(with: result)
+    }
+
+}
+
+extension BrokerPushLink {
+    /// `CLOCK_MONOTONIC` now, in nanoseconds.
+    static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 }

@@ -41,12 +41,10 @@ struct HTTPExchange: Sendable {
         let port = url.port ?? 80
         let fd = try connect(host: host, port: port)
         defer { close(fd) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var path = url.path.isEmpty ? "/" : url.path
         if let query = url.query { path += "?" + query }
-        let hostHeader = url.port.map { "\(host):\($0)" } ?? host
+        let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        let hostHeader = url.port.map { "\(bracketed):\($0)" } ?? bracketed
         var head = "\(method) \(path) HTTP/1.1\r\nHost: \(hostHeader)\r\nConnection: close\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         head += "Content-Length: \(body.count)\r\n\r\n"
@@ -79,6 +77,10 @@ struct HTTPExchange: Sendable {
         while let info = entry {
             let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), 0)
             if fd >= 0 {
+                // The time limit covers the connect too (Linux applies SO_SNDTIMEO to it).
+                var timeout = timeval(tv_sec: 10, tv_usec: 0)
+                setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
                 if Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 { return fd }
                 lastError = errno
                 close(fd)
