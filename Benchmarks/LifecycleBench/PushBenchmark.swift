@@ -255,7 +255,8 @@ final class PushChain: Sendable {
         var users = extraUsers
         users["gateway"] = "pw-gateway"
         for device in devices { users[device] = "pw-\(device)" }
-        let broker = try MosquittoBroker(users: users)
+        // What a fleet's broker should set (README): small packets out at once, no Nagle delay.
+        let broker = try MosquittoBroker(users: users, extraConfiguration: "set_tcp_nodelay true")
         let gateway = try await GatewayProcess(brokerURL: broker.url, password: "pw-gateway", publicURL: publicURL)
         var instances: [LifecycledInstance] = []
         do {
