@@ -120,6 +120,24 @@ struct PushChainTests {
             #expect(delegate.payloads.last?["from"]?.stringValue == "pywebpush")
             #expect(delegate.payloads.count == 2, "a refused push was delivered")
 
+            // In the background (a background task keeps it from suspending): the fetch variant there.
+            let task = app.beginBackgroundTask(withName: "upload")
+            app.handle(.foreground(false))
+            #expect(app.applicationState == .background)
+            let background = try await runTool(
+                ctl,
+                ["push", "--gateway", gateway.url, "--vapid-key", keyFile, "@" + tokenFile, #"{"from":"background"}"#])
+            #expect(background.status == 0, "\(background.stderr)")
+            #expect(await eventually { delegate.payloads.count == 3 }, "\(recorder.timeline)")
+            #expect(delegate.payloads.last?["from"]?.stringValue == "background")
+            #expect(
+                recorder.entries.last {
+                    $0.name == "application(_:didReceiveRemoteNotification:fetchCompletionHandler:)"
+                }?
+                .state == .background)
+            app.endBackgroundTask(task)
+            app.handle(.foreground(true))
+
             // The operator's view of the fleet.
             let operatorPassword = try h.directory.write("operator.password", "pw-operator\n")
             let fleet = ["--broker", rig.broker.url, "--username", "operator", "--password-file", operatorPassword]
@@ -128,6 +146,9 @@ struct PushChainTests {
                 devices.status == 0 && devices.stdout == "device-one\tonline\n", "\(devices.stdout)\(devices.stderr)")
             let apps = try await runTool(ctl, ["fleet", "apps"] + fleet)
             #expect(apps.stdout.contains("device-one\t\(id)\tactive"), "\(apps.stdout)\(apps.stderr)")
+            let monitor = try await runTool(ctl, ["fleet", "monitor", "--timeout", "1.5"] + fleet)
+            #expect(monitor.stdout.contains("device-one presence online"), "\(monitor.stdout)\(monitor.stderr)")
+            #expect(monitor.stdout.contains("device-one \(id) state"), "\(monitor.stdout)")
             let refused = try await runTool(
                 ctl, ["fleet", "devices", "--broker", rig.broker.url, "--username", "operator"])
             #expect(refused.status == 2 && refused.stderr.contains("refused"), "\(refused.stderr)")
