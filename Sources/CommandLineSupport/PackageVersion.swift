@@ -2,5 +2,5 @@
 /// (the Makefile reads it from this file).
 public enum PackageVersion {
     /// The release, `MAJOR.MINOR.PATCH`.
-    public static let current = "0.8.0"
+    public static let current = "0.9.0"
 }
