@@ -93,7 +93,7 @@ let package = Package(
             providers: [.apt(["libmosquitto-dev"])]
         ),
         // An MQTT client (libmosquitto) on a SystemdBus event loop, and the fleet's topics and envelopes.
-        .target(name: "BrokerLink", dependencies: ["CMosquitto", "SystemdBus", logging]),
+        .target(name: "BrokerLink", dependencies: ["CMosquitto", "SystemdBus", "WebPush", logging]),
         .executableTarget(
             name: "LifecyclePushGateway",
             dependencies: [

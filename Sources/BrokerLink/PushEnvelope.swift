@@ -1,3 +1,5 @@
+import WebPush
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -115,7 +117,7 @@ public struct PushEnvelope: Codable, Sendable, Equatable {
         topic = try container.decodeIfPresent(String.self, forKey: .topic)
         received = try container.decode(Int64.self, forKey: .received)
         let bodyText = try container.decode(String.self, forKey: .body)
-        guard let body = Base64URL.decode(bodyText) else {
+        guard Base64URL.isAlphabet(bodyText), let body = Base64URL.decode(bodyText).map(Array.init) else {
             throw BrokerError(.invalidEnvelope, "the body is not unpadded base64url")
         }
         self.body = body
@@ -136,7 +138,7 @@ public struct PushEnvelope: Codable, Sendable, Equatable {
         try container.encode(urgency.rawValue, forKey: .urgency)
         try container.encodeIfPresent(topic, forKey: .topic)
         try container.encode(received, forKey: .received)
-        try container.encode(Base64URL.encode(body), forKey: .body)
+        try container.encode(Base64URL.encode(Data(body)), forKey: .body)
     }
 
     /// The envelope as the JSON bytes of an MQTT payload.

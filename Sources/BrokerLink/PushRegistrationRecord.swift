@@ -1,4 +1,5 @@
 import FoundationEssentials
+import WebPush
 
 /// One Web Push registration of a device, as lifecycled publishes it (retained) on
 /// `applifecycle/v1/<device>/registrations/<token>` and the push gateway reads it.
@@ -117,8 +118,7 @@ public struct PushRegistrationRecord: Codable, Sendable, Equatable {
     /// - Parameters:
     ///   - token: The candidate, for example the last path segment of a push endpoint.
     public static func isValidToken(_ token: some StringProtocol) -> Bool {
-        let bytes = token.utf8
-        return tokenLengths.contains(bytes.count) && bytes.allSatisfy(isBase64URLByte)
+        tokenLengths.contains(token.utf8.count) && Base64URL.isAlphabet(String(token))
     }
 
     /// Whether `key` is an uncompressed P-256 point (65 bytes, the first 0x04) in unpadded base64url.
@@ -128,14 +128,9 @@ public struct PushRegistrationRecord: Codable, Sendable, Equatable {
     /// - Parameters:
     ///   - key: The candidate.
     public static func isValidVAPIDKey(_ key: String) -> Bool {
-        // 65 bytes are 87 unpadded characters; the first six bits of 0x04 are 000001, "B".
-        let bytes = Array(key.utf8)
-        guard bytes.count == 87, bytes.allSatisfy(isBase64URLByte), bytes[0] == UInt8(ascii: "B") else {
-            return false
-        }
-        // 87 characters carry 522 bits for 520: the last character's low two bits must be zero.
-        guard let last = sextet(bytes[86]) else { return false }
-        return last & 0b11 == 0
+        // 65 bytes are 87 unpadded characters; decoding refuses non-zero leftover bits.
+        guard key.utf8.count == 87, Base64URL.isAlphabet(key), let point = Base64URL.decode(key) else { return false }
+        return point.count == 65 && point.first == 0x04
     }
 
     /// Whether a string is a reverse-DNS app id: 2+ dot-separated elements of `[A-Za-z0-9_-]`, none
@@ -149,7 +144,7 @@ public struct PushRegistrationRecord: Codable, Sendable, Equatable {
         guard elements.count >= 2 else { return false }
         return elements.allSatisfy { element in
             guard let first = element.first, isLetter(first) || first == UInt8(ascii: "_") else { return false }
-            return element.allSatisfy { isBase64URLByte($0) }
+            return Base64URL.isAlphabet(String(decoding: element, as: UTF8.self))
         }
     }
 
@@ -157,18 +152,4 @@ public struct PushRegistrationRecord: Codable, Sendable, Equatable {
         (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
     }
 
-    private static func isBase64URLByte(_ byte: UInt8) -> Bool {
-        sextet(byte) != nil
-    }
-
-    private static func sextet(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"): byte - UInt8(ascii: "A")
-        case UInt8(ascii: "a")...UInt8(ascii: "z"): byte - UInt8(ascii: "a") + 26
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0") + 52
-        case UInt8(ascii: "-"): 62
-        case UInt8(ascii: "_"): 63
-        default: nil
-        }
-    }
 }

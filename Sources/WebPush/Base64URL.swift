@@ -70,6 +70,14 @@ public enum Base64URL {
         return output
     }
 
+    /// Whether every character of `text` is in the base64url alphabet (`A–Z a–z 0–9 - _`, no padding).
+    ///
+    /// - Parameters:
+    ///   - text: The candidate, such as an RFC 8030 `Topic` or a token.
+    public static func isAlphabet(_ text: String) -> Bool {
+        text.utf8.allSatisfy { sextet($0) != nil }
+    }
+
     private static func sextet(_ character: UInt8) -> UInt8? {
         switch character {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"): character - UInt8(ascii: "A")

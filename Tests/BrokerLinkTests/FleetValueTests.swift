@@ -137,18 +137,4 @@ import Testing
     func rejectsInvalidEnvelopes(json: String) {
         #expect(throws: BrokerError.self) { try PushEnvelope.decode(Array(json.utf8)) }
     }
-
-    @Test func base64URLMatchesRFC4648() {
-        let vectors = [
-            "": "", "f": "Zg", "fo": "Zm8", "foo": "Zm9v", "foob": "Zm9vYg", "fooba": "Zm9vYmE", "foobar": "Zm9vYmFy",
-        ]
-        for (plain, encoded) in vectors {
-            #expect(Base64URL.encode(Array(plain.utf8)) == encoded)
-            #expect(Base64URL.decode(encoded) == Array(plain.utf8))
-        }
-        #expect(Base64URL.encode([0xfb, 0xff]) == "-_8")
-        #expect(Base64URL.decode("Zh") == nil)  // non-zero leftover bits
-        #expect(Base64URL.decode("Z") == nil)
-        #expect(Base64URL.decode("Zm9v=") == nil)
-    }
 }
