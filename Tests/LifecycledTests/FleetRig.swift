@@ -1,3 +1,4 @@
+import AppLifecycle
 import BrokerLink
 import BrokerTestSupport
 import Foundation
@@ -83,21 +84,10 @@ final class FleetRig: Sendable {
     /// A push for a device token, encrypted to its keys (RFC 8291), as an app server sends it.
     @discardableResult
     func push(to deviceToken: Data, json: String, id: String = UUID().uuidString.lowercased()) async throws -> String {
-        let subscription = try JSONDecoder().decode(Subscription.self, from: deviceToken)
+        let subscription = try RemoteNotificationDeviceToken(deviceToken: deviceToken)
         let body = try WebPushEncryption.encrypt(
-            Data(json.utf8), receiverPublicKey: Base64URL.decode(subscription.keys.p256dh) ?? Data(),
-            authSecret: Base64URL.decode(subscription.keys.auth) ?? Data())
-        let token = String(subscription.endpoint.split(separator: "/").last ?? "")
-        return try await push(token: token, body: Array(body), id: id)
-    }
-
-    private struct Subscription: Decodable {
-        struct Keys: Decodable {
-            var p256dh: String
-            var auth: String
-        }
-        var endpoint: String
-        var keys: Keys
+            Data(json.utf8), receiverPublicKey: subscription.publicKey, authSecret: subscription.authSecret)
+        return try await push(token: subscription.endpoint.lastPathComponent, body: Array(body), id: id)
     }
 }
 
