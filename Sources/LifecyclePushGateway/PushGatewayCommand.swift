@@ -160,14 +160,11 @@ struct PushGatewayCommand: AsyncParsableCommand, UsageErrorExit {
     /// The broker password: the file's first line, else the environment variable, else none.
     private func password() throws -> String? {
         if let passwordFile {
-            let data: Data
             do {
-                data = try Data(contentsOf: URL(filePath: passwordFile))
+                return try BrokerConfiguration.password(fromFile: passwordFile)
             } catch {
-                throw GatewayStartError("cannot read --password-file \(passwordFile): \(error)")
+                throw GatewayStartError("--password-file: \(error.message)")
             }
-            let text = String(decoding: data, as: UTF8.self)
-            return String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
         }
         return ProcessInfo.processInfo.environment[Self.passwordVariable]
     }

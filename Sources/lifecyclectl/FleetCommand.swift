@@ -34,10 +34,11 @@ struct FleetBrokerOptions: ParsableArguments {
     func configuration() throws -> BrokerConfiguration {
         var password = ProcessInfo.processInfo.environment["LIFECYCLECTL_BROKER_PASSWORD"]
         if let passwordFile {
-            guard let text = try? String(contentsOfFile: passwordFile, encoding: .utf8) else {
-                throw ValidationError("cannot read --password-file \(passwordFile)")
+            do {
+                password = try BrokerConfiguration.password(fromFile: passwordFile)
+            } catch {
+                throw ValidationError("--password-file: \(error.message)")
             }
-            password = text.split(separator: "\n").first.map(String.init) ?? ""
         }
         do {
             var configuration = try BrokerConfiguration(

@@ -105,11 +105,9 @@ struct FleetConfiguration: Sendable, Equatable {
         if let file = broker["password-file"] {
             guard password == nil else { throw Invalid(description: "\(path): password and password-file both set") }
             do {
-                password =
-                    try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").first.map(String.init)
-                    ?? ""
+                password = try BrokerConfiguration.password(fromFile: file)
             } catch {
-                throw Invalid(description: "\(path): cannot read password-file \(file): \(error)")
+                throw Invalid(description: "\(path): password-file: \(error.message)")
             }
         }
         var configuration: BrokerConfiguration

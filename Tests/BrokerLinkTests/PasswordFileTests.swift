@@ -1,0 +1,19 @@
+import BrokerLink
+import Foundation
+import SystemdBusTesting
+import Testing
+
+@Suite struct PasswordFileTests {
+    @Test func thePasswordIsTheFirstLineAndAnUnreadableFileIsAConfigurationError() throws {
+        let directory = try TemporaryDirectory(prefix: "password-file")
+        defer { directory.remove() }
+        let cases = ["secret\n": "secret", "secret": "secret", "secret\nsecond line\n": "secret", "\nsecret\n": ""]
+        for (contents, password) in cases {
+            let path = try directory.write("password", contents, mode: 0o600)
+            #expect(try BrokerConfiguration.password(fromFile: path) == password, "\(contents.debugDescription)")
+        }
+        #expect {
+            try BrokerConfiguration.password(fromFile: directory.appending("missing"))
+        } throws: { ($0 as? BrokerError)?.code == .invalidConfiguration }
+    }
+}
