@@ -28,7 +28,7 @@ let package = Package(
         .executable(name: "bare-swift-process", targets: ["BareSwiftProcess"]),
         .executable(name: "lifecycled", targets: ["lifecycled"]),
         .executable(name: "lifecyclectl", targets: ["lifecyclectl"]),
-        .executable(name: "lifecycle-push-gateway", targets: ["LifecyclePushGateway"]),
+        .executable(name: "lifecycle-push-gateway", targets: ["lifecycle-push-gateway"]),
     ],
     dependencies: [
         // Logging is the one dependency of the core: every module logs through swift-log.
@@ -94,21 +94,33 @@ let package = Package(
         ),
         // An MQTT client (libmosquitto) on a SystemdBus event loop, and the fleet's topics and envelopes.
         .target(name: "BrokerLink", dependencies: ["CMosquitto", "SystemdBus", "WebPush", logging]),
-        .executableTarget(
+        // The gateway's logic: routing, the checks of a push request, the HTTP/1.1 server and its limits,
+        // the broker link and the command. A library so that its request decoding can be fuzzed.
+        .target(
             name: "LifecyclePushGateway",
             dependencies: [
                 "WebPush", "BrokerLink", "SystemdBus", "CommandLineSupport", argumentParser, logging, nioCore, nioPosix,
                 nioHTTP1,
             ]
         ),
+        // The `lifecycle-push-gateway` binary: a main that runs LifecyclePushGateway's command.
+        .executableTarget(name: "lifecycle-push-gateway", dependencies: ["LifecyclePushGateway"]),
         // The two executables' shared command-line behaviour (usage errors exit 2).
         .target(name: "CommandLineSupport", dependencies: [argumentParser]),
+        // lifecycled's logic: the registry, policy, hosted apps, local notifications, the push
+        // distributor and the fleet link. A library so that its decoders can be fuzzed and its main stays thin.
+        .target(
+            name: "LifecycleDaemon",
+            dependencies: [
+                "AppLifecycle", "LifecycledClient", "AppLifecycleSystemd", "SystemdBus", "CLinuxSupport", "BrokerLink",
+                logging,
+            ]
+        ),
         .executableTarget(
             name: "lifecycled",
             dependencies: [
-                "AppLifecycle", "LifecycledClient", "AppLifecycleSystemd", "SystemdBus", "CLinuxSupport",
-                "CommandLineSupport", "BrokerLink",
-                argumentParser, logging,
+                "LifecycleDaemon", "AppLifecycle", "AppLifecycleSystemd", "SystemdBus", "CommandLineSupport",
+                argumentParser,
             ]
         ),
         .executableTarget(
@@ -168,7 +180,8 @@ let package = Package(
         .testTarget(
             name: "LifecycledTests",
             dependencies: [
-                "lifecycled", "AppLifecycle", "AppLifecycleTesting", "AppLifecycleSystemd", "LifecycledClient",
+                "lifecycled", "LifecycleDaemon", "AppLifecycle", "AppLifecycleTesting", "AppLifecycleSystemd",
+                "LifecycledClient",
                 "SystemdBus", "SystemdBusTesting", "LifecycledTestSupport", "BrokerLink", "BrokerTestSupport",
                 "WebPush",
             ]
@@ -196,7 +209,7 @@ let package = Package(
         .testTarget(
             name: "LifecyclePushGatewayTests",
             dependencies: [
-                "LifecyclePushGateway", "WebPush", "BrokerLink", "BrokerTestSupport", "SystemdBus", "SystemdBusTesting",
+                "LifecyclePushGateway", "lifecycle-push-gateway", "WebPush", "BrokerLink", "BrokerTestSupport", "SystemdBus", "SystemdBusTesting",
             ]
         ),
         .testTarget(

@@ -3,6 +3,7 @@ import AppLifecycleSystemd
 import ArgumentParser
 import CommandLineSupport
 import FoundationEssentials
+import LifecycleDaemon
 import SystemdBus
 
 /// The `lifecycled` command: the per-session host daemon.

@@ -8,7 +8,7 @@ import SystemdBus
 import SystemdBusTesting
 import Testing
 
-@testable import lifecycled
+@testable import LifecycleDaemon
 
 @Suite("Per-app cgroups: placement and the freezer through the daemon", .serialized, .timeLimit(.minutes(2)))
 @MainActor

@@ -6,7 +6,7 @@ import SystemdBus
 import SystemdBusTesting
 import Testing
 
-@testable import lifecycled
+@testable import LifecycleDaemon
 
 @Suite("App process supervision", .serialized, .timeLimit(.minutes(1)))
 struct AppProcessTests {

@@ -10,7 +10,7 @@ import SystemdBus
 import SystemdBusTesting
 import Testing
 
-@testable import lifecycled
+@testable import LifecycleDaemon
 
 // The fixtures of the Daemon*Tests (no tests in this file; the name follows the Daemon*Tests
 // pattern of the files this work owns): a LifecycleDaemon in-process on its own PrivateBus,

@@ -8,7 +8,7 @@ import SystemdBus
 import SystemdBusTesting
 import Testing
 
-@testable import lifecycled
+@testable import LifecycleDaemon
 
 @Suite("lifecycled host facts", .serialized, .timeLimit(.minutes(2)))
 @MainActor

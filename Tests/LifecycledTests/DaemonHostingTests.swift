@@ -8,7 +8,7 @@ import SystemdBus
 import SystemdBusTesting
 import Testing
 
-@testable import lifecycled
+@testable import LifecycleDaemon
 
 /// A daemon with one manifest: the Python test app `org.example.Notes`, claiming `notes:`, which
 /// logs to the file passed to `body`.

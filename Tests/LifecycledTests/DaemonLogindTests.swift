@@ -9,7 +9,7 @@ import SystemdBus
 import SystemdBusTesting
 import Testing
 
-@testable import lifecycled
+@testable import LifecycleDaemon
 
 /// The daemon's bridge on a real (python-dbusmock) logind: one sleep delay inhibitor for the
 /// session, released when every hosted app is suspended and really stopped, taken again on wake.

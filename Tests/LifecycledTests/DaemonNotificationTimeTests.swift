@@ -8,7 +8,7 @@ import SystemdBus
 import SystemdBusTesting
 import Testing
 
-@testable import lifecycled
+@testable import LifecycleDaemon
 
 /// A zone with one fixed offset, so a test can move the daemon's local zone without touching `$TZ`.
 private struct FixedOffsetZone: UTCOffsetRules {

@@ -10,7 +10,7 @@ import SystemdBusTesting
 import Testing
 import WebPush
 
-@testable import lifecycled
+@testable import LifecycleDaemon
 
 /// The UnifiedPush connector of `scripts/test/unifiedpush-connector.py` (dbus-python), and what it logged.
 struct PythonConnector {

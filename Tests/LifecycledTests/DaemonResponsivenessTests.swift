@@ -5,7 +5,7 @@ import SystemdBus
 import SystemdBusTesting
 import Testing
 
-@testable import lifecycled
+@testable import LifecycleDaemon
 
 @Suite("lifecycled never waits for one peer while others call", .serialized, .timeLimit(.minutes(2)))
 @MainActor

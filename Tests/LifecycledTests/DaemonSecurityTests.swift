@@ -9,7 +9,7 @@ import Synchronization
 import SystemdBus
 import Testing
 
-@testable import lifecycled
+@testable import LifecycleDaemon
 
 @Suite("lifecycled security and validation", .serialized, .timeLimit(.minutes(2)))
 @MainActor

@@ -7,7 +7,7 @@ import SystemdBus
 import SystemdBusTesting
 import Testing
 
-@testable import lifecycled
+@testable import LifecycleDaemon
 
 private let counter = "org.example.Counter"
 

@@ -8,7 +8,7 @@ import SystemdBus
 import SystemdBusTesting
 import Testing
 
-@testable import lifecycled
+@testable import LifecycleDaemon
 
 /// A delegate that implements the notification and quick-action callbacks (each completes at once).
 @MainActor

@@ -2,7 +2,7 @@ import Foundation
 import SystemdBusTesting
 import Testing
 
-@testable import lifecycled
+@testable import LifecycleDaemon
 
 @Suite("App manifests")
 struct ManifestTests {

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import lifecycled
+@testable import LifecycleDaemon
 
 @Suite("Memory-pressure plan")
 struct MemoryPressurePlanTests {

@@ -10,7 +10,7 @@ import SystemdBusTesting
 import Testing
 import WebPush
 
-@testable import lifecycled
+@testable import LifecycleDaemon
 
 /// A delegate that records what the remote-notification callbacks received.
 @MainActor

@@ -2,7 +2,7 @@ import BrokerLink
 import Foundation
 import Testing
 
-@testable import lifecycled
+@testable import LifecycleDaemon
 
 @Suite("The push queue: once each, topics replace, bounded, expiry with grace")
 struct PushQueueTests {

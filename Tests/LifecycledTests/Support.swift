@@ -6,7 +6,7 @@ import SystemdBus
 import SystemdBusTesting
 import Testing
 
-@testable import lifecycled
+@testable import LifecycleDaemon
 
 struct TestFailure: Error, CustomStringConvertible {
     let description: String

@@ -3,7 +3,7 @@
 /// An extensible error struct with static codes (the swift-service-lifecycle idiom): match on
 /// ``code``, show ``description`` to people. ``ManifestStore`` collects one per bad file and
 /// keeps loading the others, so a broken manifest never takes the daemon or another app down.
-struct ManifestError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct ManifestError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What kind of problem it is.
     ///
     /// Codes are compared by their raw string, which also appears in ``description`` so a log
@@ -75,7 +75,7 @@ struct ManifestError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     /// `path: message [code]`.
-    var description: String {
+    package var description: String {
         path.isEmpty ? "\(message) [\(code)]" : "\(path): \(message) [\(code)]"
     }
 }

@@ -13,9 +13,9 @@ import Logging
 /// ``Mode/automatic`` uses the daemon's own cgroup as the parent when it is a cgroup v2 cgroup
 /// other than the root and the daemon may create directories in it: under systemd that is the
 /// unit's cgroup with `Delegate=yes` (as in `dist/systemd/user/lifecycled.service`).
-struct AppCgroupPlacement: Sendable {
+package struct AppCgroupPlacement: Sendable {
     /// How the parent directory is chosen.
-    enum Mode: Sendable, Hashable {
+    package enum Mode: Sendable, Hashable {
         /// The daemon's own cgroup, when it is delegated (writable) and not the root.
         case automatic
         /// Never: apps stay in the daemon's cgroup and are suspended with `SIGSTOP`.

@@ -4,7 +4,7 @@
 /// over the bus, and runs `applicationWillTerminate`), then sends `SIGTERM`, waits
 /// ``grace`` and sends `SIGKILL`. The defaults follow iOS's ~5 s `applicationWillTerminate`
 /// budget and systemd's habit of a short grace after `SIGTERM`; tests inject short ones.
-struct TerminationPolicy: Sendable, Hashable {
+package struct TerminationPolicy: Sendable, Hashable {
     /// How long the app may take to end by itself before `SIGTERM`.
     var deadline: Duration
     /// How long after `SIGTERM` before `SIGKILL`.
@@ -15,7 +15,7 @@ struct TerminationPolicy: Sendable, Hashable {
     /// - Parameters:
     ///   - deadline: How long before `SIGTERM` (default 5 s; `.zero` signals at once).
     ///   - grace: How long after `SIGTERM` before `SIGKILL` (default 2 s).
-    init(deadline: Duration = .seconds(5), grace: Duration = .seconds(2)) {
+    package init(deadline: Duration = .seconds(5), grace: Duration = .seconds(2)) {
         self.deadline = deadline
         self.grace = grace
     }

@@ -10,7 +10,7 @@ import SystemdBus
 /// daemon reports it from the kernel (`SO_PEERCRED`, not forgeable by the peer), must be the
 /// daemon's own. Missing credentials are refused too. The checks are pure functions of the
 /// credentials so they can be tested with injected values.
-struct CallerPolicy: Sendable {
+package struct CallerPolicy: Sendable {
     /// The uid every caller must have (the daemon's `getuid()`).
     let uid: uid_t
 
@@ -18,7 +18,7 @@ struct CallerPolicy: Sendable {
     ///
     /// - Parameters:
     ///   - uid: The uid callers must have; the daemon's real uid by default.
-    init(uid: uid_t = getuid()) {
+    package init(uid: uid_t = getuid()) {
         self.uid = uid
     }
 

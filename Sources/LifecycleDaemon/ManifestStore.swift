@@ -11,13 +11,13 @@ import FoundationEssentials
 /// ``ManifestError/Code/duplicateURLScheme``, naming both apps and both files, so what was
 /// already loaded never changes. Each bad file yields one ``ManifestError`` in ``errors``;
 /// nothing here traps.
-struct ManifestStore: Sendable {
+package struct ManifestStore: Sendable {
     /// A loaded manifest and the file it came from.
-    struct Entry: Sendable, Hashable {
+    package struct Entry: Sendable, Hashable {
         /// The validated manifest.
-        let manifest: AppManifest
+        package let manifest: AppManifest
         /// The file it was loaded from.
-        let path: String
+        package let path: String
     }
 
     /// The files larger than this are rejected unread (a manifest is a few hundred bytes).
@@ -26,9 +26,9 @@ struct ManifestStore: Sendable {
     /// The directories searched, most important first.
     let directories: [String]
     /// The loaded manifests by id.
-    private(set) var entries: [String: Entry] = [:]
+    package private(set) var entries: [String: Entry] = [:]
     /// The errors, one per rejected file (or unreadable directory), in load order.
-    private(set) var errors: [ManifestError] = []
+    package private(set) var errors: [ManifestError] = []
     /// Files not read because a more important directory already had a valid manifest for that id.
     private(set) var shadowed: [String] = []
     private var schemeOwners: [String: String] = [:]
@@ -37,7 +37,7 @@ struct ManifestStore: Sendable {
     ///
     /// - Parameters:
     ///   - environment: The environment to read `XDG_DATA_HOME`, `XDG_DATA_DIRS` and `HOME` from.
-    init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+    package init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.init(directories: XDGDataDirectories(environment: environment).appsDirectories)
     }
 
@@ -48,7 +48,7 @@ struct ManifestStore: Sendable {
     ///
     /// - Parameters:
     ///   - directories: The apps directories, most important first.
-    init(directories: [String]) {
+    package init(directories: [String]) {
         self.directories = directories
         for directory in directories { load(directory: directory) }
     }

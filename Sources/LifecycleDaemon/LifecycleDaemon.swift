@@ -19,7 +19,7 @@ import SystemdBus
 /// Everything the daemon knows lives on the main actor; the bus handlers and the process
 /// supervisors call back into it with `Task { @MainActor … }`.
 @MainActor
-final class LifecycleDaemon {
+package final class LifecycleDaemon {
     /// Why the daemon could not start.
     struct StartError: Error, CustomStringConvertible {
         /// The message for the user.
@@ -105,7 +105,7 @@ final class LifecycleDaemon {
     /// - Parameters:
     ///   - configuration: How to run.
     ///   - policy: Who may call (the daemon's uid by default).
-    init(configuration: DaemonConfiguration, policy: CallerPolicy = CallerPolicy()) {
+    package init(configuration: DaemonConfiguration, policy: CallerPolicy = CallerPolicy()) {
         self.configuration = configuration
         cgroupPlacement = AppCgroupPlacement(mode: configuration.appCgroups)
         self.policy = policy
@@ -125,7 +125,7 @@ final class LifecycleDaemon {
     ///
     /// - Throws: ``StartError`` when the bus cannot be reached or another process owns
     ///   `org.applifecycle.Lifecycled1` (nothing is left running then).
-    func start() async throws {
+    package func start() async throws {
         guard phase == .idle else { throw StartError(description: "lifecycled was already started") }
         let loop: EventLoop
         do {
@@ -196,7 +196,7 @@ final class LifecycleDaemon {
     }
 
     /// Waits until the daemon has stopped (after ``shutdown(reason:)``).
-    func run() async {
+    package func run() async {
         guard phase != .stopped else { return }
         await withCheckedContinuation { stopWaiters.append($0) }
     }

@@ -6,7 +6,7 @@ import SystemdBus
 ///
 /// The defaults are those of the real daemon in a user session; tests pass a private bus, a
 /// temporary apps directory, no host sources and short deadlines.
-struct DaemonConfiguration: Sendable {
+package struct DaemonConfiguration: Sendable {
     /// The bus to serve on (the session bus by default).
     var busAddress: BusConnection.Address = .session
     /// The apps directories to read, most important first; `nil` reads the XDG data directories.
@@ -47,7 +47,7 @@ struct DaemonConfiguration: Sendable {
     ///   - appCgroups: Where launched apps' cgroups are created.
     ///   - stateDirectory: Where the schedule, the push registrations and the push queue are kept.
     ///   - fleetConfigurationPath: The `lifecycled.conf` to read.
-    init(
+    package init(
         busAddress: BusConnection.Address = .session, appsDirectories: [String]? = nil, simulationEnabled: Bool = false,
         bridgeSources: Set<HostBridge.Source> = Set(HostBridge.Source.allCases),
         systemBus: BusConnection.Address = .system,

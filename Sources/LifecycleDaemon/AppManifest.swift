@@ -30,17 +30,17 @@ import Glibc
 /// present, is not empty. Unknown fields are rejected so a typo (`urlScheme`) is reported
 /// rather than silently ignored. Uniqueness of schemes across apps is checked by
 /// ``ManifestStore``, which sees them all.
-struct AppManifest: Sendable, Hashable, Codable {
+package struct AppManifest: Sendable, Hashable, Codable {
     /// The reverse-DNS identifier (`org.example.Notes`); also the file name without `.json`.
-    let id: String
+    package let id: String
     /// A display name, if the manifest gives one.
     let name: String?
     /// The absolute path of the program to run.
-    let executable: String
+    package let executable: String
     /// The arguments after the program name.
     let arguments: [String]
     /// The URL schemes the app opens, lowercased, in manifest order, without repeats.
-    let urlSchemes: [String]
+    package let urlSchemes: [String]
     /// The background modes the app declares.
     let backgroundModes: Set<BackgroundMode>
     /// The static quick actions (`UIApplicationShortcutItems`): the desktop entry's actions.
@@ -95,7 +95,7 @@ struct AppManifest: Sendable, Hashable, Codable {
     /// - Parameters:
     ///   - decoder: The decoder.
     /// - Throws: `DecodingError` or ``ManifestError``.
-    init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let all = try decoder.container(keyedBy: AnyKey.self)
         let known = Set(CodingKeys.allCases.map(\.rawValue))
         if let unknown = all.allKeys.map(\.stringValue).sorted().first(where: { !known.contains($0) }) {
@@ -130,7 +130,7 @@ struct AppManifest: Sendable, Hashable, Codable {
     /// - Parameters:
     ///   - encoder: The encoder.
     /// - Throws: What the encoder throws.
-    func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
         try container.encodeIfPresent(name, forKey: .name)
