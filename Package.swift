@@ -104,7 +104,8 @@ let package = Package(
             ]
         ),
         // The `lifecycle-push-gateway` binary: a main that runs LifecyclePushGateway's command.
-        .executableTarget(name: "lifecycle-push-gateway", dependencies: ["LifecyclePushGateway"]),
+        .executableTarget(
+            name: "lifecycle-push-gateway", dependencies: ["LifecyclePushGateway", "CommandLineSupport"]),
         // The two executables' shared command-line behaviour (usage errors exit 2).
         .target(name: "CommandLineSupport", dependencies: [argumentParser]),
         // lifecycled's logic: the registry, policy, hosted apps, local notifications, the push
@@ -209,7 +210,8 @@ let package = Package(
         .testTarget(
             name: "LifecyclePushGatewayTests",
             dependencies: [
-                "LifecyclePushGateway", "lifecycle-push-gateway", "WebPush", "BrokerLink", "BrokerTestSupport", "SystemdBus", "SystemdBusTesting",
+                "LifecyclePushGateway", "lifecycle-push-gateway", "WebPush", "BrokerLink", "BrokerTestSupport",
+                "SystemdBus", "SystemdBusTesting",
             ]
         ),
         .testTarget(

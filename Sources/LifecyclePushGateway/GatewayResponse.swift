@@ -2,26 +2,26 @@
 ///
 /// Errors are `text/plain` with a one-line reason; ``status`` is the numeric code, ``reason`` its
 /// phrase.
-struct GatewayResponse: Sendable, Equatable {
+package struct GatewayResponse: Sendable, Equatable {
     /// The status code, for example 201.
-    var status: Int
+    package var status: Int
     /// The status line's reason phrase, for example `Created`.
-    var reason: String
+    package var reason: String
     /// Extra headers (`Location`, `TTL`, `Retry-After`, `Allow`); `Content-Type` and
     /// `Content-Length` are added by the server.
-    var headers: [(String, String)]
+    package var headers: [(String, String)]
     /// The `Content-Type` of ``body``.
-    var contentType: String
+    package var contentType: String
     /// The body.
-    var body: String
+    package var body: String
 
-    static func == (lhs: GatewayResponse, rhs: GatewayResponse) -> Bool {
+    package static func == (lhs: GatewayResponse, rhs: GatewayResponse) -> Bool {
         lhs.status == rhs.status && lhs.reason == rhs.reason && lhs.contentType == rhs.contentType
             && lhs.body == rhs.body && lhs.headers.map { "\($0.0): \($0.1)" } == rhs.headers.map { "\($0.0): \($0.1)" }
     }
 
     /// The first value of a header (case-insensitive name), for tests and logs.
-    func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         headers.first { $0.0.lowercased() == name.lowercased() }?.1
     }
 

@@ -11,9 +11,9 @@ import WebPush
 /// ``deliver(_:body:)`` to publish; ``handle(method:path:headers:body:)`` runs all of them for one
 /// complete request (tests, and routes without a body). Every accepted or rejected push is logged
 /// in one line, with the token shortened (it is a capability) and never the body.
-struct PushGateway: Sendable {
+package struct PushGateway: Sendable {
     /// The largest body RFC 8030 push services must accept, and the most this one takes.
-    static let maximumBodySize = 4096
+    package static let maximumBodySize = 4096
     /// The smallest aes128gcm body (RFC 8188, RFC 8291): salt 16, rs 4, idlen 1, key id 65, and one
     /// record of at least a padding delimiter and the 16-byte tag.
     static let minimumBodySize = 16 + 4 + 1 + 65 + 17
@@ -21,7 +21,7 @@ struct PushGateway: Sendable {
     static let maximumTopicLength = 32
 
     /// Where requests are routed.
-    enum Route: Equatable {
+    package enum Route: Equatable, Sendable {
         /// `POST /push/<token>`.
         case push(token: String)
         /// `GET /health`.
@@ -54,7 +54,7 @@ struct PushGateway: Sendable {
     ///   - publicURL: The gateway's public origin, such as `https://push.example.net`.
     ///   - now: The clock.
     ///   - logger: The request log.
-    init(
+    package init(
         registrations: RegistrationTable, publisher: any PushPublisher, publicURL: String,
         now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "lifecycle-push-gateway")
     ) {
@@ -69,7 +69,7 @@ struct PushGateway: Sendable {
     }
 
     /// Routes a request line's method and target (a query string is ignored).
-    static func route(method: String, target: String) -> Route {
+    package static func route(method: String, target: String) -> Route {
         let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         if path == "/health" {
             return method == "GET" ? .health : .methodNotAllowed(allow: "GET")
@@ -82,7 +82,7 @@ struct PushGateway: Sendable {
     }
 
     /// The answer to a route that is not a push (`/health`, 404, 405).
-    func respond(to route: Route) -> GatewayResponse {
+    package func respond(to route: Route) -> GatewayResponse {
         switch route {
         case .health: health()
         case .methodNotAllowed(let allow): .text(405, "method not allowed", headers: [("Allow", allow)])
@@ -108,7 +108,7 @@ struct PushGateway: Sendable {
     ///   - token: The path's token.
     ///   - headers: The request's headers.
     /// - Returns: The admission, or the answer that rejects the request.
-    func admit(token: String, headers: RequestHeaders) -> AdmissionResult {
+    package func admit(token: String, headers: RequestHeaders) -> AdmissionResult {
         let result = check(token: token, headers: headers)
         if case .rejected(let response) = result { log(response, token: token) }
         return result
@@ -199,7 +199,7 @@ struct PushGateway: Sendable {
     /// §4: a 65-byte key id). The body is never decrypted: the gateway cannot, and must not.
     ///
     /// - Returns: The answer that rejects the body, or `nil`.
-    func checkBody(_ body: some Collection<UInt8>, token: String) -> GatewayResponse? {
+    package func checkBody(_ body: some Collection<UInt8>, token: String) -> GatewayResponse? {
         let failure = Self.bodyProblem(body)
         if let failure { log(failure, token: token) }
         return failure
@@ -226,7 +226,7 @@ struct PushGateway: Sendable {
     /// - Parameters:
     ///   - admission: What ``admit(token:headers:)`` returned.
     ///   - body: The checked body.
-    func deliver(_ admission: PushAdmission, body: [UInt8]) async -> GatewayResponse {
+    package func deliver(_ admission: PushAdmission, body: [UInt8]) async -> GatewayResponse {
         let message: OutgoingPush
         do {
             let envelope = try PushEnvelope(
@@ -261,7 +261,7 @@ struct PushGateway: Sendable {
     }
 
     /// Runs every step for one complete request.
-    func handle(method: String, path: String, headers: RequestHeaders, body: [UInt8]) async -> GatewayResponse {
+    package func handle(method: String, path: String, headers: RequestHeaders, body: [UInt8]) async -> GatewayResponse {
         let route = Self.route(method: method, target: path)
         guard case .push(let token) = route else { return respond(to: route) }
         switch admit(token: token, headers: headers) {

@@ -19,11 +19,10 @@ import SystemdBus
 /// behind one load balancer (each with its own client id, the default). SIGTERM or SIGINT: it
 /// stops accepting, finishes the requests in flight, disconnects from the broker and exits 0.
 /// Exit status 1: it cannot start (the port is taken, the password file is unreadable); 2: a usage
-/// error.
-@main
-struct PushGatewayCommand: AsyncParsableCommand, UsageErrorExit {
+/// error. The `lifecycle-push-gateway` executable's main calls ``runMain()`` (``UsageErrorExit``).
+package struct PushGatewayCommand: AsyncParsableCommand, UsageErrorExit {
     /// The command's name and help.
-    static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         commandName: "lifecycle-push-gateway",
         abstract: "Accept Web Push messages (RFC 8030, VAPID) and publish them to devices through an MQTT broker.",
         version: PackageVersion.current)
@@ -72,8 +71,11 @@ struct PushGatewayCommand: AsyncParsableCommand, UsageErrorExit {
         help: ArgumentHelp("The MQTT client id (default: lifecycle-push-gateway-<random>).", valueName: "id"))
     var clientID: String?
 
+    /// An unparsed command (ArgumentParser fills the options in).
+    package init() {}
+
     /// Checks the options (exit status 2 on failure).
-    func validate() throws {
+    package func validate() throws {
         guard ListenAddress(listen) != nil else {
             throw ValidationError(
                 "--listen must be HOST:PORT (for example 127.0.0.1:8080 or [::1]:8080), not '\(listen)'")
@@ -98,7 +100,7 @@ struct PushGatewayCommand: AsyncParsableCommand, UsageErrorExit {
     /// Runs the gateway until SIGTERM or SIGINT.
     ///
     /// - Throws: `ExitCode(1)` when it cannot start.
-    func run() async throws {
+    package func run() async throws {
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = .info
@@ -167,10 +169,5 @@ struct PushGatewayCommand: AsyncParsableCommand, UsageErrorExit {
             }
         }
         return ProcessInfo.processInfo.environment[Self.passwordVariable]
-    }
-
-    /// Parses the command line and runs; usage errors exit 2 (``UsageErrorExit``).
-    static func main() async {
-        await runMain()
     }
 }

@@ -11,9 +11,9 @@ import NIOHTTP1
 /// ``PushGateway/maximumBodySize`` (a chunked body that grows past it gets 413 at once); at its end
 /// the publish runs as a task, and its answer is written back on this channel's event loop. Nothing
 /// here blocks the loop.
-final class PushHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundOut = HTTPServerResponsePart
+package final class PushHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
+    package typealias InboundIn = HTTPServerRequestPart
+    package typealias OutboundOut = HTTPServerResponsePart
 
     /// How much of a rejected request's body is read and dropped before the connection is closed
     /// instead (closing with unread data makes the kernel reset the connection, and the client
@@ -37,11 +37,11 @@ final class PushHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var state = State.idle
 
     /// Creates the handler of one connection.
-    init(gateway: PushGateway) {
+    package init(gateway: PushGateway) {
         self.gateway = gateway
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head): received(head: head, context: context)
         case .body(let chunk): received(body: chunk, context: context)
@@ -140,7 +140,7 @@ final class PushHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // NIO's HTTPServerProtocolErrorHandler has answered a malformed request with 400 already;
         // anything else (a reset connection) ends this connection.
         context.close(promise: nil)

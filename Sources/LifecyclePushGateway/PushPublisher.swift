@@ -1,6 +1,6 @@
 /// What the HTTP side needs of the broker: its state, and a QoS 1 publish that returns once the
 /// broker has the message (PUBACK). ``BrokerPushPublisher`` is the real one; tests use fakes.
-protocol PushPublisher: Sendable {
+package protocol PushPublisher: Sendable {
     /// Whether messages can be published now.
     var brokerStatus: BrokerStatus { get }
 
@@ -11,7 +11,7 @@ protocol PushPublisher: Sendable {
 }
 
 /// The broker connection's state as `/health` reports it.
-enum BrokerStatus: String, Sendable {
+package enum BrokerStatus: String, Sendable {
     /// Connected (CONNACK received): pushes are published.
     case connected
     /// Connecting or reconnecting: pushes get 503.

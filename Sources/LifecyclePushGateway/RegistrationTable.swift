@@ -13,19 +13,19 @@ import Synchronization
 /// ``finishResync()`` drops those that were not (removed while the gateway was away). Until then
 /// ``isSyncing`` is true and the gateway answers an unknown token with 503, not 404: an app server
 /// that sees 404 deletes the subscription for good.
-final class RegistrationTable: Sendable {
+package final class RegistrationTable: Sendable {
     /// One known registration.
-    struct Entry: Sendable, Equatable {
+    package struct Entry: Sendable, Equatable {
         /// The device that registered the token: the second level of its topic.
-        var device: String
+        package var device: String
         /// The registration.
-        var record: PushRegistrationRecord
+        package var record: PushRegistrationRecord
         /// The resync generation that last saw the record.
-        var generation: UInt64
+        package var generation: UInt64
     }
 
     /// What one retained message did to the table.
-    enum Change: Sendable, Equatable {
+    package enum Change: Sendable, Equatable {
         /// A new token.
         case added
         /// The owning device published the token's record again (perhaps with another key).
@@ -42,25 +42,25 @@ final class RegistrationTable: Sendable {
 
     private struct State {
         var entries: [String: Entry] = [:]
-        var generation: UInt64 = 0
+        package var generation: UInt64 = 0
         var syncing = true
     }
 
     private let state = Mutex(State())
 
     /// Creates an empty table, syncing until the first ``finishResync()``.
-    init() {}
+    package init() {}
 
     /// The registration of `token`, if any.
-    func lookup(_ token: String) -> Entry? {
+    package func lookup(_ token: String) -> Entry? {
         state.withLock { $0.entries[token] }
     }
 
     /// How many tokens are known.
-    var count: Int { state.withLock { $0.entries.count } }
+    package var count: Int { state.withLock { $0.entries.count } }
 
     /// Whether the table is being rebuilt after a (re)connect, so an unknown token may still arrive.
-    var isSyncing: Bool { state.withLock { $0.syncing } }
+    package var isSyncing: Bool { state.withLock { $0.syncing } }
 
     /// Applies one retained message of `applifecycle/v1/<device>/registrations/<token>`.
     ///
@@ -70,7 +70,7 @@ final class RegistrationTable: Sendable {
     ///   - payload: The message: a ``PushRegistrationRecord``'s JSON, or empty to remove the token.
     /// - Returns: What changed, for the log.
     @discardableResult
-    func apply(device: String, token: String, payload: some Collection<UInt8>) -> Change {
+    package func apply(device: String, token: String, payload: some Collection<UInt8>) -> Change {
         guard PushRegistrationRecord.isValidToken(token) else { return .rejected("the topic's token is malformed") }
         if payload.isEmpty {
             return state.withLock { state in
@@ -102,7 +102,7 @@ final class RegistrationTable: Sendable {
     }
 
     /// Starts a rebuild: the broker is about to send every retained record again.
-    func beginResync() {
+    package func beginResync() {
         state.withLock { state in
             state.generation &+= 1
             state.syncing = true
@@ -113,7 +113,7 @@ final class RegistrationTable: Sendable {
     ///
     /// - Returns: The number of records dropped.
     @discardableResult
-    func finishResync() -> Int {
+    package func finishResync() -> Int {
         state.withLock { state in
             let before = state.entries.count
             let current = state.generation
