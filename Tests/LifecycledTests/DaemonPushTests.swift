@@ -22,10 +22,14 @@ struct PythonConnector {
             .deletingLastPathComponent().appendingPathComponent("scripts/test/unifiedpush-connector.py").path
     }
 
-    init(name: String, bus: String, log: String, extra: [String] = []) throws {
+    /// Starts the connector; `asUser` runs it under another uid (through `setpriv`, as root).
+    init(name: String, bus: String, log: String, extra: [String] = [], asUser uid: uid_t? = nil) throws {
         self.log = log
+        let command = ["/usr/bin/python3", Self.script, name, log] + extra
+        let run =
+            uid.map { ["/usr/bin/setpriv", "--reuid=\($0)", "--regid=\($0)", "--clear-groups"] + command } ?? command
         process = try ChildProcess.spawn(
-            "/usr/bin/python3", [Self.script, name, log] + extra,
+            run[0], Array(run.dropFirst()),
             environment: ["DBUS_SESSION_BUS_ADDRESS": bus, "PATH": "/usr/bin:/bin"], stdout: .file(log + ".out"))
     }
 
@@ -45,6 +49,37 @@ struct PythonConnector {
 @Suite("lifecycled as a UnifiedPush distributor, with a real mosquitto broker", .serialized, .timeLimit(.minutes(3)))
 @MainActor
 struct DaemonPushTests {
+    /// The distributor hands out doors into this user's broker account: another uid on a shared
+    /// bus is refused before anything is looked at, over both interfaces, even for a name it owns.
+    @Test(.enabled(if: getuid() == 0, "needs root to run a connector as another uid"))
+    func aConnectorOfAnotherUIDIsRefusedByBothDistributorInterfaces() async throws {
+        let rig = try FleetRig()
+        try await withDaemon(fleetConfiguration: rig.configurationPath) { h in
+            #expect(await eventually { h.daemon.push?.fleet?.isConnected == true })
+            // The foreign connector writes its log as uid 65534.
+            let logs = h.directory.path + "/foreign"
+            try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: false)
+            chmod(h.directory.path, 0o755)
+            chmod(logs, 0o777)
+            for version in ["2", "1"] {
+                let connector = try PythonConnector(
+                    name: "org.example.Foreign\(version)", bus: h.bus.address, log: logs + "/connector\(version).log",
+                    extra: version == "1" ? ["--v1"] : [], asUser: 65534)
+                defer { connector.process.terminateAndWait() }
+                #expect(
+                    await eventually {
+                        !connector.calls("RegisterError").isEmpty || !connector.calls("RegisterReply").isEmpty
+                    },
+                    "\(connector.calls)")
+                #expect(connector.calls("RegisterReply").isEmpty, "Distributor\(version) accepted uid 65534")
+                let refusal = try #require(connector.calls("RegisterError").first)
+                #expect(refusal["name"] == BusError.Name.accessDenied)
+                #expect(refusal["message"]?.contains("uid 65534") == true, "\(refusal)")
+            }
+            #expect(h.daemon.push?.registrationCount == 0)
+        }
+    }
+
     @Test func aDBusPythonConnectorRegistersAndGetsEachPushOnceInOrder() async throws {
         let rig = try FleetRig()
         try await withDaemon(fleetConfiguration: rig.configurationPath) { h in

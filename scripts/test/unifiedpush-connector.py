@@ -100,6 +100,14 @@ def main():
     proxy = bus.get_object(distributor, DISTRIBUTOR_PATH)
 
     def register():
+        try:
+            return register_once()
+        except dbus.exceptions.DBusException as error:
+            record({"call": "RegisterError", "name": error.get_dbus_name(), "message": error.get_dbus_message()})
+            print("refused " + error.get_dbus_name(), flush=True)
+            return False
+
+    def register_once():
         if v1:
             result, reason = proxy.Register(name, token, "test connector",
                                             dbus_interface="org.unifiedpush.Distributor1")

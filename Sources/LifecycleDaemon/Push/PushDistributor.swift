@@ -27,6 +27,8 @@ final class PushDistributor {
     let connection: BusConnection
     private(set) var fleet: FleetLink?
     private var registrations: [String: PushRegistration] = [:]
+    /// How many registrations are held (all services together).
+    var registrationCount: Int { registrations.count }
     private var queue = PushQueue()
     private let registrationsFile: GroupCommitFile
     private let queueFile: GroupCommitFile
@@ -224,6 +226,9 @@ final class PushDistributor {
     // MARK: The distributor's methods
 
     private func handle(_ call: BusMethodCall) async throws -> [BusValue] {
+        // The same rule as every Lifecycled1 method: an endpoint is a door into this user's broker
+        // account, so another uid on a shared bus gets AccessDenied before anything is looked at.
+        try daemon.policy.check(call.credentials, member: "\(call.interface).\(call.member)")
         let v2 = call.interface == UnifiedPush.distributor2
         switch call.member {
         case "Register":
