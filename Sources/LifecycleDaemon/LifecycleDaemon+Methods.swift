@@ -140,6 +140,8 @@ extension LifecycleDaemon {
             guard store.manifest(id: id) != nil || registry[id]?.isRegistered == true else {
                 throw DaemonError.unknownApp(id)
             }
+            // The badge is the app's own, like every app-only method: only its registered connection sets it.
+            _ = try registeredApp(id, call)
             setBadge(id, Int(value))
         case Method.listManifests:
             return [

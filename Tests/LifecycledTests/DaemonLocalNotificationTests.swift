@@ -285,7 +285,14 @@ struct DaemonLocalNotificationTests {
             let app = try await FakeApp("org.example.Mail", address: h.bus.address)
             defer { app.close() }
             _ = try await app.register()
+            // Another process of the same user may not set the app's badge, before or after it registered.
+            #expect(
+                await h.client.errorName(LifecycledProtocol.Method.setBadge, [.string(app.id), .int64(99)])
+                    == LifecycledProtocol.ErrorName.notRegistered)
             try await app.client.call(LifecycledProtocol.Method.setBadge, [.string(app.id), .int64(3)])
+            #expect(
+                await h.client.errorName(LifecycledProtocol.Method.setBadge, [.string(app.id), .int64(42)])
+                    == LifecycledProtocol.ErrorName.notRegistered)
             try await app.client.call(LifecycledProtocol.Method.setBadge, [.string(app.id), .int64(0)])
             #expect(try await eventually { updates.values.count == 2 })
             #expect(updates.values[0][0] == .string("application://org.example.Mail.desktop"))
