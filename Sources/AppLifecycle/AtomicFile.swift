@@ -52,6 +52,42 @@ public enum AtomicFile {
         guard fsync(directoryFD) == 0 else { throw failure("fsync \(directory)") }
     }
 
+    /// Reads a whole file the project owns or trusts only so far, at most `limit` bytes.
+    ///
+    /// The size is checked on the open descriptor (`fstat`, so the file checked is the file read),
+    /// and the read stops one byte past the limit, so a file that grows meanwhile is refused too.
+    /// `O_NONBLOCK` keeps a FIFO planted at the path from blocking the caller.
+    ///
+    /// - Parameters:
+    ///   - url: The file.
+    ///   - limit: The most bytes accepted.
+    /// - Returns: The contents.
+    /// - Throws: ``FileReadError``.
+    public static func read(from url: URL, limit: Int) throws(FileReadError) -> Data {
+        let path = url.path
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+        guard fd >= 0 else {
+            throw errno == ENOENT ? .notFound(path: path) : .unreadable(path: path, errno: errno)
+        }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw .unreadable(path: path, errno: errno) }
+        guard status.st_mode & S_IFMT == S_IFREG else { throw .notRegularFile(path: path) }
+        guard status.st_size <= limit else { throw .tooLarge(path: path, size: Int(status.st_size), limit: limit) }
+        var contents = Data(capacity: Int(status.st_size))
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while contents.count <= limit {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .unreadable(path: path, errno: errno)
+            }
+            if count == 0 { return contents }
+            contents.append(contentsOf: buffer[0..<count])
+        }
+        throw .tooLarge(path: path, size: contents.count, limit: limit)
+    }
+
     /// The temporary files of a target: `<name>.tmp-` and six characters.
     static func isTemporaryFile(_ name: String, of target: String) -> Bool {
         name.hasPrefix(target + ".tmp-") && name.utf8.count == target.utf8.count + 5 + 6

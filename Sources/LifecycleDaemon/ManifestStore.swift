@@ -1,3 +1,4 @@
+import AppLifecycle
 import FoundationEssentials
 
 /// Every app manifest the daemon can find, loaded and validated, with the errors of the rest.
@@ -136,19 +137,17 @@ package struct ManifestStore: Sendable {
     /// - Throws: ``ManifestError`` (without the path; the caller sets it).
     static func read(_ path: String) throws(ManifestError) -> AppManifest {
         let data: Data
-        do {
-            let attributes = try FileManager.default.attributesOfItem(atPath: path)
-            guard attributes[.type] as? FileAttributeType == .typeRegular else {
-                throw ManifestError(.unreadable, "not a regular file")
-            }
-            if let size = attributes[.size] as? Int, size > maximumFileSize {
-                throw ManifestError(.unreadable, "file is \(size) bytes, larger than the \(maximumFileSize)-byte limit")
-            }
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch let error as ManifestError {
-            throw error
+        do throws(FileReadError) {
+            // One bounded read: the size is checked on what is read, not on attributes whose
+            // dictionary type differs between Foundation and FoundationEssentials.
+            data = try AtomicFile.read(from: URL(fileURLWithPath: path), limit: maximumFileSize)
         } catch {
-            throw ManifestError(.unreadable, "cannot read the file: \(error)")
+            switch error {
+            case .notRegularFile: throw ManifestError(.unreadable, "not a regular file")
+            case .tooLarge(_, let size, let limit):
+                throw ManifestError(.unreadable, "file is \(size) bytes, larger than the \(limit)-byte limit")
+            case .notFound, .unreadable: throw ManifestError(.unreadable, "cannot read the file: \(error)")
+            }
         }
         do {
             return try JSONDecoder().decode(AppManifest.self, from: data)

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import SystemdBusTesting
 import Testing
 
@@ -157,6 +158,28 @@ struct ManifestTests {
             store.errors.map { ($0.path as NSString).lastPathComponent } == [
                 "org.example.Dir.json", "org.example.Garbage.json",
             ])
+    }
+
+    /// The 1 MiB limit holds on what is read (it once read a size attribute that was never an `Int`
+    /// under FoundationEssentials, so no manifest was ever too large), and a FIFO does not block.
+    @Test func aManifestOverTheLimitIsRefusedAndLifecycledCheckSaysSo() async throws {
+        let dir = try TemporaryDirectory(prefix: "lifecycled-tests")
+        defer { dir.remove() }
+        let padding = String(repeating: " ", count: 2_000_000)
+        try manifest(dir, "a", "org.example.Big", #"{"id": "org.example.Big", "executable": "/bin/sh"\#(padding)}"#)
+        try manifest(dir, "a", "org.example.Fits", #"{"id": "org.example.Fits", "executable": "/bin/sh"}"#)
+        #expect(mkfifo(dir.path + "/a/org.example.Fifo.json", 0o600) == 0)
+        let store = ManifestStore(directories: [dir.path + "/a"])
+        #expect(store.manifests.map(\.id) == ["org.example.Fits"])
+        #expect(store.errors.map(\.code) == [.unreadable, .unreadable])
+        #expect(store.errors.first?.description.contains("larger than the 1048576-byte limit") == true)
+        #expect(store.errors.last?.description.contains("not a regular file") == true)
+
+        let binary = try #require(BuiltProducts.path(of: "lifecycled"), "lifecycled is not built")
+        let check = try await runTool(binary, ["--check", "--apps-directory", dir.path + "/a"])
+        #expect(check.status == 1, "\(check.stdout) \(check.stderr)")
+        #expect(check.stderr.contains("org.example.Big.json"), "\(check.stderr)")
+        #expect(check.stdout.contains("org.example.Fits"))
     }
 
     @Test func manifestRoundTripsThroughJSON() throws {
