@@ -35,6 +35,11 @@ public enum UserInfoValue: Sendable, Hashable {
     case dictionary([String: UserInfoValue])
     /// The null value (`NSNull` in UIKit's payloads).
     case null
+
+    /// The instants a ``date(_:)`` may hold, in seconds since 1970: year 1 to year 9999, the range
+    /// every clock, calendar and ISO 8601 form here can carry. A date outside it (or NaN) would be
+    /// rewritten silently by those (NaN as -4712-01-01, 1e300 as year 506713), so it is refused.
+    public static let representableDateSeconds: ClosedRange<Double> = -62_135_596_800...253_402_300_799
 }
 
 extension UserInfoValue {

@@ -211,9 +211,12 @@ public enum LifecycledProtocol {
         guard count(.dictionary(userInfo.values)) <= Limits.userInfoEntries else {
             throw ApplicationError(.invalidInput, "userInfo has more than \(Limits.userInfoEntries) entries")
         }
-        if let key = firstNonFiniteNumber(in: .dictionary(userInfo.values), path: "") {
+        if let (key, isDate) = firstUnrepresentableNumber(in: .dictionary(userInfo.values), path: "") {
             throw ApplicationError(
-                .invalidInput, "userInfo holds a number that is not finite (NaN or infinity) at '\(key)'")
+                .invalidInput,
+                isDate
+                    ? "userInfo holds a date outside year 1 to 9999 (or not a number) at '\(key)'"
+                    : "userInfo holds a number that is not finite (NaN or infinity) at '\(key)'")
         }
         let size = UserInfoBusCodec.wireSize(of: userInfo)
         guard size <= Limits.userInfoBytes else {
@@ -221,18 +224,23 @@ public enum LifecycledProtocol {
         }
     }
 
-    /// The key path of the first NaN or infinity in a value, or `nil`.
-    private static func firstNonFiniteNumber(in value: UserInfoValue, path: String) -> String? {
+    /// The key path of the first NaN or infinity, or of the first date outside
+    /// `UserInfoValue.representableDateSeconds`, in a value; `nil` if there is none.
+    private static func firstUnrepresentableNumber(in value: UserInfoValue, path: String) -> (String, isDate: Bool)? {
         switch value {
-        case .double(let number): return number.isFinite ? nil : path
+        case .double(let number): return number.isFinite ? nil : (path, false)
+        case .date(let date):
+            return UserInfoValue.representableDateSeconds.contains(date.timeIntervalSince1970) ? nil : (path, true)
         case .array(let values):
             for (index, element) in values.enumerated() {
-                if let found = firstNonFiniteNumber(in: element, path: "\(path)[\(index)]") { return found }
+                if let found = firstUnrepresentableNumber(in: element, path: "\(path)[\(index)]") { return found }
             }
             return nil
         case .dictionary(let values):
             for key in values.keys.sorted() {
-                if let found = firstNonFiniteNumber(in: values[key]!, path: path.isEmpty ? key : "\(path).\(key)") {
+                if let found = firstUnrepresentableNumber(
+                    in: values[key]!, path: path.isEmpty ? key : "\(path).\(key)")
+                {
                     return found
                 }
             }

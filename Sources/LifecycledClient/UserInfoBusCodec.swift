@@ -21,7 +21,8 @@ import SystemdBus
 /// D-Bus has no date and no null, hence the tagged structs. Decoding is lenient where it is safe:
 /// every integer type reads as `int` (a `t` above `Int64.max` is refused), `o` and `g` read as
 /// strings, any `a{s…}` as a dictionary, any other array as an array, and any other struct as an
-/// array of its fields. File descriptors, non-string dictionary keys and values nested deeper than
+/// array of its fields. File descriptors, non-string dictionary keys, dates outside
+/// `UserInfoValue.representableDateSeconds` (NaN among them) and values nested deeper than
 /// ``maximumDepth`` are refused with `ApplicationError/Code/invalidInput`, never a crash.
 public enum UserInfoBusCodec {
     /// The deepest nesting accepted when decoding (arrays and dictionaries).
@@ -134,6 +135,10 @@ public enum UserInfoBusCodec {
         case .structure(let fields):
             if fields.count == 2, let tag = fields[0].stringValue {
                 if tag == "date", let seconds = fields[1].unwrapped.doubleValue {
+                    guard UserInfoValue.representableDateSeconds.contains(seconds) else {
+                        throw ApplicationError(
+                            .invalidInput, "date \(seconds) is outside year 1 to 9999 or not a number")
+                    }
                     return .date(Date(timeIntervalSince1970: seconds))
                 }
                 if tag == "null" { return .null }

@@ -1,6 +1,7 @@
 import AppLifecycle
 import Foundation
 import LifecycledClient
+import SystemdBus
 import Testing
 
 @Suite("lifecycled protocol encodings")
@@ -80,5 +81,27 @@ struct LifecycledProtocolTests {
         #expect(throws: ApplicationError.self) { try LifecycledProtocol.validate(over) }
         // The JSON text never drops keys for a number JSON cannot spell.
         #expect(UserInfo(["a": 1, "n": .double(.nan)]).json == #"{"a":1,"n":"nan"}"#)
+    }
+
+    /// A date is a number too: NaN became -4712-01-01 and 1e300 the year 506713 on their way
+    /// through the calendar, silently. Year 1 to 9999 pass; anything else is refused, by the
+    /// validation and by the D-Bus decoder alike.
+    @Test func datesOutsideYearOneToNineThousandNineHundredNinetyNineAreRefused() throws {
+        for seconds in [Double.nan, .infinity, -.infinity, 1e300, -1e300, 253_402_300_800, -62_135_596_801] {
+            let refused = #expect(throws: ApplicationError.self) {
+                try LifecycledProtocol.validate(["when": ["at": [.date(Date(timeIntervalSince1970: seconds))]]])
+            }
+            #expect(refused?.description.contains("when.at[0]") == true, "\(String(describing: refused))")
+            #expect(refused?.description.contains("date") == true)
+            let wire = BusValue.vardict(["d": .structure([.string("date"), .variant(.double(seconds))])])
+            #expect(throws: ApplicationError.self, "\(seconds) decoded") {
+                try UserInfoBusCodec.decodeUserInfo(wire)
+            }
+        }
+        for seconds in [253_402_300_799, -62_135_596_800, 0, 1_800_000_000.5] {
+            let info: UserInfo = ["d": .date(Date(timeIntervalSince1970: seconds))]
+            #expect(throws: Never.self) { try LifecycledProtocol.validate(info) }
+            #expect(try UserInfoBusCodec.decodeUserInfo(UserInfoBusCodec.encode(info)) == info)
+        }
     }
 }

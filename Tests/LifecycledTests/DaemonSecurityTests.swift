@@ -108,6 +108,21 @@ struct DaemonSecurityTests {
                 ),
                 (M.post, [.string("org.example.Known"), .string("N"), encodeInfo(["deep": deep])], invalidArgs),
                 (
+                    M.post,
+                    [
+                        .string("org.example.Known"), .string("N"),
+                        .vardict(["d": .structure([.string("date"), .variant(.double(.nan))])]),
+                    ], invalidArgs
+                ),
+                (
+                    M.scheduleNotification,
+                    [
+                        .string("org.example.Known"),
+                        .vardict(["userInfo": .vardict(["d": .structure([.string("date"), .variant(.double(1e300))])])]
+                        ),
+                    ], invalidArgs
+                ),
+                (
                     M.post, [.string("org.example.Known"), .string("N"), empty],
                     LifecycledProtocol.ErrorName.notRegistered
                 ),

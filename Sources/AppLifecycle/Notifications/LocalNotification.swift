@@ -115,7 +115,7 @@ public struct LocalNotification: Sendable, Hashable, Codable {
         if let fireDate {
             let seconds = fireDate.timeIntervalSince1970
             // Year 1 to year 9999, the range every clock and schedule here can carry.
-            guard seconds.isFinite, (-62_135_596_800...253_402_300_799).contains(seconds) else {
+            guard UserInfoValue.representableDateSeconds.contains(seconds) else {
                 throw ApplicationError(.invalidInput, "fireDate \(seconds) is not a valid instant")
             }
         }
