@@ -9,6 +9,7 @@ let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto"
 let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
 let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
 let nioHTTP1: Target.Dependency = .product(name: "NIOHTTP1", package: "swift-nio")
+let nioEmbedded: Target.Dependency = .product(name: "NIOEmbedded", package: "swift-nio")
 
 let package = Package(
     name: "AppLifecycle",
@@ -211,7 +212,7 @@ let package = Package(
             name: "LifecyclePushGatewayTests",
             dependencies: [
                 "LifecyclePushGateway", "lifecycle-push-gateway", "WebPush", "BrokerLink", "BrokerTestSupport",
-                "SystemdBus", "SystemdBusTesting",
+                "SystemdBus", "SystemdBusTesting", logging, nioCore, nioEmbedded,
             ]
         ),
         .testTarget(

@@ -1,17 +1,33 @@
+import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import Synchronization
 
-/// The HTTP/1.1 listener: NIO's server pipeline and one ``PushHTTPHandler`` per connection.
+/// The HTTP/1.1 listener: NIO's server pipeline and one ``PushHTTPHandler`` per connection, with the
+/// ``ConnectionLimits``.
+///
+/// A connection over ``ConnectionLimits/maximumConnections`` is accepted and closed at once rather
+/// than left unaccepted: the listen queue keeps draining, so a real client is served the moment a
+/// slot frees instead of after a queue of connections their clients may have given up on, and an
+/// unlucky one fails at once and can retry (or another instance behind the balancer takes it).
+/// `accept` failing for want of descriptors (`EMFILE`, `ENFILE`) pauses accepting for
+/// ``acceptBackoff`` (``AcceptBackoff``): without it the listener stays readable and the loop
+/// retries `accept` at full speed.
 ///
 /// ``quiesce(timeout:)`` is the graceful stop: the listening socket closes, every connection gets
 /// NIO's `ChannelShouldQuiesceEvent` (an idle one closes at once, a busy one after its response),
 /// and the call returns when all have closed, or closes the rest after `timeout`.
 final class GatewayServer: Sendable {
+    /// How long accepting pauses after `accept` failed (`EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`):
+    /// five failed `accept`s a second cost nothing, and a freed descriptor is used within 0.2 s.
+    static let acceptBackoff = TimeAmount.milliseconds(200)
+
     private let group: any EventLoopGroup
     private let gateway: PushGateway
-    private let connections = ConnectionSet()
+    private let limits: ConnectionLimits
+    private let logger: Logger
+    private let connections: ConnectionSet
     private let listener = Mutex<(any Channel)?>(nil)
 
     /// Creates a server that is not listening yet.
@@ -19,10 +35,21 @@ final class GatewayServer: Sendable {
     /// - Parameters:
     ///   - group: The event loops of the listener and its connections.
     ///   - gateway: The request logic.
-    init(group: any EventLoopGroup, gateway: PushGateway) {
+    ///   - limits: The connections' timeouts and their cap.
+    ///   - logger: Where refused connections and failed accepts are logged.
+    init(
+        group: any EventLoopGroup, gateway: PushGateway, limits: ConnectionLimits = ConnectionLimits(),
+        logger: Logger = Logger(label: "lifecycle-push-gateway")
+    ) {
         self.group = group
         self.gateway = gateway
+        self.limits = limits
+        self.logger = logger
+        self.connections = ConnectionSet(capacity: limits.maximumConnections)
     }
+
+    /// The number of open connections.
+    var connectionCount: Int { connections.count }
 
     /// Binds and starts accepting.
     ///
@@ -33,20 +60,36 @@ final class GatewayServer: Sendable {
     func start(host: String, port: Int) async throws -> SocketAddress {
         let gateway = self.gateway
         let connections = self.connections
+        let limits = self.limits
+        let logger = self.logger
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        AcceptBackoff(pause: Self.acceptBackoff, logger: logger))
+                }
+            }
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
-                guard connections.insert(channel) else {
+                switch connections.insert(channel) {
+                case .admitted:
+                    break
+                case .stopping:
+                    return channel.close()
+                case .full(let firstRefusal):
+                    if firstRefusal {
+                        logger.warning(
+                            "connection limit reached: new connections are closed until one ends",
+                            metadata: ["max-connections": "\(limits.maximumConnections)"])
+                    }
                     return channel.close()
                 }
                 channel.closeFuture.whenComplete { _ in connections.remove(channel) }
                 return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(
-                        withPipeliningAssistance: true, withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(PushHTTPHandler(gateway: gateway))
+                    try Self.configure(channel, gateway: gateway, limits: limits, logger: logger)
                 }
             }
             .bind(host: host, port: port)
@@ -54,6 +97,22 @@ final class GatewayServer: Sendable {
         listener.withLock { $0 = channel }
         guard let address = channel.localAddress else { throw GatewayStartError("the listener has no address") }
         return address
+    }
+
+    /// Sets up one connection's pipeline: the deadlines, NIO's HTTP/1.1 server handlers, the gateway.
+    ///
+    /// - Parameters:
+    ///   - channel: The connection (on its event loop).
+    ///   - gateway: The request logic.
+    ///   - limits: The timeouts.
+    ///   - logger: Where timeouts are logged.
+    package static func configure(
+        _ channel: any Channel, gateway: PushGateway, limits: ConnectionLimits, logger: Logger
+    ) throws {
+        let pipeline = channel.pipeline.syncOperations
+        try pipeline.addHandler(ConnectionDeadlineHandler(limits: limits, logger: logger))
+        try pipeline.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
+        try pipeline.addHandler(PushHTTPHandler(gateway: gateway))
     }
 
     /// Stops accepting, lets in-flight requests finish, and returns once every connection closed
@@ -83,27 +142,51 @@ final class GatewayServer: Sendable {
     }
 }
 
-/// The open connections, so a graceful stop can reach them.
+/// The open connections, so a graceful stop can reach them, and their cap.
 private final class ConnectionSet: Sendable {
+    /// What ``insert(_:)`` decided.
+    enum Admission {
+        /// Counted: serve it.
+        case admitted
+        /// The server is stopping: close it.
+        case stopping
+        /// The cap is reached: close it. `firstRefusal`: the first since the set was last below it.
+        case full(firstRefusal: Bool)
+    }
+
     private struct State {
         var channels: [ObjectIdentifier: any Channel] = [:]
         var closed = false
+        var refusing = false
     }
 
+    private let capacity: Int
     private let state = Mutex(State())
 
-    /// Adds a new connection; `false` once the server is stopping (the caller closes it).
-    func insert(_ channel: any Channel) -> Bool {
+    init(capacity: Int) {
+        self.capacity = capacity
+    }
+
+    var count: Int { state.withLock { $0.channels.count } }
+
+    /// Adds a new connection unless the server is stopping or the cap is reached.
+    func insert(_ channel: any Channel) -> Admission {
         state.withLock { state in
-            guard !state.closed else { return false }
+            guard !state.closed else { return .stopping }
+            guard state.channels.count < capacity else {
+                defer { state.refusing = true }
+                return .full(firstRefusal: !state.refusing)
+            }
             state.channels[ObjectIdentifier(channel)] = channel
-            return true
+            return .admitted
         }
     }
 
     /// Forgets a closed connection.
     func remove(_ channel: any Channel) {
-        _ = state.withLock { $0.channels.removeValue(forKey: ObjectIdentifier(channel)) }
+        state.withLock { state in
+            if state.channels.removeValue(forKey: ObjectIdentifier(channel)) != nil { state.refusing = false }
+        }
     }
 
     /// Refuses later connections and returns the open ones.

@@ -13,7 +13,8 @@ import SystemdBus
 ///
 /// `lifecycle-push-gateway --listen 127.0.0.1:8080 --public-url https://push.example.net
 /// --broker mqtt://127.0.0.1:1883 --username gateway --password-file FILE [--ca-file F
-/// --certificate-file F --key-file F] [--client-id ID]`
+/// --certificate-file F --key-file F] [--client-id ID] [--idle-timeout S] [--header-timeout S]
+/// [--body-timeout S] [--max-connections N]` (``ConnectionLimits``)
 ///
 /// It keeps no state beyond the broker's retained registrations, so several instances can run
 /// behind one load balancer (each with its own client id, the default). SIGTERM or SIGINT: it
@@ -71,6 +72,34 @@ package struct PushGatewayCommand: AsyncParsableCommand, UsageErrorExit {
         help: ArgumentHelp("The MQTT client id (default: lifecycle-push-gateway-<random>).", valueName: "id"))
     var clientID: String?
 
+    @Option(
+        name: .customLong("idle-timeout"),
+        help: ArgumentHelp(
+            "Close a connection with no request in progress after this long (longer than a load balancer's usual 60 s).",
+            valueName: "seconds"))
+    var idleTimeout: Double = Self.seconds(ConnectionLimits.defaultIdleTimeout)
+
+    @Option(
+        name: .customLong("header-timeout"),
+        help: ArgumentHelp(
+            "A request's head must arrive within this long of its first byte, else 408 and close.",
+            valueName: "seconds"))
+    var headerTimeout: Double = Self.seconds(ConnectionLimits.defaultHeaderTimeout)
+
+    @Option(
+        name: .customLong("body-timeout"),
+        help: ArgumentHelp(
+            "A request's body must arrive within this long of its head, else 408 and close.",
+            valueName: "seconds"))
+    var bodyTimeout: Double = Self.seconds(ConnectionLimits.defaultBodyTimeout)
+
+    @Option(
+        name: .customLong("max-connections"),
+        help: ArgumentHelp(
+            "Connections open at once; more are accepted and closed at once (default: \(ConnectionLimits.connectionCeiling), or the open-file limit less \(ConnectionLimits.reservedDescriptors) when that is lower).",
+            valueName: "count"))
+    var maximumConnections: Int?
+
     /// An unparsed command (ArgumentParser fills the options in).
     package init() {}
 
@@ -95,6 +124,33 @@ package struct PushGatewayCommand: AsyncParsableCommand, UsageErrorExit {
             if let path, path.isEmpty { throw ValidationError("\(name) must not be empty") }
         }
         if let passwordFile, passwordFile.isEmpty { throw ValidationError("--password-file must not be empty") }
+        for (name, value) in [
+            ("--idle-timeout", idleTimeout), ("--header-timeout", headerTimeout), ("--body-timeout", bodyTimeout),
+        ] where !(value > 0 && value <= Self.longestTimeout) {
+            throw ValidationError("\(name) must be more than 0 and at most \(Int(Self.longestTimeout)) seconds")
+        }
+        if let maximumConnections, maximumConnections < 1 {
+            throw ValidationError("--max-connections must be at least 1")
+        }
+    }
+
+    /// The longest timeout the options take: a day.
+    static let longestTimeout: Double = 86_400
+
+    /// The connection limits the options set.
+    var connectionLimits: ConnectionLimits {
+        ConnectionLimits(
+            idleTimeout: Self.timeAmount(idleTimeout), headerTimeout: Self.timeAmount(headerTimeout),
+            bodyTimeout: Self.timeAmount(bodyTimeout),
+            maximumConnections: maximumConnections ?? ConnectionLimits.defaultMaximumConnections())
+    }
+
+    private static func seconds(_ amount: TimeAmount) -> Double {
+        Double(amount.nanoseconds) / 1e9
+    }
+
+    private static func timeAmount(_ seconds: Double) -> TimeAmount {
+        .nanoseconds(Int64((seconds * 1e9).rounded()))
     }
 
     /// Runs the gateway until SIGTERM or SIGINT.
@@ -136,13 +192,24 @@ package struct PushGatewayCommand: AsyncParsableCommand, UsageErrorExit {
             configuration: configuration, loop: brokerLoop, registrations: registrations, logger: logger)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, System.coreCount))
         let gateway = PushGateway(registrations: registrations, publisher: link, publicURL: publicURL, logger: logger)
-        let server = GatewayServer(group: group, gateway: gateway)
+        let limits = connectionLimits
+        if let openFiles = ConnectionLimits.openFileLimit(),
+            limits.maximumConnections > openFiles - ConnectionLimits.reservedDescriptors
+        {
+            logger.warning(
+                "--max-connections leaves too few file descriptors: accepts will pause on EMFILE",
+                metadata: ["max-connections": "\(limits.maximumConnections)", "open-file-limit": "\(openFiles)"])
+        }
+        let server = GatewayServer(group: group, gateway: gateway, limits: limits, logger: logger)
         do {
             try link.start()
             let bound = try await server.start(host: address.host, port: address.port)
             logger.notice(
                 "listening",
-                metadata: ["address": "\(bound)", "port": "\(bound.port ?? 0)", "public-url": "\(publicURL)"])
+                metadata: [
+                    "address": "\(bound)", "port": "\(bound.port ?? 0)", "public-url": "\(publicURL)",
+                    "max-connections": "\(limits.maximumConnections)",
+                ])
         } catch {
             link.stop()
             brokerLoop.shutdown()

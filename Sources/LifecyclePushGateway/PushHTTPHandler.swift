@@ -10,7 +10,8 @@ import NIOHTTP1
 /// `Expect: 100-continue` is answered once the head passed. The body is collected up to
 /// ``PushGateway/maximumBodySize`` (a chunked body that grows past it gets 413 at once); at its end
 /// the publish runs as a task, and its answer is written back on this channel's event loop. Nothing
-/// here blocks the loop.
+/// here blocks the loop. Each step is told to ``ConnectionDeadlineHandler`` (``RequestProgress``),
+/// which times the head, the body and the idle time between requests.
 package final class PushHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     package typealias InboundIn = HTTPServerRequestPart
     package typealias OutboundOut = HTTPServerResponsePart
@@ -43,9 +44,14 @@ package final class PushHTTPHandler: ChannelInboundHandler, RemovableChannelHand
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head(let head): received(head: head, context: context)
-        case .body(let chunk): received(body: chunk, context: context)
-        case .end: receivedEnd(context: context)
+        case .head(let head):
+            context.triggerUserOutboundEvent(RequestProgress.readingBody, promise: nil)
+            received(head: head, context: context)
+        case .body(let chunk):
+            received(body: chunk, context: context)
+        case .end:
+            context.triggerUserOutboundEvent(RequestProgress.requestEnded, promise: nil)
+            receivedEnd(context: context)
         }
     }
 
@@ -163,6 +169,8 @@ package final class PushHTTPHandler: ChannelInboundHandler, RemovableChannelHand
             headers.add(name: "Connection", value: "keep-alive")
         }
         let status = HTTPResponseStatus(statusCode: response.status, reasonPhrase: response.reason)
+        // Before the end is written: writing it may deliver a pipelined request at once.
+        context.triggerUserOutboundEvent(RequestProgress.answered, promise: nil)
         context.write(
             wrapOutboundOut(.head(HTTPResponseHead(version: version, status: status, headers: headers))), promise: nil)
         if body.readableBytes > 0 { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }

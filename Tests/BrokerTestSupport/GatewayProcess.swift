@@ -26,8 +26,12 @@ public final class GatewayProcess: Sendable {
     ///   - password: The `gateway` user's password.
     ///   - publicURL: Its public origin (the endpoints' base, the VAPID audience).
     ///   - clientID: Its MQTT client id (default: a random one).
+    ///   - arguments: More options (`--idle-timeout 1`, `--max-connections 3`, …).
+    ///   - openFileLimit: Its `RLIMIT_NOFILE` (soft and hard), set by `prlimit`, which then execs
+    ///     the gateway (so ``child``'s pid is the gateway's).
     public init(
-        brokerURL: String, password: String, publicURL: String = "https://push.example.net", clientID: String? = nil
+        brokerURL: String, password: String, publicURL: String = "https://push.example.net", clientID: String? = nil,
+        arguments extraArguments: [String] = [], openFileLimit: Int? = nil
     )
         async throws
     {
@@ -42,7 +46,13 @@ public final class GatewayProcess: Sendable {
             "--password-file", passwordFile,
         ]
         if let clientID { arguments += ["--client-id", clientID] }
-        let child = try ChildProcess.spawn(executable, arguments, stdout: .file(directory.appending("gateway.log")))
+        arguments += extraArguments
+        var program = executable
+        if let openFileLimit {
+            arguments = ["--nofile=\(openFileLimit):\(openFileLimit)", "--", executable] + arguments
+            program = "/usr/bin/prlimit"
+        }
+        let child = try ChildProcess.spawn(program, arguments, stdout: .file(directory.appending("gateway.log")))
         self.child = child
         let logPath = directory.appending("gateway.log")
         var found: Int?

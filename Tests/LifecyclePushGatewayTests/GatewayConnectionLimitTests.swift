@@ -1,0 +1,138 @@
+import BrokerTestSupport
+import Foundation
+import SystemdBusTesting
+import Testing
+
+/// The built gateway's connection limits (issue 16, defect 7: slowloris connections stayed open for
+/// good, and idle connections at the open-file limit made it spin on `EMFILE`), with the limits
+/// made short through their options.
+extension GatewayIntegrationTests {
+    /// A gateway with `options` (and, if given, that open-file limit).
+    func startGateway(options: [String], openFileLimit: Int? = nil) async throws -> GatewayProcess {
+        try await GatewayProcess(
+            brokerURL: broker.url, password: Self.users["gateway"]!, arguments: options, openFileLimit: openFileLimit)
+    }
+
+    @Test func aHeadTrickledSlowerThanTheHeaderTimeoutGets408AndIsClosed() async throws {
+        let gateway = try await startGateway(options: ["--header-timeout", "1", "--idle-timeout", "60"])
+        let connection = try RawConnection(port: gateway.port)
+        let clock = ContinuousClock()
+        let start = clock.now
+        connection.send("POST /push/\(Self.token) HTTP/1.1\r\nHost: push.example.net\r\n")
+        // A header line every 100 ms: each piece is prompt, the whole head never ends.
+        var lines = 0
+        while !connection.poll(), clock.now - start < .seconds(6) {
+            connection.send("X-Slow-\(lines): \(String(repeating: "a", count: 20))\r\n")
+            lines += 1
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let elapsed = clock.now - start
+        #expect(connection.isClosedByPeer, "still open after \(elapsed) and \(lines) header lines")
+        #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(4), "closed after \(elapsed)")
+        #expect(connection.text.hasPrefix("HTTP/1.1 408 Request Timeout\r\n"), "\(connection.text)")
+        #expect(connection.text.hasSuffix("\r\n\r\nthe request was not received in time\n"), "\(connection.text)")
+        #expect(connection.text.contains("Connection: close\r\n"))
+        #expect(gateway.stop() == 0)
+    }
+
+    @Test func anIdleKeepAliveConnectionIsClosedAfterTheIdleTimeout() async throws {
+        let gateway = try await startGateway(options: ["--idle-timeout", "1", "--header-timeout", "30"])
+        let connection = try RawConnection(port: gateway.port)
+        connection.send("GET /health HTTP/1.1\r\nHost: push.example.net\r\n\r\n")
+        // The whole answer (its JSON body ends the response).
+        #expect(await eventually(hangGuard: .seconds(10)) { connection.poll() || connection.text.hasSuffix("}") })
+        #expect(connection.text.hasPrefix("HTTP/1.1 "), "\(connection.text)")
+        #expect(!connection.isClosedByPeer)
+        let answered = connection.received.count
+        let clock = ContinuousClock()
+        let start = clock.now
+        #expect(await connection.waitUntilClosed(seconds: 5), "the idle connection was not closed")
+        let elapsed = clock.now - start
+        #expect(elapsed >= .milliseconds(800), "closed after \(elapsed)")
+        // An idle connection closes without a word (no 408 for a request nobody sent).
+        #expect(connection.received.count == answered, "\(connection.text)")
+        #expect(gateway.stop() == 0)
+    }
+
+    @Test func aSilentNewConnectionIsClosedAfterTheIdleTimeout() async throws {
+        let gateway = try await startGateway(options: ["--idle-timeout", "1", "--header-timeout", "30"])
+        let connection = try RawConnection(port: gateway.port)
+        #expect(await connection.waitUntilClosed(seconds: 5), "the silent connection was not closed")
+        #expect(connection.received.isEmpty, "\(connection.text)")
+        #expect(gateway.stop() == 0)
+    }
+
+    @Test func aTrickledBodyIsCut() async throws {
+        try await register()
+        let gateway = try await startGateway(options: [
+            "--body-timeout", "1", "--header-timeout", "30", "--idle-timeout", "60",
+        ])
+        #expect(await waitForRegistrations(1, at: gateway))
+        let connection = try RawConnection(port: gateway.port)
+        connection.send(
+            "POST /push/\(Self.token) HTTP/1.1\r\nHost: push.example.net\r\nTTL: 60\r\n"
+                + "Content-Encoding: aes128gcm\r\nContent-Length: 4000\r\n\r\n")
+        let clock = ContinuousClock()
+        let start = clock.now
+        // Ten bytes every 100 ms: 4,000 would take 40 s.
+        while !connection.poll(), clock.now - start < .seconds(6) {
+            connection.send(String(repeating: "b", count: 10))
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let elapsed = clock.now - start
+        #expect(connection.isClosedByPeer, "still open after \(elapsed)")
+        #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(4), "closed after \(elapsed)")
+        #expect(connection.text.hasPrefix("HTTP/1.1 408 Request Timeout\r\n"), "\(connection.text)")
+        #expect(connection.text.hasSuffix("\r\n\r\nthe request was not received in time\n"), "\(connection.text)")
+        // The gateway still takes a good push afterwards.
+        #expect(try await push(gateway, body: Fixture.body()).status == 201)
+        #expect(gateway.stop() == 0)
+    }
+
+    @Test func overTheConnectionCapANewConnectionIsClosedAndServedOnceSlotsFree() async throws {
+        let gateway = try await startGateway(options: ["--max-connections", "3", "--idle-timeout", "3"])
+        // Four at once: whichever the gateway accepts last is over the cap.
+        let connections = try (0..<4).map { _ in try RawConnection(port: gateway.port) }
+        #expect(
+            await eventually(hangGuard: .milliseconds(1500), pause: .milliseconds(10)) {
+                connections.contains { $0.poll() }
+            }, "no connection over the cap was closed")
+        let refused = connections.filter { $0.poll() }
+        #expect(refused.count == 1, "\(refused.count) of 4 closed at once")
+        #expect(refused.allSatisfy { $0.received.isEmpty })
+        let held = connections.filter { !$0.isClosedByPeer }
+        #expect(gateway.log.contains("connection limit reached"))
+        // The idle timeout frees the slots; a real request is then served.
+        for connection in held { #expect(await connection.waitUntilClosed(seconds: 6)) }
+        let health = try await HTTPExchange.send("GET", "\(gateway.url)/health")
+        #expect(health.status == 200, "\(health)")
+        #expect(gateway.stop() == 0)
+    }
+
+    @Test func outOfFileDescriptorsItPausesAcceptingInsteadOfSpinningAndRecovers() async throws {
+        // 64 descriptors; the cap set far above them so that accept itself hits EMFILE.
+        let gateway = try await startGateway(
+            options: ["--max-connections", "1000", "--idle-timeout", "2", "--header-timeout", "30"],
+            openFileLimit: 64)
+        let pid = gateway.child.pid
+        let held = try (0..<80).map { _ in try RawConnection(port: gateway.port) }
+        #expect(
+            await eventually(hangGuard: .seconds(10)) { gateway.log.contains("Too many open files") },
+            "accept never failed: \(gateway.log)")
+        let clock = ContinuousClock()
+        let start = clock.now
+        let cpuAtStart = try cpuSeconds(of: pid)
+        // A real client's request waits in the listen queue until the idle timeout frees
+        // descriptors; it is served then.
+        let health = try await HTTPExchange.send("GET", "\(gateway.url)/health")
+        let cpu = try cpuSeconds(of: pid) - cpuAtStart
+        let elapsed =
+            Double((clock.now - start).components.seconds)
+            + Double((clock.now - start).components.attoseconds) / 1e18
+        #expect(health.status == 200, "\(health)")
+        #expect(elapsed >= 0.5, "served after \(elapsed) s: the descriptors were not exhausted")
+        #expect(cpu < 0.2 * elapsed, "\(cpu) s of CPU in \(elapsed) s while out of descriptors")
+        withExtendedLifetime(held) {}
+        #expect(gateway.stop() == 0)
+    }
+}

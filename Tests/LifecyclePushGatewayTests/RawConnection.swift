@@ -1,0 +1,88 @@
+import Foundation
+import Glibc
+import SystemdBusTesting
+
+/// A plain TCP connection to the gateway for tests that send a request byte by byte, or nothing at
+/// all, and watch when the gateway closes it. Non-blocking after connecting; closed in `deinit`.
+final class RawConnection {
+    private let fd: Int32
+    /// Everything the gateway sent so far.
+    private(set) var received: [UInt8] = []
+    /// Whether the gateway closed (or reset) the connection.
+    private(set) var isClosedByPeer = false
+
+    /// Connects to `127.0.0.1:port` (the kernel completes the handshake even before the gateway
+    /// accepts).
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw FixtureError("socket: \(String(cString: strerror(errno)))") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            let message = String(cString: strerror(errno))
+            close(fd)
+            throw FixtureError("connect 127.0.0.1:\(port): \(message)")
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+    }
+
+    deinit {
+        close(fd)
+    }
+
+    /// Sends `text`; `false` when the connection is gone.
+    @discardableResult
+    func send(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        return sent == bytes.count
+    }
+
+    /// Reads what has arrived without waiting; returns ``isClosedByPeer``.
+    @discardableResult
+    func poll() -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while !isClosedByPeer {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count > 0 {
+                received += buffer[..<count]
+            } else if count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                isClosedByPeer = true
+            } else {
+                break
+            }
+        }
+        return isClosedByPeer
+    }
+
+    /// What arrived, as text.
+    var text: String { String(decoding: received, as: UTF8.self) }
+
+    /// Waits (bounded) until the gateway closes the connection.
+    ///
+    /// - Parameter seconds: The bound.
+    /// - Returns: Whether it closed in time.
+    func waitUntilClosed(seconds: Int) async -> Bool {
+        await eventually(hangGuard: .seconds(seconds), pause: .milliseconds(20)) { poll() }
+    }
+}
+
+/// A process's CPU time (user and system) so far, from `/proc/<pid>/stat`.
+func cpuSeconds(of pid: pid_t) throws -> Double {
+    let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    guard let close = stat.lastIndex(of: ")") else { throw FixtureError("unreadable /proc/\(pid)/stat") }
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
+    guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else {
+        throw FixtureError("unreadable /proc/\(pid)/stat")
+    }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
