@@ -72,6 +72,19 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
         context.fireChannelRead(data)
     }
 
+    /// A graceful stop (`ChannelShouldQuiesceEvent`) while a head is half-read closes the
+    /// connection here: NIO's pipeline handler would see no request, close at once, and then
+    /// trap in a debug build when the error handler answers the cut-off head with a 400.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard event is ChannelShouldQuiesceEvent, phase == .head else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        disarm()
+        closing = true
+        context.close(promise: nil)
+    }
+
     func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
         guard let progress = event as? RequestProgress else {
             context.triggerUserOutboundEvent(event, promise: promise)

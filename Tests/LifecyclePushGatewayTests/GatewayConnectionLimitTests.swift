@@ -35,6 +35,17 @@ extension GatewayIntegrationTests {
         #expect(gateway.stop() == 0)
     }
 
+    @Test func aStopWithAHalfReadHeadClosesItAndExitsZero() async throws {
+        let gateway = try await startGateway(options: ["--header-timeout", "30"])
+        let connection = try RawConnection(port: gateway.port)
+        connection.send("POST /push/\(Self.token) HTTP/1.1\r\nHost: push.example.net\r\n")
+        let busy = try RawConnection(port: gateway.port)
+        busy.send("GET /health HTTP/1.1\r\nHost: push.example.net\r\n\r\n")
+        #expect(await eventually(hangGuard: .seconds(10)) { busy.poll() || busy.text.hasSuffix("}") })
+        #expect(gateway.stop() == 0, "\(gateway.log.suffix(2000))")
+        #expect(connection.poll())
+    }
+
     @Test func anIdleKeepAliveConnectionIsClosedAfterTheIdleTimeout() async throws {
         let gateway = try await startGateway(options: ["--idle-timeout", "1", "--header-timeout", "30"])
         let connection = try RawConnection(port: gateway.port)
