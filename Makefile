@@ -46,6 +46,7 @@ test: deps
 	scripts/timed.sh "unit and integration tests" \
 		scripts/run-logged.sh .build/test.log $(TEST_TIME_LIMIT) $(SWIFT) test --skip-build
 	scripts/timed.sh "AddressSanitizer run" $(MAKE) --no-print-directory asan
+	scripts/timed.sh "fuzz smoke (libFuzzer, every decoder)" $(MAKE) --no-print-directory fuzz-smoke
 	scripts/timed.sh "real-host tier" $(MAKE) --no-print-directory test-realhost
 
 # House style: .swift-format at the root (4 spaces, 120 columns, ordered imports). `make format`
@@ -68,6 +69,28 @@ asan: deps
 	ASAN_OPTIONS=detect_leaks=0 scripts/run-logged.sh .build-asan/test.log 3600 \
 		$(SWIFT) test -c release -Xswiftc -enable-testing --sanitize=address \
 		--scratch-path .build-asan --filter 'AppLifecycleTests|AppLifecycleTestingTests'
+
+# libFuzzer on every decoder of outside input (Fuzz/README.md): one binary, LifecycleFuzz, built
+# with -sanitize=fuzzer,address in a scratch path of its own; FUZZ_TARGET picks the decoder.
+# `fuzz-smoke` (part of `make test`) runs each target for FUZZ_SMOKE_SECONDS from the committed
+# seeds; `fuzz` runs each for FUZZ_SECONDS, keeping what it finds in .build-fuzz/corpus. Both fail
+# on a crash, a hang or a broken round trip; the input is kept in .build-fuzz/artifacts.
+FUZZ_SMOKE_SECONDS ?= 20
+FUZZ_SECONDS ?= 600
+FUZZ_TARGETS ?=
+FUZZ_SWIFT_FLAGS := --scratch-path .build-fuzz -Xswiftc -DFUZZING -Xswiftc -sanitize=fuzzer,address
+.PHONY: fuzz-build fuzz-smoke fuzz
+fuzz-build: build-deps
+	$(SWIFT) build --product LifecycleFuzz $(FUZZ_SWIFT_FLAGS) 2>&1 | grep -v "Cannot export local symbol"; \
+		exit $${PIPESTATUS[0]}
+
+fuzz-smoke: fuzz-build
+	scripts/fuzz.sh "$$($(SWIFT) build $(FUZZ_SWIFT_FLAGS) --show-bin-path)/LifecycleFuzz" \
+		$(FUZZ_SMOKE_SECONDS) smoke $(FUZZ_TARGETS)
+
+fuzz: fuzz-build
+	scripts/fuzz.sh "$$($(SWIFT) build $(FUZZ_SWIFT_FLAGS) --show-bin-path)/LifecycleFuzz" \
+		$(FUZZ_SECONDS) long $(FUZZ_TARGETS)
 
 # The scripted day on real D-Bus signals: private buses, python-dbusmock's logind, timedated,
 # low_memory_monitor and gnome_screensaver, and the real host bridge.

@@ -135,6 +135,17 @@ let package = Package(
                 argumentParser,
             ]
         ),
+        // libFuzzer targets for every decoder of outside input, one binary (Fuzz/README.md). The normal
+        // build links a main that only explains how to run them; `make fuzz-smoke` builds it with
+        // -DFUZZING and -sanitize=fuzzer,address.
+        .executableTarget(
+            name: "LifecycleFuzz",
+            dependencies: [
+                "LifecycleDaemon", "LifecycledClient", "AppLifecycleSystemd", "AppLifecycle", "SystemdBus", "WebPush",
+                "BrokerLink", crypto,
+            ],
+            path: "Fuzz/LifecycleFuzz"
+        ),
         .target(name: "CAllocationCounter", path: "Benchmarks/CAllocationCounter"),
         // The idle benchmark's reference process: FoundationEssentials and nothing else.
         .executableTarget(name: "BareSwiftProcess", path: "Benchmarks/BareSwiftProcess"),
