@@ -381,9 +381,7 @@ extension LifecycleDaemon {
         }
         setState(id, state)
         if state == .suspended { suspendProcess(id) }
-        if state != .suspended && state != .notRunning {
-            registry[id]?.stopRequested = false
-        }
+        if state != .suspended && state != .notRunning { cancelStaleStop(id) }
     }
 
     // MARK: Launch on demand

@@ -48,6 +48,12 @@ package final class LifecycleDaemon {
     var registry: AppRegistry
     /// Where the daemon is in its life.
     private(set) var phase = Phase.idle
+    /// Whether the daemon stopped because the bus closed its connection (the bus daemon died or
+    /// dropped it). `lifecycled` then exits with status 1, so that the unit's `Restart=on-failure`
+    /// starts it again on the new bus rather than leaving an active unit that serves nobody.
+    package private(set) var lostTheBus = false
+    /// Method calls to an app (by id) not answered yet (``withCallOutstanding(to:_:)``).
+    var outstandingCalls: [String: Int] = [:]
     /// The host facts: `sleeping`, `locked`, `session-active`.
     var hostFacts = HostFacts()
     /// Called when the sleep delay lock is released, with the reason (`all-suspended`, `deadline`).
@@ -143,6 +149,9 @@ package final class LifecycleDaemon {
         }
         self.loop = loop
         self.connection = connection
+        connection.addDisconnectHandler { [weak self] in
+            Task { @MainActor in await self?.busDisconnected() }
+        }
         do {
             // Follow every bus name's vanishing (one match), before any app can register.
             ownerChanges = try await connection.subscribe(
@@ -235,6 +244,18 @@ package final class LifecycleDaemon {
         await push?.flush()
         teardown()
         logger.info("stopped")
+    }
+
+    /// The bus closed the connection: everything acknowledged is written, the apps are terminated
+    /// (with no bus, the escalation's SIGTERM reaches them, which `LifecycledHost` turns into
+    /// `applicationWillTerminate`), and ``run()`` returns with ``lostTheBus`` set.
+    private func busDisconnected() async {
+        guard phase == .running else { return }
+        lostTheBus = true
+        logger.critical(
+            "the \(configuration.busAddress) bus closed lifecycled's connection; stopping so that the service manager starts it again (exit status 1, Restart=on-failure)"
+        )
+        await shutdown(reason: .sessionEnded)
     }
 
     /// Stops serving at once, as a crash would: the apps keep running, unsupervised.
@@ -400,6 +421,21 @@ package final class LifecycleDaemon {
         }
     }
 
+    /// Takes back a stop the app has outrun: it reported a running state (its report was on its way
+    /// while the stop for its earlier `suspended` went out), so it must not be left stopped. The
+    /// request is made at once, so it stays in main-actor order with later suspend requests.
+    func cancelStaleStop(_ id: String) {
+        guard let app = registry[id], app.stopRequested, let process = app.process, process.exitStatus == nil else {
+            return
+        }
+        registry[id]?.stopRequested = false
+        process.resume { [weak self] result in
+            if case .failure(let error) = result {
+                Task { @MainActor in self?.logger.info("\(id): not resumed: \(error)", metadata: .app(id)) }
+            }
+        }
+    }
+
     /// Resumes a stopped (or stopping) app and waits for the kernel's confirmation.
     ///
     /// - Parameters:
@@ -414,11 +450,37 @@ package final class LifecycleDaemon {
         }
     }
 
+    /// Runs `body` with a method call to an app outstanding: meanwhile the app is not suspended
+    /// (it would not read the call until resumed, and the caller would wait for its timeout).
+    ///
+    /// A `suspended` reported meanwhile is not applied after the call either: the call (a push's
+    /// `Message`) wakes the app into the background, and the app reports `suspended` again once
+    /// its completion handler has run; stopping it at the reply would stop it mid-handler.
+    ///
+    /// - Parameters:
+    ///   - id: The app (its id is its bus name).
+    ///   - body: Makes the call.
+    func withCallOutstanding<T>(to id: String, _ body: () async -> T) async -> T {
+        outstandingCalls[id, default: 0] += 1
+        defer {
+            outstandingCalls[id, default: 1] -= 1
+            if outstandingCalls[id] == 0 { outstandingCalls[id] = nil }
+        }
+        return await body()
+    }
+
     /// Really stops an app that reported `suspended` (cgroup freezer or `SIGSTOP`, confirmed).
+    ///
+    /// Not while a call to it is outstanding (``withCallOutstanding(to:_:)``).
     func suspendProcess(_ id: String) {
         guard let app = registry[id], let process = app.process, process.exitStatus == nil,
             !process.isSuspended, !app.stopRequested, !app.terminating
         else { return }
+        if let calls = outstandingCalls[id], calls > 0 {
+            logger.debug(
+                "\(id) reported suspended with \(calls) call(s) to it outstanding; not stopped", metadata: .app(id))
+            return
+        }
         registry[id]?.stopRequested = true
         // Requested synchronously, so the loop sees stop and continue requests in main-actor order:
         // a stop requested from a later task could overtake a continue and leave the app stopped

@@ -12,7 +12,8 @@ import SystemdBus
 ///
 /// It serves `org.applifecycle.Lifecycled1` on the session bus (or `--address`) until SIGTERM,
 /// SIGINT, a logind shutdown or `Simulate terminate`, then terminates its apps and exits 0.
-/// Exit status 1: it cannot start (for example another lifecycled owns the name); 2: a
+/// Exit status 1: it cannot start (for example another lifecycled owns the name), or its bus closed
+/// the connection (the unit's `Restart=on-failure` then starts it again); 2: a
 /// usage error. `--check` only loads the manifests, prints them and every rejected file, and
 /// exits 1 if any was rejected.
 @main
@@ -111,6 +112,8 @@ struct Lifecycled: AsyncParsableCommand, UsageErrorExit {
             throw ExitCode(1)
         }
         await daemon.run()
+        // Without its bus it serves nobody: a failure, so that Restart=on-failure brings it back.
+        if await daemon.lostTheBus { throw ExitCode(1) }
     }
 
     private func checkManifests() throws {

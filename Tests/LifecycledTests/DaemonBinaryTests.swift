@@ -95,6 +95,53 @@ struct DaemonBinaryTests {
         #expect(client.log.commands("org.example.Polite").isEmpty)
         try await owners.wait(for: "the name to be released") { tracker.currentOwner == nil }
     }
+
+    /// A daemon without its bus serves nobody: it must not stay up as an active unit. It stops
+    /// its apps and exits 1, so that `Restart=on-failure` starts it again.
+    @Test func whenItsBusDiesItTerminatesItsAppsAndExitsWithStatusOne() async throws {
+        let binary = try #require(BuiltProducts.path(of: "lifecycled"), "lifecycled is not built")
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let dir = try TemporaryDirectory(prefix: "lifecycled-tests")
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: appsDirectory(dir), withIntermediateDirectories: true)
+        try writeManifest(
+            dir, id: "org.example.Polite", executable: try writePythonApp(dir), arguments: [dir.path + "/polite.log"])
+        let client = try await DaemonTestClient(address: bus.address, name: "binary-client")
+        defer { client.close() }
+        let owners = ChangeSignal()
+        let tracker = try await client.connection.trackNameOwner(LifecycledProtocol.busName)
+        let watch = try await tracker.addOwnerChangeHandler { _ in owners.signal() }
+        defer { watch.cancel() }
+        let daemon = try SpawnedDaemon(
+            binary,
+            [
+                "--address", bus.address, "--apps-directory", appsDirectory(dir), "--no-host-sources",
+                "--state-directory", dir.path + "/daemon-state",
+            ])
+        defer { daemon.kill() }
+        try await owners.wait(for: "lifecycled to own its name") { tracker.currentOwner != nil }
+        try await client.call(LifecycledProtocol.Method.launch, [.string("org.example.Polite"), encodeInfo([:])])
+        try await client.log.waitForState("org.example.Polite", .active)
+        let apps = try await client.call(LifecycledProtocol.Method.listApps)
+        let entry = try #require(
+            apps.first?.arrayValue?.first { $0.structValue?.first?.stringValue == "org.example.Polite" })
+        let appPID = try #require(entry.structValue?[3].uint32Value.flatMap { pid_t(exactly: $0) })
+        defer { if !processHasEnded(appPID) { kill(appPID, SIGKILL) } }
+
+        bus.stop()
+        #expect(await daemon.exitStatus() == 1)
+        // lifecycled reaped it before exiting: the app's pid is gone (or a zombie of a non-reaping init).
+        #expect(processHasEnded(appPID))
+    }
+}
+
+/// Whether a pid no longer names a running process (gone, or a zombie waiting for its parent).
+func processHasEnded(_ pid: pid_t) -> Bool {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
+    // The state follows the command name's closing parenthesis.
+    guard let close = stat.lastIndex(of: ")") else { return true }
+    return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
 }
 
 @Suite("lifecycled installed as a D-Bus service", .serialized, .timeLimit(.minutes(2)))

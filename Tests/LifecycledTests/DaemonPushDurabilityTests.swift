@@ -89,4 +89,50 @@ struct DaemonPushDurabilityTests {
         kill(daemon.process.processIdentifier, SIGTERM)
         #expect(await daemon.exitStatus() == 0)
     }
+
+    /// At most once across a SIGKILL: a push whose `Message` reached the connector (which, like
+    /// most connectors and unlike this project's, does not drop an id it has seen) is not sent
+    /// again by the next lifecycled. The connector answers after 2 s, so the kill falls while
+    /// its `Message` is outstanding.
+    @Test func aPushHandedOverWhenLifecycledIsKilledIsNotDeliveredAgain() async throws {
+        let binary = try #require(BuiltProducts.path(of: "lifecycled"), "lifecycled is not built")
+        let rig = try FleetRig()
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let dir = try TemporaryDirectory(prefix: "push-durability")
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: appsDirectory(dir), withIntermediateDirectories: true)
+        let client = try await DaemonTestClient(address: bus.address, name: "durability-client")
+        defer { client.close() }
+        let tracker = try await client.connection.trackNameOwner(LifecycledProtocol.busName)
+        let arguments = [
+            "--address", bus.address, "--apps-directory", appsDirectory(dir), "--no-host-sources",
+            "--state-directory", dir.path + "/daemon-state", "--config", rig.configurationPath,
+        ]
+        var daemon = try SpawnedDaemon(binary, arguments)
+        defer { daemon.kill() }
+        #expect(await eventually { tracker.currentOwner != nil }, "lifecycled did not start")
+        let connector = try PythonConnector(
+            name: Self.connectorName, bus: bus.address, log: dir.path + "/connector.log",
+            extra: ["--token", "slow-token", "--reply-delay", "2"])
+        defer { connector.process.terminateAndWait() }
+        #expect(await eventually { connector.endpointToken != nil }, "\(connector.calls)")
+        let endpoint = try #require(connector.endpointToken)
+
+        let first = try await rig.push(token: endpoint, body: Array("first".utf8))
+        #expect(await eventually { connector.messageIDs == [first] }, "\(connector.calls)")
+        kill(daemon.process.processIdentifier, SIGKILL)
+        _ = await daemon.exitStatus()
+        #expect(await eventually { tracker.currentOwner == nil })
+        daemon = try SpawnedDaemon(binary, arguments)
+        #expect(await eventually { tracker.currentOwner != nil }, "lifecycled did not start again")
+        let second = try await rig.push(token: endpoint, body: Array("second".utf8))
+        // Queue order: a second copy of the first would come before the second push.
+        #expect(
+            await eventually(hangGuard: .seconds(20)) { connector.messageIDs.count >= 2 }, "\(connector.calls)")
+        #expect(connector.messageIDs.prefix(2) == [first, second], "delivered twice: \(connector.messageIDs)")
+        kill(daemon.process.processIdentifier, SIGTERM)
+        #expect(await daemon.exitStatus() == 0)
+        #expect(connector.messageIDs == [first, second])
+    }
 }

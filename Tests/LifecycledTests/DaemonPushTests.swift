@@ -155,6 +155,32 @@ struct DaemonPushTests {
         }
     }
 
+    /// A full queue holds the broker's PUBACK instead of dropping the oldest push it had
+    /// acknowledged: 230 pushes for an app that is away (200 fit) all arrive, once, in order.
+    @Test func aFullQueueLetsTheBrokerKeepPushesInsteadOfDroppingAcknowledgedOnes() async throws {
+        let rig = try FleetRig()
+        try await withDaemon(fleetConfiguration: rig.configurationPath) { h in
+            #expect(await eventually { h.daemon.push?.fleet?.isConnected == true })
+            let log = h.directory.path + "/away.log"
+            var connector = try PythonConnector(
+                name: "org.example.Away", bus: h.bus.address, log: log, extra: ["--token", "away-token"])
+            #expect(await eventually { connector.endpointToken != nil }, "\(connector.calls)")
+            let token = try #require(connector.endpointToken)
+            connector.process.terminateAndWait()
+            let count = PushQueue.maximumPerRegistration + 30
+            var sent: [String] = []
+            for index in 0..<count { sent.append(try await rig.push(token: token, body: Array("\(index)".utf8))) }
+            #expect(await eventually { h.daemon.push?.queuedCount == PushQueue.maximumPerRegistration })
+            connector = try PythonConnector(
+                name: "org.example.Away", bus: h.bus.address, log: log, extra: ["--token", "away-token"])
+            defer { connector.process.terminateAndWait() }
+            #expect(
+                await eventually(hangGuard: .seconds(60)) { connector.messageIDs.count >= count },
+                "\(connector.messageIDs.count) of \(count)")
+            #expect(connector.messageIDs == sent, "lost, reordered or duplicated")
+        }
+    }
+
     @Test func withoutABrokerRegistrationsAskForAction() async throws {
         try await withDaemon { h in
             let connector = try PythonConnector(
@@ -224,6 +250,52 @@ struct DaemonPushTests {
 @MainActor
 struct HostedAppPushTests {
     nonisolated static let counter = "org.example.Counter"
+
+    /// The seeds' push to a suspended app: woken into the background, suspended again after its
+    /// completion handler. In a burst, the next `Message` is on its way while the app finishes the
+    /// previous one and reports `suspended`; stopping it then left that `Message` unread until its
+    /// 30 s timeout (10 pushes took 93 s). With a call outstanding the app is not stopped.
+    @Test func aBurstToAnAppThatSuspendsBetweenPushesArrivesWithoutATimeout() async throws {
+        let products = try #require(
+            BuiltProducts.directory(containing: "counter-app"), "counter-app is not built; run `swift build` first")
+        let rig = try FleetRig()
+        try await withDaemon(
+            fleetConfiguration: rig.configurationPath,
+            setUp: { dir in
+                let launcher = try writeScript(
+                    dir, "counter.sh",
+                    "XDG_STATE_HOME=\(dir.path)/xdg exec \(products)/counter-app --host lifecycled --state-directory \(dir.path)/counter-state >>\(dir.path)/counter.log 2>&1"
+                )
+                try writeManifest(dir, id: Self.counter, executable: launcher)
+            }
+        ) { h in
+            let appLog = h.directory.path + "/counter.log"
+            #expect(await eventually { h.daemon.push?.fleet?.isConnected == true })
+            _ = try await h.client.call(
+                LifecycledProtocol.Method.launch, [.string(Self.counter), UserInfoBusCodec.encode(UserInfo())])
+            #expect(
+                await eventually {
+                    FileManager.default.fileExists(atPath: h.directory.path + "/counter-state/device-token.json")
+                })
+            let token = try Data(
+                contentsOf: URL(fileURLWithPath: h.directory.path + "/counter-state/device-token.json"))
+            _ = try await h.client.call(
+                LifecycledProtocol.Method.simulate, [.string("sleep"), UserInfoBusCodec.encode(UserInfo())])
+            try await h.client.log.waitForState(Self.counter, .suspended)
+            #expect(await eventually { h.daemon.registry[Self.counter]?.process?.isSuspended == true })
+            for increment in 1...10 { try await rig.push(to: token, json: #"{"increment":\#(increment)}"#) }
+            // Well under one timeout for all ten; a stalled Message alone takes 30 s.
+            #expect(
+                await eventually(hangGuard: .seconds(25)) {
+                    (1...10).allSatisfy {
+                        callbacks(appLog).contains(#"didReceiveRemoteNotification {"increment":\#($0)}"#)
+                    }
+                }, "\(logLines(appLog).suffix(12))")
+            #expect(h.daemon.push?.failedDeliveries == 0, "a Message failed or timed out")
+            // And it is suspended again after the last one.
+            #expect(await eventually { h.daemon.registry[Self.counter]?.process?.isSuspended == true })
+        }
+    }
 
     @Test func activeSuspendedAndNotRunning() async throws {
         let products = try #require(

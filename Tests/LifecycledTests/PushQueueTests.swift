@@ -36,7 +36,9 @@ struct PushQueueTests {
         #expect(queue.add(old) == .duplicate, "the replaced push must not come back")
     }
 
-    @Test func aRegistrationHoldsAtMostItsBoundTheOldestGoes() throws {
+    /// Nothing acknowledged is dropped to make room: a full registration refuses the next push
+    /// (its PUBACK is held, the broker keeps it) and takes it once one was delivered.
+    @Test func aFullRegistrationRefusesTheNextPushAndKeepsEveryOneItHolds() throws {
         var queue = PushQueue()
         var ids: [String] = []
         for _ in 0..<PushQueue.maximumPerRegistration {
@@ -45,10 +47,46 @@ struct PushQueueTests {
             #expect(queue.add(push) == .added)
         }
         let extra = try Self.push()
-        #expect(queue.add(extra) == .overflowed(ids[0]))
-        #expect(queue.pending.count == PushQueue.maximumPerRegistration)
-        #expect(queue.next(for: "token-aaaaaaaaaaaaaaaaaaaa")?.id == ids[1])
-        #expect(queue.waitingTokens == ["token-aaaaaaaaaaaaaaaaaaaa"])
+        #expect(queue.add(extra) == .full)
+        #expect(queue.pending.map(\.id) == ids, "a push already held was dropped")
+        #expect(queue.add(try Self.push("token-bbbbbbbbbbbbbbbbbbbb")) == .added, "another registration has room")
+        queue.complete(ids[0])
+        #expect(queue.add(extra) == .added)
+        #expect(queue.pending.filter { $0.token == extra.token }.map(\.id) == Array(ids.dropFirst()) + [extra.id])
+    }
+
+    /// At most once across restarts: a push marked handed over (written before `Message`) is
+    /// delivered, not sent again, when the queue is read back.
+    @Test func aPushHandedOverBeforeAStopIsNotDeliveredAgain() throws {
+        var queue = PushQueue()
+        let first = try Self.push()
+        let second = try Self.push()
+        _ = queue.add(first)
+        _ = queue.add(second)
+        queue.markHandedOver(first.id)
+        var read = try JSONDecoder().decode(PushQueue.self, from: JSONEncoder().encode(queue))
+        #expect(read.settleHandedOver() == [first.id])
+        #expect(read.pending.map(\.id) == [second.id])
+        #expect(read.add(first) == .duplicate, "the broker's redelivery of it is dropped too")
+        // A failed call takes the mark back: that push is tried again.
+        queue.unmarkHandedOver(first.id)
+        read = try JSONDecoder().decode(PushQueue.self, from: JSONEncoder().encode(queue))
+        #expect(read.settleHandedOver().isEmpty)
+        #expect(read.pending.map(\.id) == [first.id, second.id])
+        // A file written before the mark existed still reads.
+        let old = try JSONDecoder().decode(PushQueue.self, from: Data(#"{"pending":[],"delivered":["x"]}"#.utf8))
+        #expect(old.delivered == ["x"])
+    }
+
+    /// A push on its way to the app is not replaced by a newer one of the same topic: both go.
+    @Test func aTopicDoesNotReplaceAPushBeingHandedOver() throws {
+        var queue = PushQueue()
+        let old = try Self.push(topic: "score")
+        _ = queue.add(old)
+        queue.markHandedOver(old.id)
+        let new = try Self.push(topic: "score")
+        #expect(queue.add(new) == .added)
+        #expect(queue.pending.map(\.id) == [old.id, new.id])
     }
 
     @Test func expiryCountsTheTTLPlusAGraceSoTTLZeroReachesARunningApp() throws {

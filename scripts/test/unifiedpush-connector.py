@@ -3,17 +3,20 @@
 lifecycled's distributor against a client that is not our own Swift code (as NeoChat or Tokodon
 would be one).
 
-usage: unifiedpush-connector.py NAME LOG [--v1] [--token T] [--vapid KEY] [--distributor NAME]
+usage: unifiedpush-connector.py NAME LOG [--v1] [--token T] [--vapid KEY] [--distributor NAME] [--reply-delay S]
 
 Owns NAME on $DBUS_SESSION_BUS_ADDRESS, exports org.unifiedpush.Connector2 (or Connector1 with
 --v1) at /org/unifiedpush/Connector, registers with the distributor, and appends one JSON line per
 call it receives to LOG: {"call": "NewEndpoint"|"Message"|"Unregistered", "token", "endpoint",
 "id", "message" (base64)}. Prints "ready" once registered. Control: SIGUSR1 unregisters.
+--reply-delay S: answers each Message S seconds after recording it (a slow app, so that a test can
+stop the distributor while a Message is outstanding).
 """
 import base64
 import json
 import signal
 import sys
+import time
 import uuid
 
 import dbus
@@ -33,6 +36,7 @@ def main():
     vapid = args[args.index("--vapid") + 1] if "--vapid" in args else None
     distributor = (args[args.index("--distributor") + 1] if "--distributor" in args
                    else "org.unifiedpush.Distributor.applifecycle")
+    reply_delay = float(args[args.index("--reply-delay") + 1]) if "--reply-delay" in args else 0.0
 
     DBusGMainLoop(set_as_default=True)
     bus = dbus.SessionBus()
@@ -65,6 +69,7 @@ def main():
                 raise dbus.exceptions.DBusException("not the distributor", name="org.freedesktop.DBus.Error.AccessDenied")
             record({"call": "Message", "token": str(args.get("token", "")), "id": str(args.get("id", "")),
                     "message": base64.b64encode(message_bytes(args["message"])).decode()})
+            time.sleep(reply_delay)
             return {"id": args.get("id", "")}
 
         @dbus.service.method("org.unifiedpush.Connector2", in_signature="a{sv}", sender_keyword="sender")
@@ -84,6 +89,7 @@ def main():
                 raise dbus.exceptions.DBusException("not the distributor", name="org.freedesktop.DBus.Error.AccessDenied")
             record({"call": "Message", "token": str(token), "id": str(message_id),
                     "message": base64.b64encode(message_bytes(message)).decode()})
+            time.sleep(reply_delay)
 
         @dbus.service.method("org.unifiedpush.Connector1", in_signature="ss", sender_keyword="sender")
         def NewEndpoint(self, token, endpoint, sender=None):

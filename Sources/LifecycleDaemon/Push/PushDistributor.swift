@@ -29,6 +29,10 @@ final class PushDistributor {
     private var registrations: [String: PushRegistration] = [:]
     /// How many registrations are held (all services together).
     var registrationCount: Int { registrations.count }
+    /// How many pushes wait in the queue (not those the broker keeps for a full queue).
+    var queuedCount: Int { queue.pending.count }
+    /// `Message` calls that failed or timed out since the start (each is retried).
+    private(set) var failedDeliveries = 0
     private var queue = PushQueue()
     private let registrationsFile: GroupCommitFile
     private let queueFile: GroupCommitFile
@@ -47,6 +51,10 @@ final class PushDistributor {
     private var published: Set<String> = []
     /// Registrations whose connector waits for a `NewEndpoint` (sent after the record's PUBACK).
     private var endpointPending: Set<String> = []
+    /// Pushes that arrived while their queue was full, with their unsent PUBACKs: the broker keeps
+    /// them (and sends no more than its in-flight window) until there is room. Only of the current
+    /// broker connection: after a reconnect the broker sends them again.
+    private var heldForRoom: [(push: PushEnvelope, acknowledgement: BrokerAcknowledgement)] = []
     var conditions = DeliveryConditions() {
         didSet { if conditions != oldValue { deliverAll() } }
     }
@@ -148,7 +156,11 @@ final class PushDistributor {
             fleet.onPush = { [weak self] envelope, message, acknowledgement in
                 self?.received(envelope, message, acknowledgement)
             }
-            fleet.onConnected = { [weak self] in self?.republishRegistrations() }
+            fleet.onConnected = { [weak self] in
+                // Held PUBACKs of the old connection are moot: the broker sends those pushes again.
+                self?.heldForRoom.removeAll()
+                self?.republishRegistrations()
+            }
             self.fleet = fleet
             try fleet.start()
         } catch {
@@ -195,6 +207,10 @@ final class PushDistributor {
         if let data = try? Data(contentsOf: queueFile.url) {
             do {
                 queue = try decoder.decode(PushQueue.self, from: data)
+                // At most once: what was on its way to an app when lifecycled stopped is not sent again.
+                for id in queue.settleHandedOver() {
+                    logger.notice("push: \(id) was being handed over when lifecycled stopped; not delivered again")
+                }
                 logger.info("push: \(queue.pending.count) undelivered push(es) from before")
             } catch {
                 let kept = Self.setAside(queueFile.url)
@@ -385,6 +401,7 @@ final class PushDistributor {
         registrations[registration.endpointToken] = nil
         published.remove(registration.endpointToken)
         queue.drop(token: registration.endpointToken)
+        admitHeld()
         _ = await saveRegistrations()
         _ = await saveQueue()
         if let fleet, let topic = try? fleet.topics.registration(registration.endpointToken) {
@@ -458,12 +475,41 @@ final class PushDistributor {
             return
         case .replaced(let old):
             logger.info("push: \(envelope.id) replaces \(old) (same topic)")
-        case .overflowed(let dropped):
-            logger.error("push: the queue of …\(envelope.token.suffix(4)) is full; dropped the oldest push \(dropped)")
+        case .full:
+            // Nothing acknowledged is dropped to make room: without its PUBACK the broker keeps
+            // this push, and sends at most its in-flight window more until the queue drains.
+            if heldForRoom.isEmpty {
+                logger.warning(
+                    "push: the queue of …\(envelope.token.suffix(4)) is full; the broker keeps \(envelope.id) and what follows until its app takes some"
+                )
+            }
+            heldForRoom.append((arrived, acknowledgement))
+            return
         case .added:
             break
         }
         persistThenAcknowledge(acknowledgement, envelope.id, deliver: envelope.token)
+    }
+
+    /// Takes in the held pushes that fit now (after a delivery, an expiry or an unregistration).
+    private func admitHeld() {
+        guard !heldForRoom.isEmpty else { return }
+        var stillHeld: [(push: PushEnvelope, acknowledgement: BrokerAcknowledgement)] = []
+        for held in heldForRoom {
+            guard registrations[held.push.token] != nil else {
+                held.acknowledgement.acknowledge()
+                continue
+            }
+            switch queue.add(held.push) {
+            case .full:
+                stillHeld.append(held)
+            case .duplicate:
+                persistThenAcknowledge(held.acknowledgement, held.push.id, deliver: nil)
+            case .added, .replaced:
+                persistThenAcknowledge(held.acknowledgement, held.push.id, deliver: held.push.token)
+            }
+        }
+        heldForRoom = stillHeld
     }
 
     /// The PUBACK leaves only once the queue is on disk. A failed write is tried again (1 s, 2 s, …
@@ -507,7 +553,10 @@ final class PushDistributor {
         for push in expired {
             logger.notice("push: \(push.id) expired (TTL \(push.ttl) s) before it could be delivered")
         }
-        if !expired.isEmpty { Task { _ = await saveQueue() } }
+        if !expired.isEmpty {
+            Task { _ = await saveQueue() }
+            admitHeld()
+        }
         guard let registration = registrations[endpointToken] else { return }
         // The oldest push the device's state allows; held ones do not block more urgent ones.
         let conditions = self.conditions
@@ -528,6 +577,7 @@ final class PushDistributor {
                 self.failures[endpointToken] = nil
                 self.queue.complete(push.id)
                 Task { _ = await self.saveQueue() }
+                self.admitHeld()
                 self.deliverNext(endpointToken)
             case .launched:
                 // Its name's owner change delivers it; it may have come already.
@@ -537,6 +587,7 @@ final class PushDistributor {
                     self.scheduleRetry(endpointToken, after: .seconds(10))
                 }
             case .failed:
+                self.failedDeliveries += 1
                 let failures = (self.failures[endpointToken] ?? 0) + 1
                 self.failures[endpointToken] = failures
                 if failures < Self.attemptsBeforeWaitingForOwner {
@@ -568,11 +619,36 @@ final class PushDistributor {
     }
 
     /// One `Message` call; the app is resumed or launched first when lifecycled hosts it.
+    ///
+    /// While it runs, the daemon does not suspend the app (``LifecycleDaemon/withCallOutstanding(to:_:)``):
+    /// an app that finishes the previous push and reports `suspended` would otherwise be stopped
+    /// with this `Message` unread, until its 30 s timeout. The push is marked handed over, and
+    /// that written, before the call goes out: a SIGKILL from here on does not deliver it twice.
     private func deliver(_ push: PushEnvelope, to registration: PushRegistration) async -> DeliveryOutcome {
-        let owned = (try? await connection.nameOwner(registration.service)) != nil
-        guard await daemon.prepareForPush(registration.service, nameOwned: owned) else {
+        await daemon.withCallOutstanding(to: registration.service) {
+            await deliverWhileOutstanding(push, to: registration)
+        }
+    }
+
+    private func deliverWhileOutstanding(_ push: PushEnvelope, to registration: PushRegistration) async
+        -> DeliveryOutcome
+    {
+        let owner = try? await connection.nameOwner(registration.service)
+        guard await daemon.prepareForPush(registration.service, nameOwned: owner != nil) else {
             logger.info("push: \(push.id) waits for \(registration.service) to start")
             return .launched
+        }
+        // To a running connector: marked and written first, then sent to that very connection (its
+        // unique name), so the mark covers exactly one recipient. To a name with no owner: sent to
+        // the name (D-Bus activation may start the app) without a mark, since such a call mostly
+        // fails, and a mark taken back after a failure could be lost with a SIGKILL in between.
+        if owner != nil {
+            queue.markHandedOver(push.id)
+            guard await saveQueue() else {
+                queue.unmarkHandedOver(push.id)
+                logger.error("push: \(push.id) stays queued: the queue could not be written before handing it over")
+                return .failed
+            }
         }
         let arguments: [BusValue] =
             registration.version == 2
@@ -584,12 +660,18 @@ final class PushDistributor {
             ] : [.string(registration.connectorToken), UnifiedPush.byteArray(push.body), .string(push.id)]
         do {
             _ = try await connection.call(
-                destination: registration.service, path: UnifiedPush.connectorPath,
+                destination: owner ?? registration.service, path: UnifiedPush.connectorPath,
                 interface: registration.version == 2 ? UnifiedPush.connector2 : UnifiedPush.connector1,
                 member: "Message", arguments: arguments, timeout: Self.messageTimeout)
             logger.info("push: \(push.id) delivered to \(registration.service)")
             return .delivered
         } catch {
+            // Within this run a failed call is tried again (the app refused it, left the bus, or
+            // did not answer within the timeout); the mark is taken back on disk before that.
+            if owner != nil {
+                queue.unmarkHandedOver(push.id)
+                _ = await saveQueue()
+            }
             logger.notice("push: \(push.id) not delivered to \(registration.service) yet: \(error)")
             return .failed
         }

@@ -2,13 +2,22 @@ import BrokerLink
 import FoundationEssentials
 
 /// The pushes lifecycled holds for apps, persisted in `push-queue.json` in its state directory:
-/// what arrived from the broker and was not yet delivered, and the ids of the last ones delivered.
+/// what arrived from the broker and was not yet delivered, the ones being handed to their app,
+/// and the ids of the last ones delivered.
 ///
 /// A push is added (and written) before the broker gets its PUBACK, so neither a crash nor a
 /// restart loses it; its id stays among ``delivered`` after delivery, so the broker's QoS 1
 /// redelivery of a push whose PUBACK never left is recognised and dropped.
+///
+/// Delivery is at most once across restarts: a push is marked handed over (``markHandedOver(_:)``)
+/// and that mark written *before* the connector's `Message` is called. A push still marked when
+/// lifecycled starts was on its way when it stopped, and counts as delivered
+/// (``settleHandedOver()``): most UnifiedPush connectors do not drop an id they have seen.
+///
+/// A full queue never drops what was acknowledged: ``add(_:)`` answers ``Addition/full`` and the
+/// caller holds the broker's PUBACK until there is room, so the broker keeps the push meanwhile.
 struct PushQueue: Codable, Equatable {
-    /// The most pushes held for one registration; the oldest beyond it is dropped (and logged).
+    /// The most pushes held for one registration; beyond it, new ones wait at the broker.
     static let maximumPerRegistration = 200
     /// The most pushes held in all.
     static let maximumPending = 2000
@@ -19,6 +28,9 @@ struct PushQueue: Codable, Equatable {
     private(set) var pending: [PushEnvelope] = []
     /// Ids of the last pushes delivered (or dropped), oldest first.
     private(set) var delivered: [String] = []
+    /// Ids of pending pushes whose `Message` call may have started (absent from files written
+    /// before it existed).
+    private(set) var handedOver: [String]? = nil
 
     /// What ``add(_:)`` did.
     enum Addition: Equatable {
@@ -27,29 +39,58 @@ struct PushQueue: Codable, Equatable {
         case duplicate
         /// It replaced an undelivered push with the same RFC 8030 `Topic`.
         case replaced(String)
-        /// It was added, and the oldest push of its registration (this id) was dropped to make room.
-        case overflowed(String)
+        /// It was not added: its registration, or the whole queue, holds as many as it may. The
+        /// caller keeps it unacknowledged (the broker keeps it) and adds it when there is room.
+        case full
     }
 
+    /// Adds a push that arrived from the broker (see ``Addition``).
     mutating func add(_ push: PushEnvelope) -> Addition {
         if pending.contains(where: { $0.id == push.id }) || delivered.contains(push.id) { return .duplicate }
+        // A push already on its way to the app is not replaced: the new one follows it.
         if let topic = push.topic,
-            let index = pending.firstIndex(where: { $0.token == push.token && $0.topic == topic })
+            let index = pending.firstIndex(where: {
+                $0.token == push.token && $0.topic == topic && !isHandedOver($0.id)
+            })
         {
             let old = pending[index].id
             pending[index] = push
             remember(old)
             return .replaced(old)
         }
+        guard hasRoom(for: push.token) else { return .full }
         pending.append(push)
-        let mine = pending.indices.filter { pending[$0].token == push.token }
-        if mine.count > Self.maximumPerRegistration || pending.count > Self.maximumPending {
-            let index = mine.count > Self.maximumPerRegistration ? mine[0] : 0
-            let dropped = pending.remove(at: index).id
-            remember(dropped)
-            return .overflowed(dropped)
-        }
         return .added
+    }
+
+    /// Whether one more push for `token` fits.
+    func hasRoom(for token: String) -> Bool {
+        pending.count < Self.maximumPending
+            && pending.lazy.filter { $0.token == token }.count < Self.maximumPerRegistration
+    }
+
+    /// Marks a pending push as handed to its app (write the queue before calling `Message`).
+    mutating func markHandedOver(_ id: String) {
+        guard pending.contains(where: { $0.id == id }), handedOver?.contains(id) != true else { return }
+        handedOver = (handedOver ?? []) + [id]
+    }
+
+    /// Takes the mark back: the `Message` call provably did not reach the app (no owner, refused).
+    mutating func unmarkHandedOver(_ id: String) {
+        handedOver?.removeAll { $0 == id }
+        if handedOver?.isEmpty == true { handedOver = nil }
+    }
+
+    /// Whether a push is marked as handed over.
+    func isHandedOver(_ id: String) -> Bool { handedOver?.contains(id) == true }
+
+    /// At start: the pushes that were being handed over when lifecycled stopped count as
+    /// delivered (at most once); returns their ids.
+    mutating func settleHandedOver() -> [String] {
+        let ids = handedOver ?? []
+        for id in ids { complete(id) }
+        handedOver = nil
+        return ids
     }
 
     /// The oldest push for a registration.
@@ -69,12 +110,16 @@ struct PushQueue: Codable, Equatable {
     /// Removes a delivered (or dropped) push and remembers its id.
     mutating func complete(_ id: String) {
         pending.removeAll { $0.id == id }
+        unmarkHandedOver(id)
         remember(id)
     }
 
     /// Drops every push of a registration that went away.
     mutating func drop(token: String) {
-        for push in pending where push.token == token { remember(push.id) }
+        for push in pending where push.token == token {
+            unmarkHandedOver(push.id)
+            remember(push.id)
+        }
         pending.removeAll { $0.token == token }
     }
 
