@@ -143,7 +143,7 @@ struct LocalNotificationScheduleTests {
         let url = directory.appendingPathComponent(LocalNotificationScheduleFile.fileName)
         let good = try scheduled(
             "good", ["alertBody": .string("hi"), "fireDate": .date(Date(timeIntervalSince1970: 2_000_000_000))])
-        try LocalNotificationScheduleFile.save([good], rejected: [], to: url)
+        try LocalNotificationScheduleFile.save(.init(notifications: [good]), to: url)
         var text = try String(contentsOf: url, encoding: .utf8)
         text = text.replacingOccurrences(
             of: "\"notifications\":[", with: "\"notifications\":[{\"app\":\"org.example.Notes\",\"notification\":{}},")
@@ -154,15 +154,20 @@ struct LocalNotificationScheduleTests {
         #expect(loaded.notifications == [good])
         #expect(loaded.rejected.count == 1 && loaded.rejected[0].reason.contains("scheduledAt"))
         // Saved again: the rejected entry is still there, verbatim.
-        try LocalNotificationScheduleFile.save(loaded.notifications, rejected: loaded.rejected, to: url)
+        try LocalNotificationScheduleFile.save(
+            .init(notifications: loaded.notifications, undelivered: [good], rejected: loaded.rejected), to: url)
         let again = LocalNotificationScheduleFile.load(from: url)
         #expect(again.notifications == [good] && again.rejected.count == 1)
+        // Notifications kept for the next activation are read back as such.
+        #expect(again.undelivered == [good])
 
         try #"{"version": 2, "notifications": []}"#.write(to: url, atomically: true, encoding: .utf8)
         let newer = LocalNotificationScheduleFile.load(from: url)
         #expect(!newer.writable && newer.problem?.contains("version 2, newer") == true)
+        #expect(!newer.isCorrupt)
         try "{not json".write(to: url, atomically: true, encoding: .utf8)
         #expect(!LocalNotificationScheduleFile.load(from: url).writable)
+        #expect(LocalNotificationScheduleFile.load(from: url).isCorrupt)
         #expect(LocalNotificationScheduleFile.load(from: directory.appendingPathComponent("missing.json")).writable)
     }
 }

@@ -19,6 +19,8 @@ final class AppNotificationService {
     private var rejected: [(entry: UserInfoValue, reason: String)] = []
     /// Entries of the file that belong to other apps (a shared directory): written back unchanged.
     private var foreign: [ScheduledLocalNotification] = []
+    /// Entries of the file's `undelivered` list (lifecycled's keep-for-activation), written back as read.
+    private var foreignUndelivered: [ScheduledLocalNotification] = []
     private var writable = true
     private let writer: LocalNotificationScheduleWriter?
     private let alarm: RealtimeAlarm
@@ -67,6 +69,8 @@ final class AppNotificationService {
             }
             writable = loaded.writable
             rejected = loaded.rejected
+            // Kept by lifecycled's format; this host delivers its own at once, so they are written back as read.
+            foreignUndelivered = loaded.undelivered
             for notification in loaded.notifications {
                 if notification.appID == appID {
                     // Not advanced: one missed while the app was not running fires once, now.
@@ -202,8 +206,11 @@ final class AppNotificationService {
         guard let writer, writable else { return }
         Task { @MainActor in
             await writer.persist { [weak self] in
-                guard let self else { return nil }
-                return (foreign + schedule.notifications().map(\.notification), rejected)
+                guard let self else { return .failure(.init("the app is stopping")) }
+                return .success(
+                    .init(
+                        notifications: foreign + schedule.notifications().map(\.notification),
+                        undelivered: foreignUndelivered, rejected: rejected))
             }
         }
     }

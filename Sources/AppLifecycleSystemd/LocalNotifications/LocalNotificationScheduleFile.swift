@@ -10,13 +10,19 @@ import FoundationEssentials
 ///  "notifications": [{"app": "org.example.Notes", "scheduledAt": 1790000000.0, "occurrence": 0,
 ///                     "buttons": [{"identifier": "snooze", "title": "Snooze", "foreground": false}],
 ///                     "notification": {"identifier": "…", "fireDate": {"$date": "…"}, …}}],
+///  "undelivered": [{"app": …, "notification": {…}, …}],
 ///  "rejected": [{"reason": "…", "entry": {…}}]}
 /// ```
 ///
+/// `undelivered` holds notifications that fired when no notification server could show them,
+/// kept for their app's next activation (entries as in `notifications`; a reader that does not
+/// know the key ignores it).
+///
 /// Loading never loses data: an entry that does not read as a notification is reported, kept
 /// verbatim under `rejected` and written back with the rest; a file that is not JSON, or whose
-/// `version` is newer than this code knows, is reported and left untouched (``Loaded/writable``
-/// is `false`), and the schedule then lives in memory only.
+/// `version` is newer than this code knows, is reported and not usable (``Loaded/writable``
+/// is `false`; ``Loaded/isCorrupt`` says whether the owner should set it aside and start a new
+/// one, or leave it to the newer version).
 public enum LocalNotificationScheduleFile {
     /// The format version this code writes and reads.
     public static let version = 1
@@ -27,6 +33,8 @@ public enum LocalNotificationScheduleFile {
     public struct Loaded: Sendable {
         /// The notifications that read well.
         public var notifications: [ScheduledLocalNotification] = []
+        /// The fired notifications kept for their app's next activation.
+        public var undelivered: [ScheduledLocalNotification] = []
         /// Entries that did not, verbatim, with the reason (written back as they were).
         public var rejected: [(entry: UserInfoValue, reason: String)] = []
         /// Whether the file may be replaced: `false` when it could not be read as a whole or is
@@ -34,6 +42,33 @@ public enum LocalNotificationScheduleFile {
         public var writable = true
         /// Why the file as a whole could not be used, or `nil`.
         public var problem: String?
+        /// Whether the file could not be read as a schedule at all (unreadable, not JSON, no
+        /// version): nothing in it can be used, so its owner sets it aside and starts a new one.
+        /// `false` for a file of a newer version, which that version can still read.
+        public var isCorrupt = false
+
+        /// An empty schedule (what a missing file reads as).
+        public init() {}
+    }
+
+    /// What a write puts in the file.
+    public struct Contents: Sendable {
+        /// The scheduled notifications.
+        public var notifications: [ScheduledLocalNotification]
+        /// Fired notifications kept for their app's next activation.
+        public var undelivered: [ScheduledLocalNotification]
+        /// Entries that did not read, verbatim, with the reason.
+        public var rejected: [(entry: UserInfoValue, reason: String)]
+
+        /// Contents to write.
+        public init(
+            notifications: [ScheduledLocalNotification], undelivered: [ScheduledLocalNotification] = [],
+            rejected: [(entry: UserInfoValue, reason: String)] = []
+        ) {
+            self.notifications = notifications
+            self.undelivered = undelivered
+            self.rejected = rejected
+        }
     }
 
     /// Reads the schedule; a missing file is an empty schedule.
@@ -48,18 +83,21 @@ public enum LocalNotificationScheduleFile {
         } catch {
             if (error as? CocoaError)?.code == .fileReadNoSuchFile { return loaded }
             loaded.writable = false
+            loaded.isCorrupt = true
             loaded.problem = "cannot read \(url.path): \(error)"
             return loaded
         }
         guard let root = try? JSONDecoder().decode(UserInfoValue.self, from: data), let object = root.dictionaryValue
         else {
             loaded.writable = false
-            loaded.problem = "\(url.path) is not a JSON object; left as it is"
+            loaded.isCorrupt = true
+            loaded.problem = "\(url.path) is not a JSON object"
             return loaded
         }
         guard let version = object["version"]?.intValue else {
             loaded.writable = false
-            loaded.problem = "\(url.path) has no version; left as it is"
+            loaded.isCorrupt = true
+            loaded.problem = "\(url.path) has no version"
             return loaded
         }
         guard version <= Self.version else {
@@ -75,6 +113,13 @@ public enum LocalNotificationScheduleFile {
                 loaded.rejected.append((entry, error.message))
             }
         }
+        for entry in object["undelivered"]?.arrayValue ?? [] {
+            do {
+                loaded.undelivered.append(try notification(from: entry))
+            } catch {
+                loaded.rejected.append((entry, error.message))
+            }
+        }
         for previous in object["rejected"]?.arrayValue ?? [] {
             loaded.rejected.append(
                 (
@@ -85,24 +130,22 @@ public enum LocalNotificationScheduleFile {
         return loaded
     }
 
-    /// Replaces the file with these notifications and the rejected entries.
+    /// Replaces the file with these contents (atomically, fsynced).
     ///
     /// - Throws: `ApplicationError` (`io`) when writing fails.
-    public static func save(
-        _ notifications: [ScheduledLocalNotification], rejected: [(entry: UserInfoValue, reason: String)], to url: URL
-    ) throws {
-        try AtomicFile.write(try encode(notifications, rejected: rejected), to: url)
+    public static func save(_ contents: Contents, to url: URL) throws {
+        try AtomicFile.write(try encode(contents), to: url)
     }
 
-    /// The file's contents for these notifications and rejected entries.
+    /// The file's bytes for these contents.
     ///
     /// - Throws: An `EncodingError` (not expected: every value is a property list).
-    public static func encode(
-        _ notifications: [ScheduledLocalNotification], rejected: [(entry: UserInfoValue, reason: String)]
-    ) throws -> Data {
+    public static func encode(_ contents: Contents) throws -> Data {
         var root: [String: UserInfoValue] = [
-            "version": .int(Int64(version)), "notifications": .array(notifications.map(entry)),
+            "version": .int(Int64(version)), "notifications": .array(contents.notifications.map(entry)),
         ]
+        if !contents.undelivered.isEmpty { root["undelivered"] = .array(contents.undelivered.map(entry)) }
+        let rejected = contents.rejected
         if !rejected.isEmpty {
             root["rejected"] = .array(
                 rejected.map { .dictionary(["entry": $0.entry, "reason": .string($0.reason)]) })
