@@ -21,8 +21,8 @@ import SystemdBus
 /// | `Simulate` | method | `sa{sv}` | inject a host event (`sleep`, `wake`, `lock`, `unlock`, `memory-warning`, `time-change`, `terminate`); refused unless enabled |
 /// | `GetState` | method | `s` → `s` | an app's state |
 /// | `ListApps` | method | → `a(sssu)` | id, state, name, pid (0 when not running) of every known app |
-/// | `ScheduleNotification` | method | `sa{sv}` → `s` | schedule a local notification for an app (its property list, plus `actions`: the banner's buttons); returns its identifier |
-/// | `CancelNotification` | method | `ss` | cancel an app's scheduled notification by identifier (`""`: all of them) |
+/// | `ScheduleNotification` | method | `sa{sv}` → `s` | schedule a local notification for an app (its property list, plus `actions`: the banner's buttons); returns its identifier once the schedule is on disk (`NotSaved` otherwise; `LimitsExceeded` over ``Limits/scheduleBytesPerApp`` or ``Limits/scheduleBytes``) |
+/// | `CancelNotification` | method | `ss` | cancel an app's notification by identifier (`""`: all of them): from the schedule, its banner withdrawn, its kept copy dropped; `UnknownNotification` when there is none of that identifier |
 /// | `ListNotifications` | method | `s` → `aa{sv}` | an app's schedule (`""`: every app's), soonest first, each with `app` and `nextFireDate` |
 /// | `PresentNotification` | method | `sa{sv}` | the registered app shows a notification now (as a banner: it is not active) |
 /// | `SetBadge` | method | `sx` | set an app's badge (announced with `com.canonical.Unity.LauncherEntry.Update`) |
@@ -138,6 +138,12 @@ public enum LifecycledProtocol {
         public static let launchFailed = "org.applifecycle.Lifecycled1.Error.LaunchFailed"
         /// The caller is not the process registered for this app.
         public static let notRegistered = "org.applifecycle.Lifecycled1.Error.NotRegistered"
+        /// `CancelNotification`: the app has no notification of this identifier (not scheduled, not
+        /// on screen, not kept for its next activation).
+        public static let unknownNotification = "org.applifecycle.Lifecycled1.Error.UnknownNotification"
+        /// The change could not be made durable (the schedule file could not be written: the
+        /// message says why and what to do, such as freeing space); nothing was changed.
+        public static let notSaved = "org.applifecycle.Lifecycled1.Error.NotSaved"
     }
 
     /// Limits on arguments; larger ones are refused with `InvalidArgs`.
@@ -155,6 +161,29 @@ public enum LifecycledProtocol {
         /// The largest userInfo, in bytes of its D-Bus form (``UserInfoBusCodec/wireSize(of:)``):
         /// what is really sent.
         public static let userInfoBytes = 64 * 1024
+        /// The largest message the smallest common bus configuration carries: dbus-daemon's
+        /// built-in `max_message_size` (32 MiB, also the system bus's; a session bus usually
+        /// allows more, the D-Bus specification at most 128 MiB). Every message lifecycled sends
+        /// stays a quarter of it or less (``scheduleBytes``).
+        public static let busMessageBytes = 32 * 1024 * 1024
+        /// The most one app may have scheduled, in bytes of the D-Bus form of its
+        /// `ListNotifications` entries; the registration's `scheduled-local-notifications`
+        /// `Command` carries at most this much (beyond it, `ScheduleNotification` replies
+        /// `LimitsExceeded`). About 32 notifications with the largest userInfo, thousands of
+        /// ordinary ones.
+        public static let scheduleBytesPerApp = 2 * 1024 * 1024
+        /// The most all apps together may have scheduled, in the same bytes: the bound of the
+        /// largest `ListNotifications("")` reply (a quarter of ``busMessageBytes``).
+        public static let scheduleBytes = 8 * 1024 * 1024
+        /// The most fired notifications kept for one app's next activation (when no notification
+        /// server could show them; the oldest are dropped, with a log line). As iOS, which keeps
+        /// 64 pending notifications per app.
+        public static let keptNotificationsPerApp = 64
+        /// The most bytes (as ``scheduleBytesPerApp`` counts them) kept for one app's next
+        /// activation, and for all apps together; the oldest are dropped beyond either.
+        public static let keptBytesPerApp = 2 * 1024 * 1024
+        /// See ``keptBytesPerApp``.
+        public static let keptBytes = 8 * 1024 * 1024
     }
 
     /// Whether a string is a valid app id: reverse-DNS, 2+ dot-separated elements of
