@@ -17,31 +17,25 @@ import SystemdBus
 ///   launches it with the notification in its launch options; an action button runs
 ///   `handleActionWithIdentifier` (launching the app in the background if needed).
 extension LifecycleDaemon {
-    /// Loads the schedule, starts the alarm and follows the notification server. Called by ``start()``.
+    /// Loads the schedule, follows the notification server, then starts the alarm. Called by ``start()``.
+    ///
+    /// The server's client comes first: notifications missed while lifecycled was not running
+    /// fire as soon as the alarm is armed, and must find the server (or know there is none).
     func startLocalNotifications() async {
-        let loaded = LocalNotificationScheduleFile.load(from: local.scheduleURL)
-        if let problem = loaded.problem {
-            logger.error("local notifications: \(problem); the schedule is kept in memory only until it is fixed")
-        }
-        local.writable = loaded.writable
-        local.rejected = loaded.rejected
-        for (_, reason) in loaded.rejected {
-            logger.error("local notifications: an entry of \(local.scheduleURL.path) was rejected and kept: \(reason)")
-        }
-        for notification in loaded.notifications {
-            guard LifecycledProtocol.isValidAppID(notification.appID) else {
-                local.rejected.append(
-                    (LocalNotificationScheduleFile.entry(notification), "'\(notification.appID)' is not a valid app id")
-                )
-                continue
+        ensureScheduleLoaded()
+        if let connection {
+            let server = DesktopNotificationClient(connection: connection)
+            do {
+                try await server.start()
+                local.server = server
+                local.serverTask = Task { @MainActor [weak self] in
+                    for await event in server.events { self?.handleServerEvent(event) }
+                }
+            } catch {
+                logger.warning("local notifications: cannot follow the notification server: \(error)")
             }
-            // Not advanced to now: an occurrence missed while lifecycled was not running (a repeat
-            // too) is due at once and fires once.
-            local.schedule.insert(notification, now: -.infinity)
         }
-        if !loaded.notifications.isEmpty {
-            logger.info("local notifications: \(local.schedule.count) scheduled, loaded from \(local.scheduleURL.path)")
-        }
+        guard phase == .running else { return }
         if let loop {
             do {
                 let alarm = try RealtimeAlarm()
@@ -66,18 +60,134 @@ extension LifecycleDaemon {
             }
         }
         armAlarm()
-        if let connection {
-            let server = DesktopNotificationClient(connection: connection)
-            do {
-                try await server.start()
-                local.server = server
-                local.serverTask = Task { @MainActor [weak self] in
-                    for await event in server.events { self?.handleServerEvent(event) }
+    }
+
+    /// Reads the schedule file, once: at start, or at the first call that needs it if one comes
+    /// before (the bus name is owned before ``startLocalNotifications()`` runs).
+    ///
+    /// - A file that cannot be read as a schedule is set aside as `<name>.corrupt-<unix time>`
+    ///   and a new one started; one of a newer version is left alone (nothing can be scheduled
+    ///   until it is moved away, and each `ScheduleNotification` says so).
+    /// - Every entry is checked as `ScheduleNotification` checks a notification (its size, its
+    ///   app's and the total budget): one that fails is refused with a log line, the rest load,
+    ///   and the file as it was is kept beside as `<name>.refused-<unix time>`.
+    func ensureScheduleLoaded() {
+        guard !local.loaded else { return }
+        local.loaded = true
+        let url = local.scheduleURL
+        var loaded = LocalNotificationScheduleFile.load(from: url)
+        if let problem = loaded.problem {
+            if loaded.isCorrupt {
+                let kept = PushDistributor.setAside(url)
+                if kept != url.path {
+                    logger.error("local notifications: \(problem); set aside as \(kept), a new schedule is started")
+                    loaded = LocalNotificationScheduleFile.Loaded()
+                } else {
+                    logger.error(
+                        "local notifications: \(problem), and it cannot be set aside; nothing can be scheduled until it is moved away"
+                    )
                 }
-            } catch {
-                logger.warning("local notifications: cannot follow the notification server: \(error)")
+            } else {
+                logger.error(
+                    "local notifications: \(problem); nothing can be scheduled until it is moved away or this lifecycled is updated"
+                )
             }
         }
+        local.writable = loaded.writable
+        var refused = 0
+        for (entry, reason) in loaded.rejected {
+            // Kept verbatim, unless it is larger than any notification can be: then it is refused.
+            let size = UserInfoBusCodec.wireSize(of: UserInfo(["entry": entry]))
+            guard size <= 2 * LifecycledProtocol.Limits.userInfoBytes else {
+                logger.error(
+                    "local notifications: a rejected entry of \(url.path) (\(reason)) is \(size) bytes; refused at load"
+                )
+                refused += 1
+                continue
+            }
+            local.rejected.append((entry, reason))
+            logger.error("local notifications: an entry of \(url.path) was rejected and kept: \(reason)")
+        }
+        for notification in loaded.notifications {
+            let key = LocalNotificationSchedule.Key(appID: notification.appID, identifier: notification.identifier)
+            if let problem = admissionProblem(notification) {
+                logger.error(
+                    "local notifications: '\(notification.identifier.prefix(64))' of \(notification.appID.prefix(64)) in \(url.path) refused at load: \(problem)"
+                )
+                refused += 1
+                continue
+            }
+            // Not advanced to now: an occurrence missed while lifecycled was not running (a repeat
+            // too) is due at once and fires once.
+            local.schedule.insert(notification, now: -.infinity)
+            local.budget.set(key, Self.entryBytes(notification))
+        }
+        for notification in loaded.undelivered {
+            if let problem = admissionProblem(notification, budget: false) {
+                logger.error(
+                    "local notifications: kept '\(notification.identifier.prefix(64))' of \(notification.appID.prefix(64)) in \(url.path) refused at load: \(problem)"
+                )
+                refused += 1
+                continue
+            }
+            keep(notification)
+        }
+        if !loaded.notifications.isEmpty || !loaded.undelivered.isEmpty {
+            logger.info(
+                "local notifications: \(local.schedule.count) scheduled, \(local.undelivered.values.map(\.count).reduce(0, +)) kept for their app's activation, loaded from \(url.path)"
+            )
+        }
+        if refused > 0 {
+            // The file as it was stays beside (a hard link: the next write replaces the name only).
+            let copy = url.path + ".refused-\(Int(Date().timeIntervalSince1970))"
+            if link(url.path, copy) == 0 {
+                logger.error(
+                    "local notifications: \(refused) entries refused at load; the file as it was is kept as \(copy)")
+            } else {
+                logger.error(
+                    "local notifications: \(refused) entries refused at load; no copy kept (\(String(cString: strerror(errno))))"
+                )
+            }
+            Task { @MainActor in await persist() }
+        }
+    }
+
+    /// Why a notification may not be scheduled: the checks of `ScheduleNotification` (its
+    /// userInfo's limits, its app id, and with `budget` its app's and the total budget), or `nil`.
+    func admissionProblem(_ notification: ScheduledLocalNotification, budget: Bool = true) -> String? {
+        guard LifecycledProtocol.isValidAppID(notification.appID) else {
+            return "'\(notification.appID.prefix(64))' is not a valid app id"
+        }
+        var info = UserInfo(notification.payload)
+        if !notification.buttons.isEmpty { info["actions"] = .array(notification.buttons.map(\.propertyList)) }
+        do {
+            try LifecycledProtocol.validate(info)
+        } catch {
+            return "\(error)"
+        }
+        guard budget else { return nil }
+        let key = LocalNotificationSchedule.Key(appID: notification.appID, identifier: notification.identifier)
+        return local.budget.excess(Self.entryBytes(notification), for: key)
+    }
+
+    /// A notification's entry in `ListNotifications`: its property list, `app`, `nextFireDate`
+    /// and `actions`.
+    static func listEntry(_ notification: ScheduledLocalNotification, instant: Double) -> UserInfo {
+        var info = UserInfo(notification.payload)
+        info["app"] = .string(notification.appID)
+        info["nextFireDate"] = .date(Date(timeIntervalSince1970: instant))
+        if !notification.buttons.isEmpty {
+            info["actions"] = .array(
+                notification.buttons.map {
+                    .dictionary(["identifier": .string($0.identifier), "title": .string($0.title)])
+                })
+        }
+        return info
+    }
+
+    /// The bytes a notification counts for in ``LocalNotificationBudget``: its `ListNotifications` entry's D-Bus form.
+    static func entryBytes(_ notification: ScheduledLocalNotification) -> Int {
+        UserInfoBusCodec.wireSize(of: listEntry(notification, instant: 0))
     }
 
     /// Stops the alarm, the server client and every idle inhibitor. Called by teardown.
@@ -88,6 +198,8 @@ extension LifecycleDaemon {
         local.alarm = nil
         local.serverTask?.cancel()
         local.serverTask = nil
+        local.retryTask?.cancel()
+        local.retryTask = nil
         local.server?.stop()
         local.server = nil
         for descriptor in local.idleInhibitors.values { descriptor.close() }
@@ -107,74 +219,184 @@ extension LifecycleDaemon {
 
     // MARK: Schedule
 
-    /// `ScheduleNotification(appId, notification)`: validates, replaces one with the same identifier, persists.
+    /// `ScheduleNotification(appId, notification)`: validates, replaces one with the same
+    /// identifier (withdrawing its banner), and replies once the schedule is on disk.
     ///
     /// - Throws: `UnknownApp` for an app with neither a manifest nor a registration, `InvalidArgs`
-    ///   for a notification that is not valid (the reason is in the message).
+    ///   for a notification that is not valid (the reason is in the message), `LimitsExceeded`
+    ///   past the app's or the total budget (``LocalNotificationBudget``), `NotSaved` when the
+    ///   file could not be written (then nothing changed: the notification is not scheduled).
     func scheduleNotification(_ id: String, _ info: UserInfo) async throws(BusError) -> String {
+        ensureScheduleLoaded()
         guard store.manifest(id: id) != nil || registry[id]?.isRegistered == true else {
             throw DaemonError.unknownApp(id)
         }
         let notification = try Self.notification(from: info, appID: id)
-        local.schedule.insert(notification, now: Self.nowSeconds())
+        let key = LocalNotificationSchedule.Key(appID: id, identifier: notification.identifier)
+        let bytes = Self.entryBytes(notification)
+        if let excess = local.budget.excess(bytes, for: key) {
+            throw BusError(name: BusError.Name.limitsExceeded, message: "not scheduled: \(excess)")
+        }
+        let replaced = local.schedule.insert(notification, now: Self.nowSeconds())
+        local.budget.set(key, bytes)
+        // The banner of what it replaces is withdrawn once this is saved; a banner of this one
+        // (it may fire during the write) is a new one.
+        let replacedBanner = local.bannerIDs.removeValue(forKey: key)
+        armAlarm()
+        // Before the write: the app's mirror gets the change before any firing's removal.
+        sendScheduleChange(to: id, updated: [notification.notification])
+        if let failure = await persist() {
+            // Undone, unless a later call changed it meanwhile (or it fired): what was not
+            // acknowledged is not kept, and what is on disk stays what was acknowledged.
+            if let current = local.schedule.entry(key)?.notification, current.scheduledAt == notification.scheduledAt,
+                current.payload == notification.payload
+            {
+                local.schedule.remove(key)
+                local.budget.set(key, nil)
+                if let replaced {
+                    local.schedule.insert(replaced, now: Self.nowSeconds())
+                    local.budget.set(key, Self.entryBytes(replaced))
+                    sendScheduleChange(to: id, updated: [replaced.notification])
+                } else {
+                    sendScheduleChange(to: id, removed: [notification.identifier])
+                }
+                armAlarm()
+            }
+            if let replacedBanner, local.bannerIDs[key] == nil { local.bannerIDs[key] = replacedBanner }
+            logger.warning(
+                "\(id): local notification '\(notification.identifier)' not scheduled: \(failure)", metadata: .app(id))
+            throw Self.notSaved(failure, "not scheduled", directory: local.stateDirectory)
+        }
         logger.info(
             "\(id): scheduled local notification '\(notification.identifier)' (\(local.schedule.count) in all)",
             metadata: .app(id))
-        armAlarm()
-        sendScheduleChange(to: id, updated: [notification.notification])
-        await persist()
+        // What it replaces is no longer announced.
+        if let replacedBanner { withdrawBanner(replacedBanner) }
         return notification.identifier
     }
 
-    /// `CancelNotification(appId, identifier)`; `""` cancels all of the app's.
-    func cancelNotifications(_ id: String, identifier: String) async {
-        let removed: [String]
+    /// `NotSaved`, with what to do about it.
+    static func notSaved(_ failure: LocalNotificationScheduleWriter.Failure, _ what: String, directory: String)
+        -> BusError
+    {
+        let advice =
+            failure.isOutOfSpace
+            ? "the disk is full: free space in \(directory), then try again (lifecycled writes again by itself)"
+            : "try again once the problem is fixed"
+        return BusError(name: LifecycledProtocol.ErrorName.notSaved, message: "\(what): \(failure); \(advice)")
+    }
+
+    /// `CancelNotification(appId, identifier)`; `""` cancels all of the app's: they leave the
+    /// schedule, their banners are withdrawn (`CloseNotification`) and their kept copies dropped.
+    ///
+    /// - Throws: `UnknownNotification` for an identifier the app has nowhere; `NotSaved` when
+    ///   the file could not be written (cancelled in memory; written by the next retry).
+    func cancelNotifications(_ id: String, identifier: String) async throws(BusError) {
+        ensureScheduleLoaded()
+        let matches = { (other: String) in identifier.isEmpty || other == identifier }
+        let removed: [ScheduledLocalNotification]
         if identifier.isEmpty {
-            removed = local.schedule.removeAll(appID: id).map(\.identifier)
+            removed = local.schedule.removeAll(appID: id)
         } else {
-            removed = local.schedule.remove(.init(appID: id, identifier: identifier)).map { [$0.identifier] } ?? []
+            removed = local.schedule.remove(.init(appID: id, identifier: identifier)).map { [$0] } ?? []
         }
-        guard !removed.isEmpty else { return }
+        for notification in removed {
+            local.budget.set(.init(appID: id, identifier: notification.identifier), nil)
+        }
+        let banners = local.bannerIDs.filter { $0.key.appID == id && matches($0.key.identifier) }
+        for (key, serverID) in banners {
+            local.bannerIDs[key] = nil
+            withdrawBanner(serverID)
+        }
+        let keptBefore = local.undelivered[id]?.count ?? 0
+        if var kept = local.undelivered[id] {
+            let gone = kept.filter { matches($0.notification.identifier) }
+            kept.removeAll { matches($0.notification.identifier) }
+            local.keptBytes -= gone.reduce(0) { $0 + $1.bytes }
+            local.undelivered[id] = kept.isEmpty ? nil : kept
+        }
+        let keptRemoved = keptBefore - (local.undelivered[id]?.count ?? 0)
+        guard !removed.isEmpty || !banners.isEmpty || keptRemoved > 0 else {
+            guard identifier.isEmpty else {
+                throw BusError(
+                    name: LifecycledProtocol.ErrorName.unknownNotification,
+                    message:
+                        "\(id) has no notification '\(identifier.prefix(255))': none is scheduled, on screen or kept for the app's next activation"
+                )
+            }
+            return
+        }
         armAlarm()
-        sendScheduleChange(to: id, removed: removed)
-        await persist()
+        sendScheduleChange(to: id, removed: removed.map(\.identifier))
+        guard !removed.isEmpty || keptRemoved > 0 else { return }
+        if let failure = await persist() {
+            throw Self.notSaved(
+                failure, "cancelled, but not saved yet (it may fire after a restart until it is)",
+                directory: local.stateDirectory)
+        }
     }
 
     /// `ListNotifications(appId)`: each notification with `app` and `nextFireDate`; `""` lists every app's.
+    ///
+    /// At most ``LifecycledProtocol/Limits/scheduleBytes`` of entries (the budget), a quarter of
+    /// the smallest bus message limit.
     func listNotifications(_ id: String) -> BusValue {
+        ensureScheduleLoaded()
         let entries = local.schedule.notifications(appID: id.isEmpty ? nil : id)
         return .array(
             elementSignature: "a{sv}",
             entries.map { notification, instant in
-                var info = UserInfo(notification.payload)
-                info["app"] = .string(notification.appID)
-                info["nextFireDate"] = .date(Date(timeIntervalSince1970: instant))
-                if !notification.buttons.isEmpty {
-                    info["actions"] = .array(
-                        notification.buttons.map {
-                            .dictionary(["identifier": .string($0.identifier), "title": .string($0.title)])
-                        })
-                }
-                return UserInfoBusCodec.encode(info)
+                UserInfoBusCodec.encode(Self.listEntry(notification, instant: instant))
             })
     }
 
-    /// Returns once the schedule as it is now is on disk (``LocalNotificationScheduleWriter``: a
-    /// group commit, written off the main actor). A file that could not be read is left alone.
-    func persist() async {
-        await local.writer.persist { [weak self] in
-            guard let self else { return nil }
+    /// Returns once the schedule and the kept notifications as they are now are on disk (`nil`),
+    /// or with why not (``LocalNotificationScheduleWriter``: a group commit, written off the main
+    /// actor). After a failure the write is retried with a backoff until one succeeds, so what
+    /// waits in memory (a firing's removal, a kept notification) reaches the disk when space returns.
+    @discardableResult
+    func persist() async -> LocalNotificationScheduleWriter.Failure? {
+        ensureScheduleLoaded()
+        let failure = await local.writer.persist { [weak self] in
+            guard let self else { return .failure(.init("lifecycled is stopping")) }
             guard local.writable else {
-                logger.warning(
-                    "local notifications: not saved: \(local.scheduleURL.path) could not be read and is left as it is")
-                return nil
+                return .failure(
+                    .init(
+                        "\(local.scheduleURL.path) is not a schedule this lifecycled may replace (see the log); move it away"
+                    ))
             }
-            return (local.schedule.notifications().map(\.notification), local.rejected)
+            let kept = local.undelivered.keys.sorted().flatMap {
+                local.undelivered[$0, default: []].map(\.notification)
+            }
+            let delivering = local.delivering.keys.sorted().compactMap { local.delivering[$0] }
+            return .success(
+                .init(
+                    notifications: local.schedule.notifications().map(\.notification), undelivered: kept + delivering,
+                    rejected: local.rejected))
         }
+        if failure == nil {
+            local.retryDelay = nil
+            local.retryTask?.cancel()
+            local.retryTask = nil
+        } else if local.writable, local.retryTask == nil, phase == .running {
+            // The distributor's rule: from half a second, doubled up to a minute.
+            let delay = min((local.retryDelay ?? .milliseconds(250)) * 2, PushDistributor.maximumBackoff)
+            local.retryDelay = delay
+            local.retryTask = Task { @MainActor [weak self] in
+                try? await Task.sleep(for: delay)
+                guard let self, !Task.isCancelled else { return }
+                local.retryTask = nil
+                await persist()
+            }
+        }
+        return failure
     }
 
     /// Tells a newly registered app what is scheduled for it, when anything is.
+    ///
+    /// One `Command`: at most ``LifecycledProtocol/Limits/scheduleBytesPerApp`` of notifications.
     func sendSchedule(to id: String) {
+        ensureScheduleLoaded()
         guard registry[id]?.isRegistered == true else { return }
         let list = local.schedule.notifications(appID: id).map { $0.notification.notification.propertyList }
         guard !list.isEmpty else { return }
@@ -223,6 +445,7 @@ extension LifecycleDaemon {
         var gone: [String: [String]] = [:]
         for firing in firings where !firing.repeats {
             gone[firing.notification.appID, default: []].append(firing.notification.identifier)
+            local.budget.set(.init(appID: firing.notification.appID, identifier: firing.notification.identifier), nil)
         }
         for (id, identifiers) in gone { sendScheduleChange(to: id, removed: identifiers) }
         // Behind the deliveries' tasks on the main actor; one write for a burst of firings.
@@ -234,6 +457,7 @@ extension LifecycleDaemon {
     /// - Parameters:
     ///   - zone: The new zone (default: the process's, read again).
     func localTimeZoneChanged(to zone: any UTCOffsetRules = SystemLocalTime.reload()) {
+        ensureScheduleLoaded()
         local.schedule.setTimeZone(zone, now: Self.nowSeconds())
         logger.info("local notifications: time zone now \(zone.identifier); re-armed")
         armAlarm()
@@ -257,52 +481,106 @@ extension LifecycleDaemon {
             return
         }
         if notification.applicationIconBadgeNumber != 0 { setBadge(id, notification.applicationIconBadgeNumber) }
-        Task { @MainActor in await showBanner(id, notification, buttons: scheduled.buttons) }
+        let ticket = local.nextDeliveryTicket
+        local.nextDeliveryTicket += 1
+        local.delivering[ticket] = scheduled
+        Task { @MainActor in await showBanner(scheduled, ticket: ticket) }
     }
 
     /// Shows a banner, or keeps the notification for the app's next activation when no server runs.
-    func showBanner(_ id: String, _ notification: LocalNotification, buttons: [ScheduledLocalNotification.Button])
-        async
-    {
+    ///
+    /// Until the server has it, the notification is written as kept (``LocalNotificationState/delivering``).
+    func showBanner(_ scheduled: ScheduledLocalNotification, ticket: UInt64) async {
+        let id = scheduled.appID
+        let notification = scheduled.notification
         guard let server = local.server, await server.isAvailable() else {
-            keepUndelivered(id, notification, reason: "no notification server is on the bus")
+            local.delivering[ticket] = nil
+            keepUndelivered(scheduled, reason: "no notification server is on the bus")
             return
         }
         let key = LocalNotificationSchedule.Key(appID: id, identifier: notification.identifier)
         var banner = DesktopNotificationClient.Banner(
-            notification: notification, buttons: buttons, appID: id, appName: registry[id]?.manifest?.name ?? id)
+            notification: notification, buttons: scheduled.buttons, appID: id,
+            appName: registry[id]?.manifest?.name ?? id)
         banner.replacesID = local.bannerIDs[key] ?? 0
         do {
             let serverID = try await server.notify(banner)
             local.bannerIDs[key] = serverID
             local.banners[serverID] = LocalNotificationState.Banner(
-                appID: id, notification: notification, buttons: buttons)
+                appID: id, notification: notification, buttons: scheduled.buttons)
             local.serverAbsenceLogged = false
             logger.info(
                 "\(id): local notification '\(notification.identifier)' shown as banner \(serverID)", metadata: .app(id)
             )
+            local.delivering[ticket] = nil
+            await persist()
         } catch {
-            keepUndelivered(id, notification, reason: "Notify failed: \(error)")
+            local.delivering[ticket] = nil
+            keepUndelivered(scheduled, reason: "Notify failed: \(error)")
         }
     }
 
-    private func keepUndelivered(_ id: String, _ notification: LocalNotification, reason: String) {
-        local.undelivered[id, default: []].append(notification)
+    private func keepUndelivered(_ scheduled: ScheduledLocalNotification, reason: String) {
         if !local.serverAbsenceLogged {
             local.serverAbsenceLogged = true
             logger.warning(
                 "local notifications: \(reason); notifications are kept and delivered when their app is next active")
         }
+        keep(scheduled)
+        Task { @MainActor in await persist() }
+    }
+
+    /// Adds a notification to those kept for its app's activation, within the bounds
+    /// (``LifecycledProtocol/Limits/keptNotificationsPerApp``, ``LifecycledProtocol/Limits/keptBytesPerApp``,
+    /// ``LifecycledProtocol/Limits/keptBytes``): beyond them the oldest of the app, or of the app
+    /// that keeps the most, is dropped with a log line.
+    func keep(_ scheduled: ScheduledLocalNotification) {
+        typealias Limits = LifecycledProtocol.Limits
+        let id = scheduled.appID
+        let bytes = UserInfoBusCodec.wireSize(of: UserInfo(scheduled.payload))
+        local.undelivered[id, default: []].append(.init(notification: scheduled, bytes: bytes))
+        local.keptBytes += bytes
+        func dropOldest(of app: String, _ why: String) {
+            guard let oldest = local.undelivered[app]?.first else { return }
+            local.undelivered[app]?.removeFirst()
+            if local.undelivered[app]?.isEmpty == true { local.undelivered[app] = nil }
+            local.keptBytes -= oldest.bytes
+            logger.warning(
+                "\(app): kept local notification '\(oldest.notification.identifier)' dropped, the oldest of \(why)",
+                metadata: .app(app))
+        }
+        while let kept = local.undelivered[id], kept.count > 1,
+            kept.count > Limits.keptNotificationsPerApp || kept.reduce(0, { $0 + $1.bytes }) > Limits.keptBytesPerApp
+        {
+            dropOldest(of: id, "more than \(Limits.keptNotificationsPerApp) or \(Limits.keptBytesPerApp) bytes kept")
+        }
+        while local.keptBytes > Limits.keptBytes,
+            let largest = local.undelivered.max(by: {
+                $0.value.reduce(0) { $0 + $1.bytes } < $1.value.reduce(0) { $0 + $1.bytes }
+            })?.key
+        {
+            dropOldest(of: largest, "the app that keeps the most: all apps keep more than \(Limits.keptBytes) bytes")
+        }
     }
 
     /// The app became active: hand it what could not be shown. Called by ``setState(_:_:)``.
     func appBecameActive(_ id: String) {
+        ensureScheduleLoaded()
         guard let waiting = local.undelivered.removeValue(forKey: id) else { return }
+        local.keptBytes -= waiting.reduce(0) { $0 + $1.bytes }
         Task { @MainActor in
-            for notification in waiting {
-                await send("local-notification", ["notification": notification.propertyList], to: id)
+            for kept in waiting {
+                await send("local-notification", ["notification": kept.notification.notification.propertyList], to: id)
             }
+            await persist()
         }
+    }
+
+    /// Withdraws a banner (`CloseNotification`) and forgets it: a later `ActionInvoked` for it is ignored.
+    func withdrawBanner(_ serverID: UInt32) {
+        local.banners[serverID] = nil
+        local.activationTokens[serverID] = nil
+        local.server?.close(serverID)
     }
 
     // MARK: The server's signals
@@ -314,16 +592,24 @@ extension LifecycleDaemon {
             local.activationTokens[serverID] = token
         case .actionInvoked(let serverID, let key):
             guard let banner = local.banners[serverID] else {
-                logger.debug("ActionInvoked(\(serverID), \(key)) for a banner that is not ours")
+                logger.debug("ActionInvoked(\(serverID), \(key)) for a banner that is not ours or was acted on")
                 return
             }
-            let token = local.activationTokens.removeValue(forKey: serverID)
-            if key == "default" {
-                Task { @MainActor in await openFromBanner(banner, activationToken: token) }
-            } else if let button = banner.buttons.first(where: { $0.identifier == key }) {
+            let button = banner.buttons.first { $0.identifier == key }
+            guard key == "default" || button != nil else {
+                logger.notice("ActionInvoked(\(serverID), '\(key)'): no such action on that banner; ignored")
+                return
+            }
+            // Acted on once: the banner is withdrawn and forgotten before the action runs.
+            let token = local.activationTokens[serverID]
+            let notificationKey = LocalNotificationSchedule.Key(
+                appID: banner.appID, identifier: banner.notification.identifier)
+            if local.bannerIDs[notificationKey] == serverID { local.bannerIDs[notificationKey] = nil }
+            withdrawBanner(serverID)
+            if let button {
                 Task { @MainActor in await runAction(button, of: banner, activationToken: token) }
             } else {
-                logger.notice("ActionInvoked(\(serverID), '\(key)'): no such action on that banner; ignored")
+                Task { @MainActor in await openFromBanner(banner, activationToken: token) }
             }
         case .closed(let serverID, _):
             guard let banner = local.banners.removeValue(forKey: serverID) else { return }

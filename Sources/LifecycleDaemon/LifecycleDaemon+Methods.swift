@@ -120,7 +120,7 @@ extension LifecycleDaemon {
             return [.string(try await scheduleNotification(id, info))]
         case Method.cancelNotification:
             let id = try DaemonArguments.appID(arguments, 0)
-            await cancelNotifications(id, identifier: try DaemonArguments.string(arguments, 1, "identifier"))
+            try await cancelNotifications(id, identifier: try DaemonArguments.string(arguments, 1, "identifier"))
         case Method.listNotifications:
             let id = try DaemonArguments.string(arguments, 0, "app id")
             guard id.isEmpty || LifecycledProtocol.isValidAppID(id) else {

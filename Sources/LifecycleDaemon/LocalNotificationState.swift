@@ -1,6 +1,7 @@
 import AppLifecycle
 import AppLifecycleSystemd
 import FoundationEssentials
+import LifecycledClient
 import Logging
 import SystemdBus
 
@@ -17,10 +18,21 @@ struct LocalNotificationState {
         var buttons: [ScheduledLocalNotification.Button]
     }
 
+    /// A notification kept for its app's next activation, with its bytes (as ``LocalNotificationBudget`` counts).
+    struct Kept {
+        var notification: ScheduledLocalNotification
+        var bytes: Int
+    }
+
     /// The schedule file.
     let scheduleURL: URL
+    /// Whether the file was read (on the first use: a call may come before ``LifecycleDaemon/start()`` loads it).
+    var loaded = false
     /// The schedule, ordered by fire time.
     var schedule = LocalNotificationSchedule(timeZone: SystemLocalTime())
+    /// The bytes of what is scheduled, per app and in all.
+    var budget = LocalNotificationBudget(
+        perAppLimit: LifecycledProtocol.Limits.scheduleBytesPerApp, totalLimit: LifecycledProtocol.Limits.scheduleBytes)
     /// Entries of the file that did not read, kept verbatim and written back.
     var rejected: [(entry: UserInfoValue, reason: String)] = []
     /// Whether the file may be replaced (not when it could not be read or is from a newer version).
@@ -30,6 +42,9 @@ struct LocalNotificationState {
     var alarmSource: EventSourceToken?
     /// Writes the file.
     let writer: LocalNotificationScheduleWriter
+    /// After a failed write: the next retry, and its delay (doubled on each failure).
+    var retryTask: Task<Void, Never>?
+    var retryDelay: Duration?
     /// How many clock sets the alarm reported (each re-arms it).
     var clockSets = 0
     /// The notification server's client.
@@ -40,8 +55,15 @@ struct LocalNotificationState {
     var bannerIDs: [LocalNotificationSchedule.Key: UInt32] = [:]
     /// Activation tokens by server id, until the `ActionInvoked` they precede.
     var activationTokens: [UInt32: String] = [:]
-    /// Notifications that could not be shown (no server): delivered when the app next becomes active.
-    var undelivered: [String: [LocalNotification]] = [:]
+    /// Notifications that could not be shown (no server): delivered when the app next becomes
+    /// active; in the file's `undelivered` list, bounded (``LifecycledProtocol/Limits/keptNotificationsPerApp``).
+    var undelivered: [String: [Kept]] = [:]
+    /// The bytes of what is kept, in all.
+    var keptBytes = 0
+    /// Notifications that fired and are on their way to a banner (the server is being asked):
+    /// written as kept until shown, so a crash in between does not lose them.
+    var delivering: [UInt64: ScheduledLocalNotification] = [:]
+    var nextDeliveryTicket: UInt64 = 0
     /// Whether the missing server was logged (once until one appears).
     var serverAbsenceLogged = false
     /// The badge of each app.

@@ -56,11 +56,14 @@ private func notification(_ id: String, in seconds: Double, title: String, actio
     return UserInfoBusCodec.encode(info)
 }
 
-/// The `Notify` calls the mock received (`GetMethodCalls`' gdbus text `([(uint64 t, [<arg>, …]), …],)`, one per call).
-private func notifyCalls(_ server: DBusMock) throws -> [String] {
-    let text = try server.methodCalls("Notify")
-    return Array(text.components(separatedBy: "(uint64 ").dropFirst())
+/// Whether a `CloseNotification` call the mock recorded closes banner `id` (the mock's template
+/// declares its argument `i`, so it records a plain number).
+private func closes(_ call: String, _ id: UInt32) -> Bool {
+    call.contains("<\(id)>") || call.contains("<uint32 \(id)>")
 }
+
+/// The `Notify` calls the mock received, one string each.
+private func notifyCalls(_ server: DBusMock) throws -> [String] { try mockCalls(server, "Notify") }
 
 @Suite("lifecycled local notifications", .serialized, .timeLimit(.minutes(2)))
 @MainActor
@@ -84,6 +87,13 @@ struct DaemonLocalNotificationTests {
                 try await h.client.call(LifecycledProtocol.Method.listNotifications, [.string(counter)]).first
                     == .array(elementSignature: "a{sv}", []))
 
+            // A spoofed ActionInvoked from a peer that does not own org.freedesktop.Notifications does nothing.
+            try h.client.connection.emitSignal(
+                path: "/org/freedesktop/Notifications", interface: "org.freedesktop.Notifications",
+                member: "ActionInvoked", arguments: [.uint32(1), .string("increment")])
+            try await h.client.barrier()
+            #expect(h.daemon.local.banners[1] != nil, "a spoofed ActionInvoked consumed the banner")
+
             // The user clicks it: the server sends the activation token first, then the action.
             try server.emitSignal(
                 interface: "org.freedesktop.Notifications", name: "ActivationToken", signature: "us",
@@ -99,6 +109,9 @@ struct DaemonLocalNotificationTests {
                     "didFinishLaunching localNotification=r1 activationToken=token-42",
                     "didReceive local notification r1", "didBecomeActive",
                 ], "\(logLines(appLog))")
+            // Handled: the banner is withdrawn, and a second action on it is ignored (acted on once).
+            #expect(try await eventually { try mockCalls(server, "CloseNotification").contains { closes($0, 1) } })
+            #expect(h.daemon.local.banners[1] == nil)
 
             // Active now: the next one goes to the delegate, not to a banner.
             try await h.client.call(
@@ -108,21 +121,7 @@ struct DaemonLocalNotificationTests {
                 try await eventually { callbacks(appLog).contains("didReceive local notification r2") },
                 "\(logLines(appLog))")
             #expect(try notifyCalls(server).count == 1)
-
-            // A spoofed ActionInvoked from a peer that does not own org.freedesktop.Notifications does nothing.
-            try h.client.connection.emitSignal(
-                path: "/org/freedesktop/Notifications", interface: "org.freedesktop.Notifications",
-                member: "ActionInvoked", arguments: [.uint32(1), .string("increment")])
-            try await h.client.barrier()
-            try await Task.sleep(for: .milliseconds(300))
             #expect(!callbacks(appLog).contains { $0.hasPrefix("handleAction") })
-            // The real one runs the action in the app.
-            try server.emitSignal(
-                interface: "org.freedesktop.Notifications", name: "ActionInvoked", signature: "us",
-                arguments: ["uint32 1", "'increment'"])
-            #expect(
-                try await eventually { callbacks(appLog).contains("handleAction increment for r1") },
-                "\(logLines(appLog))")
         }
     }
 
@@ -227,6 +226,72 @@ struct DaemonLocalNotificationTests {
         try await Task.sleep(for: .milliseconds(300))
         #expect(second.local.undelivered[counter]?.count == 1)
         await second.shutdown(reason: .hostRequest)
+    }
+
+    /// Issue 16, defect 14: a banner is withdrawn (`CloseNotification`) when its notification is
+    /// handled, cancelled or replaced; a banner is acted on at most once; cancelling an identifier
+    /// the app never had is `UnknownNotification`, and `lifecyclectl cancel-notification` exits 1.
+    @Test func bannersAreWithdrawnWhenHandledCancelledOrReplacedAndActedOnOnce() async throws {
+        try await withDaemon { h in
+            let server = try DBusMock(template: "notification_daemon", address: h.bus.address)
+            defer { server.stop() }
+            #expect(await eventually { h.daemon.local.server?.serverOwner != nil })
+            let app = try await FakeApp("org.example.Banners", address: h.bus.address)
+            defer { app.close() }
+            _ = try await app.register()
+            try await app.report(.background)
+            func closed() throws -> [String] { try mockCalls(server, "CloseNotification") }
+            func schedule(_ id: String, in seconds: Double) async throws {
+                try await app.client.call(
+                    LifecycledProtocol.Method.scheduleNotification,
+                    [.string(app.id), notification(id, in: seconds, title: id, actions: [("archive", "Archive")])])
+            }
+            // Handled: the action runs once, however often the server reports it; the banner goes.
+            try await schedule("h1", in: 0)
+            #expect(try await eventually { try notifyCalls(server).count == 1 })
+            for _ in 0..<2 {
+                try server.emitSignal(
+                    interface: "org.freedesktop.Notifications", name: "ActionInvoked", signature: "us",
+                    arguments: ["uint32 1", "'archive'"])
+            }
+            try await h.emitted.wait(for: "the action") { $0.commands(app.id).contains("local-notification-action") }
+            #expect(try await eventually { try closed().count == 1 })
+            let closedCalls1 = try closed()
+            #expect(closedCalls1.first.map { closes($0, 1) } == true, "\(closedCalls1)")
+            #expect(h.daemon.local.banners[1] == nil)
+
+            // Cancelled: its banner is withdrawn.
+            try await schedule("c1", in: 0)
+            #expect(try await eventually { try notifyCalls(server).count == 2 })
+            try await app.client.call(LifecycledProtocol.Method.cancelNotification, [.string(app.id), .string("c1")])
+            #expect(try await eventually { try closed().count == 2 })
+            let closedCalls2 = try closed()
+            #expect(closedCalls2.last.map { closes($0, 2) } == true, "\(closedCalls2)")
+
+            // Replaced: scheduling the same identifier again withdraws the banner it had.
+            try await schedule("r1", in: 0)
+            #expect(try await eventually { try notifyCalls(server).count == 3 })
+            try await schedule("r1", in: 3600)
+            #expect(try await eventually { try closed().count == 3 })
+            let closedCalls3 = try closed()
+            #expect(closedCalls3.last.map { closes($0, 3) } == true, "\(closedCalls3)")
+            #expect(h.daemon.local.banners.isEmpty)
+
+            // Never existed: a distinct error; the app's "cancel all" of nothing is not one.
+            #expect(
+                await app.client.errorName(
+                    LifecycledProtocol.Method.cancelNotification, [.string(app.id), .string("never")])
+                    == LifecycledProtocol.ErrorName.unknownNotification)
+            try await app.client.call(LifecycledProtocol.Method.cancelNotification, [.string(app.id), .string("r1")])
+            #expect(
+                await app.client.errorName(
+                    LifecycledProtocol.Method.cancelNotification, [.string(app.id), .string("r1")])
+                    == LifecycledProtocol.ErrorName.unknownNotification)
+            try await app.client.call(LifecycledProtocol.Method.cancelNotification, [.string(app.id), .string("")])
+            // The mock's replies to Notify came after its second ActionInvoked for banner 1, so
+            // that one was handled by now: ignored, the action ran once.
+            #expect(h.emitted.commands(app.id).filter { $0 == "local-notification-action" }.count == 1)
+        }
     }
 
     @Test func theIdleInhibitorIsHeldExactlyWhileTheAppIsActiveAndWantsIt() async throws {
