@@ -86,3 +86,8 @@ func cpuSeconds(of pid: pid_t) throws -> Double {
     }
     return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
 }
+
+/// How many descriptors a process has open, from `/proc/<pid>/fd` (0 when unreadable).
+func openDescriptorCount(of pid: pid_t) -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
+}
