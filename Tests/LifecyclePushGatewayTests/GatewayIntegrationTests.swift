@@ -183,6 +183,10 @@ import WebPush
             ["--listen", "nonsense", "--public-url", "https://push.example.net"],
             ["--public-url", "https://push.example.net/with/path"],
             ["--public-url", "https://push.example.net", "--broker", "http://127.0.0.1:1883"],
+            ["--public-url", "https://push.example.net", "--idle-timeout", "0"],
+            ["--public-url", "https://push.example.net", "--body-timeout", "nan"],
+            ["--public-url", "https://push.example.net", "--header-timeout", "1e9"],
+            ["--public-url", "https://push.example.net", "--max-connections", "0"],
             [],
         ] {
             let result = try await offThread { try ChildProcess.run(executable, arguments) }
