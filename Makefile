@@ -5,13 +5,14 @@ SHELL := /bin/bash
 SWIFT ?= swift
 # Building needs libsystemd and libmosquitto; the tests and the demos also need a bus daemon,
 # python-dbusmock, gdbus, dbus-python with GLib (the UnifiedPush stand-ins), a real mosquitto broker
-# and its clients, and python3-venv for the Web Push interop venv (pywebpush from PyPI).
+# and its clients, python3-venv for the Web Push interop venv (pywebpush from PyPI), and dunst under
+# Xvfb as a real notification server.
 BUILD_PACKAGES := libsystemd-dev libmosquitto-dev pkg-config
 APT_PACKAGES := $(BUILD_PACKAGES) dbus-daemon python3-dbusmock libglib2.0-bin python3-dbus python3-gi \
-	mosquitto mosquitto-clients python3-venv
+	mosquitto mosquitto-clients python3-venv dunst xvfb
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build-deps build test format lint asan demo demo-push bench install clean dist-binaries deb man-draft docs graph test-realhost realhost-run
+.PHONY: deps build-deps build test format lint asan demo demo-push bench install clean dist-binaries deb man-draft docs graph test-realhost realhost-run faults
 
 # Installs the Debian packages named in $(1) that are missing (apt-get only then).
 define install-missing
@@ -91,6 +92,19 @@ fuzz-smoke: fuzz-build
 fuzz: fuzz-build
 	scripts/fuzz.sh "$$($(SWIFT) build $(FUZZ_SWIFT_FLAGS) --show-bin-path)/LifecycleFuzz" \
 		$(FUZZ_SECONDS) long $(FUZZ_TARGETS)
+
+# Fault-injection campaigns (scripts/faults/README.md), not part of `make test`: the real lifecycled,
+# gateway and mosquitto on private buses and loopback, run from copies of the debug binaries, under
+# SIGKILLs, a dying or dropping bus, callers of another uid (setpriv), fuzzed D-Bus calls and a full
+# tmpfs (mount: root). Minutes. FAULTS picks campaigns (default all), FAULTS_ARGS adds options
+# (--scale 0.2, --json, --seed N, --keep); one summary line per campaign, exit 1 on a finding.
+FAULTS ?=
+FAULTS_ARGS ?=
+faults: deps
+	$(SWIFT) build --product lifecycled
+	$(SWIFT) build --product lifecycle-push-gateway
+	$(SWIFT) build --product lifecyclectl
+	/usr/bin/python3 scripts/faults/faults.py --build "$$($(SWIFT) build --show-bin-path)" $(FAULTS_ARGS) $(FAULTS)
 
 # The scripted day on real D-Bus signals: private buses, python-dbusmock's logind, timedated,
 # low_memory_monitor and gnome_screensaver, and the real host bridge.
