@@ -199,8 +199,23 @@ struct LocalNotificationDurabilityTests {
         }
         // Not in the schedule either: an error means not scheduled.
         #expect(try await rig.scheduled().sorted() == acknowledged.sorted())
+        // A cancellation cannot be saved either: it is said so, and it holds in memory.
+        let cancelled = acknowledged.removeFirst()
+        #expect(
+            await rig.client.errorName(
+                LifecycledProtocol.Method.cancelNotification, [.string(LocalNotificationRig.app), .string(cancelled)])
+                == LifecycledProtocol.ErrorName.notSaved)
+        #expect(try await rig.scheduled().sorted() == acknowledged.sorted())
+        func onDisk() -> [String] {
+            LocalNotificationScheduleFile.load(from: rig.scheduleURL).notifications.map(\.identifier).sorted()
+        }
+        #expect(onDisk().contains(cancelled))
 
+        // Space returns: lifecycled writes again by itself (its retry), no call needed.
         try FileManager.default.removeItem(atPath: filler)
+        #expect(
+            await eventually(hangGuard: .seconds(30)) { onDisk() == acknowledged.sorted() },
+            "not written again after space returned: \(onDisk())")
         for index in 0..<5 { #expect(await schedule("after-\(index)") == nil) }
 
         await rig.stop(SIGKILL)
