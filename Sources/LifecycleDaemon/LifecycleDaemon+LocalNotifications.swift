@@ -95,16 +95,21 @@ extension LifecycleDaemon {
         }
         local.writable = loaded.writable
         var refused = 0
+        var rejectedBytes = 0
         for (entry, reason) in loaded.rejected {
-            // Kept verbatim, unless it is larger than any notification can be: then it is refused.
+            // Kept verbatim, unless it is larger than any notification can be, or all of them
+            // together are larger than a whole schedule: then it is refused.
             let size = UserInfoBusCodec.wireSize(of: UserInfo(["entry": entry]))
-            guard size <= 2 * LifecycledProtocol.Limits.userInfoBytes else {
+            guard size <= 2 * LifecycledProtocol.Limits.userInfoBytes,
+                rejectedBytes + size <= LifecycledProtocol.Limits.scheduleBytes
+            else {
                 logger.error(
-                    "local notifications: a rejected entry of \(url.path) (\(reason)) is \(size) bytes; refused at load"
+                    "local notifications: a rejected entry of \(url.path) (\(reason)) is \(size) bytes, \(rejectedBytes) kept already; refused at load"
                 )
                 refused += 1
                 continue
             }
+            rejectedBytes += size
             local.rejected.append((entry, reason))
             logger.error("local notifications: an entry of \(url.path) was rejected and kept: \(reason)")
         }
