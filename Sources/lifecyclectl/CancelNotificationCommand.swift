@@ -2,10 +2,17 @@ import ArgumentParser
 import LifecycledClient
 import SystemdBus
 
-/// `lifecyclectl cancel-notification APP ID`: cancels a scheduled local notification (`CancelNotification`).
+/// `lifecyclectl cancel-notification APP ID`: cancels a local notification (`CancelNotification`);
+/// an identifier the app never had is a D-Bus error, so exit status 1.
 struct CancelNotificationCommand: CtlCommand {
     static let configuration = CommandConfiguration(
-        commandName: "cancel-notification", abstract: "Cancel an app's scheduled local notification.")
+        commandName: "cancel-notification", abstract: "Cancel an app's scheduled local notification.",
+        discussion: """
+            The notification leaves the schedule, its banner is withdrawn and a copy kept for the app's next \
+            activation is dropped. Exits 1 when the app has no notification of that identifier \
+            (org.applifecycle.Lifecycled1.Error.UnknownNotification), and when lifecycled could not save the \
+            change (NotSaved: it says what to do, such as freeing space).
+            """)
 
     @OptionGroup var daemon: DaemonOptions
 
