@@ -88,6 +88,24 @@ public enum AtomicFile {
         throw .tooLarge(path: path, size: contents.count, limit: limit)
     }
 
+    /// Renames a file that cannot be used (unreadable, corrupt, too large) to
+    /// `<name>.<reason>-<unix time>`, so that the next write does not destroy what it held and a
+    /// person can look at it; a second one in the same second gets `-2`, `-3`, ….
+    ///
+    /// - Parameters:
+    ///   - url: The file.
+    ///   - reason: The word in the new name.
+    /// - Returns: The new path, or `nil` when the file could not be renamed (it is left in place).
+    public static func setAside(_ url: URL, reason: String = "corrupt") -> String? {
+        let stem = url.path + ".\(reason)-\(Int(Date().timeIntervalSince1970))"
+        for attempt in 1...100 {
+            let target = attempt == 1 ? stem : "\(stem)-\(attempt)"
+            if access(target, F_OK) == 0 { continue }
+            return rename(url.path, target) == 0 ? target : nil
+        }
+        return nil
+    }
+
     /// The temporary files of a target: `<name>.tmp-` and six characters.
     static func isTemporaryFile(_ name: String, of target: String) -> Bool {
         name.hasPrefix(target + ".tmp-") && name.utf8.count == target.utf8.count + 5 + 6

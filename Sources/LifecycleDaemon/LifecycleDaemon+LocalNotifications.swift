@@ -78,8 +78,7 @@ extension LifecycleDaemon {
         var loaded = LocalNotificationScheduleFile.load(from: url)
         if let problem = loaded.problem {
             if loaded.isCorrupt {
-                let kept = PushDistributor.setAside(url)
-                if kept != url.path {
+                if let kept = AtomicFile.setAside(url) {
                     logger.error("local notifications: \(problem); set aside as \(kept), a new schedule is started")
                     loaded = LocalNotificationScheduleFile.Loaded()
                 } else {

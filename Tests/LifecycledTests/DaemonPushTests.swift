@@ -181,6 +181,30 @@ struct DaemonPushTests {
         }
     }
 
+    /// A corrupt or oversized state file is set aside with its bytes intact (never overwritten by
+    /// the next write), read with a bound (an oversized one is refused before it is loaded).
+    @Test func unusablePushStateFilesAreSetAsideNotLoadedOrOverwritten() async throws {
+        try await withDaemon(setUp: { dir in
+            let state = dir.path + "/daemon-state"
+            try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+            try Data("{not json".utf8).write(to: URL(fileURLWithPath: state + "/push-queue.json"))
+            let big = open(state + "/push-registrations.json", O_CREAT | O_WRONLY, 0o600)
+            #expect(ftruncate(big, off_t(PushDistributor.maximumRegistrationsFileSize + 1)) == 0)
+            close(big)
+        }) { h in
+            let state = h.directory.path + "/daemon-state"
+            let names = try FileManager.default.contentsOfDirectory(atPath: state)
+            let queue = try #require(names.first { $0.hasPrefix("push-queue.json.corrupt-") }, "\(names)")
+            #expect(try String(contentsOfFile: state + "/" + queue, encoding: .utf8) == "{not json")
+            let registrations = try #require(
+                names.first { $0.hasPrefix("push-registrations.json.corrupt-") }, "\(names)")
+            let size = try FileManager.default.attributesOfItem(atPath: state + "/" + registrations)[.size] as? NSNumber
+            #expect(size?.intValue == PushDistributor.maximumRegistrationsFileSize + 1)
+            #expect(h.daemon.push?.registrationCount == 0)
+            #expect(h.daemon.push?.queuedCount == 0)
+        }
+    }
+
     @Test func withoutABrokerRegistrationsAskForAction() async throws {
         try await withDaemon { h in
             let connector = try PythonConnector(

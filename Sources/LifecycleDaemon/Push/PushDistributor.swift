@@ -192,19 +192,44 @@ final class PushDistributor {
 
     // MARK: State files
 
+    /// The largest `push-registrations.json` read (16 per service; a registration is well under 1 KiB).
+    static let maximumRegistrationsFileSize = 16 << 20
+    /// The largest `push-queue.json` read: 2,000 pushes of at most 4 KiB each (in base64, with their
+    /// fields) and 1,024 remembered ids fit in a quarter of it.
+    static let maximumQueueFileSize = 64 << 20
+
+    /// Reads a state file with a bound; `nil` when there is none. One that cannot be read is set aside.
+    private func readStateFile(_ url: URL, limit: Int) -> Data? {
+        do {
+            return try AtomicFile.read(from: url, limit: limit)
+        } catch {
+            if case .notFound = error { return nil }
+            setAside(url, because: "\(error)")
+            return nil
+        }
+    }
+
+    /// Sets an unusable state file aside (``AtomicFile/setAside(_:reason:)``), with a log line.
+    private func setAside(_ url: URL, because problem: String) {
+        if let kept = AtomicFile.setAside(url) {
+            logger.error("push: \(url.path) is unusable (\(problem)); kept as \(kept), a new one is started")
+        } else {
+            logger.error("push: \(url.path) is unusable (\(problem)) and cannot be set aside; it will be replaced")
+        }
+    }
+
     private func loadState() {
         let decoder = JSONDecoder()
-        if let data = try? Data(contentsOf: registrationsFile.url) {
+        if let data = readStateFile(registrationsFile.url, limit: Self.maximumRegistrationsFileSize) {
             do {
                 for registration in try decoder.decode([PushRegistration].self, from: data) {
                     registrations[registration.endpointToken] = registration
                 }
             } catch {
-                let kept = Self.setAside(registrationsFile.url)
-                logger.error("push: \(registrationsFile.url.path) is unreadable (\(error)); kept as \(kept)")
+                setAside(registrationsFile.url, because: "\(error)")
             }
         }
-        if let data = try? Data(contentsOf: queueFile.url) {
+        if let data = readStateFile(queueFile.url, limit: Self.maximumQueueFileSize) {
             do {
                 queue = try decoder.decode(PushQueue.self, from: data)
                 // At most once: what was on its way to an app when lifecycled stopped is not sent again.
@@ -213,17 +238,9 @@ final class PushDistributor {
                 }
                 logger.info("push: \(queue.pending.count) undelivered push(es) from before")
             } catch {
-                let kept = Self.setAside(queueFile.url)
-                logger.error("push: \(queueFile.url.path) is unreadable (\(error)); kept as \(kept)")
+                setAside(queueFile.url, because: "\(error)")
             }
         }
-    }
-
-    /// Renames an unreadable file to `<name>.corrupt-<unix time>`, so the next write does not
-    /// destroy what it held; returns the new path.
-    static func setAside(_ url: URL) -> String {
-        let target = url.path + ".corrupt-\(Int(Date().timeIntervalSince1970))"
-        return rename(url.path, target) == 0 ? target : url.path
     }
 
     private func saveRegistrations() async -> Bool {
