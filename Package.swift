@@ -141,8 +141,9 @@ let package = Package(
         .executableTarget(
             name: "LifecycleFuzz",
             dependencies: [
-                "LifecycleDaemon", "LifecycledClient", "AppLifecycleSystemd", "AppLifecycle", "SystemdBus", "WebPush",
-                "BrokerLink", crypto,
+                "LifecycleDaemon", "LifecyclePushGateway", "LifecycledClient", "AppLifecycleSystemd", "AppLifecycle",
+                "SystemdBus", "CSystemd", "WebPush", "BrokerLink", crypto, logging, nioCore, nioHTTP1,
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             path: "Fuzz/LifecycleFuzz"
         ),

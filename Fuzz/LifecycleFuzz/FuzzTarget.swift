@@ -27,6 +27,7 @@ struct FuzzTarget: Sendable {
         VAPIDFuzzing.target,
         PushEnvelopeFuzzing.target,
         RegistrationRecordFuzzing.target,
+        GatewayHTTPFuzzing.target,
     ]
 
     /// The target called `name`, if there is one.

@@ -5,8 +5,8 @@ import Glibc
 @testable import WebPush
 
 /// Writes the seeds only code can make: bodies encrypted for ``WebPushDecryptionFuzzing``'s fixed
-/// receiver, headers signed with ``VAPIDFuzzing``'s fixed key. `LifecycleFuzz --write-seeds Fuzz/Corpus` (re)writes them; they are committed with the
-/// hand-written seeds.
+/// receiver, headers signed with ``VAPIDFuzzing``'s fixed key. `LifecycleFuzz --write-seeds Fuzz/Corpus`
+/// (re)writes them; they are committed with the hand-written seeds.
 enum SeedWriter {
     static func write(to corpus: String) throws {
         let receiver = WebPushDecryptionFuzzing.receiver
@@ -33,7 +33,6 @@ enum SeedWriter {
         try save([0] + Array(header.utf8), corpus, "vapid", "valid-header")
         let claims = #"{"aud":"https://push.example.net","exp":1767229200,"sub":"mailto:a@example.net"}"#
         try save([1, 1] + [UInt8(claims.utf8.count)] + Array(claims.utf8) + [1, 1], corpus, "vapid", "signed-claims")
-
     }
 
     private static func save(_ bytes: [UInt8], _ corpus: String, _ target: String, _ name: String) throws {

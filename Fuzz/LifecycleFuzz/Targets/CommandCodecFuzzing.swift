@@ -3,9 +3,9 @@ import LifecycledClient
 import SystemdBus
 
 /// lifecycled's commands to an app (`HostEventBusCodec`): a command name (most often a known one)
-/// and an `a{sv}` of arguments drawn from the input, decoded through `UserInfoBusCodec` as the
-/// app's subscriber does; an event that decodes must encode to a command that decodes to the
-/// same event.
+/// and an `a{sv}` of arguments drawn from the input, marshalled by sd-bus (``WireMarshalling``) and
+/// decoded through `UserInfoBusCodec` as the app's subscriber does; an event that decodes must
+/// encode to a command that decodes to the same event.
 enum CommandCodecFuzzing {
     static let commands = [
         "sleeping", "locked", "session-active", "foreground", "terminate", "time-change", "memory-warning",
@@ -17,7 +17,9 @@ enum CommandCodecFuzzing {
         bytes in
         var generator = BusValueGenerator(input: FuzzInput(bytes))
         let command = generator.input.choice(8) == 0 ? generator.string() : generator.input.pick(commands)
-        guard let arguments = try? UserInfoBusCodec.decodeUserInfo(generator.vardict()) else { return }
+        guard let wire = WireMarshalling.roundTrip(generator.vardict()),
+            let arguments = try? UserInfoBusCodec.decodeUserInfo(wire)
+        else { return }
         guard let event = HostEventBusCodec.decode(command: command, arguments: arguments) else { return }
         guard let (again, againArguments) = HostEventBusCodec.encode(event) else {
             FuzzTarget.fail("\(command) decoded to \(event), which does not encode")

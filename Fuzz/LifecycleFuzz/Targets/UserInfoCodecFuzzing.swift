@@ -4,14 +4,15 @@ import SystemdBus
 @testable import LifecycledClient
 
 /// The userInfo codec (`UserInfoBusCodec`): a D-Bus value tree drawn from the input
-/// (``BusValueGenerator``) is decoded as a userInfo and as a single value, checked with the
+/// (``BusValueGenerator``) and sent through sd-bus's marshalling (``WireMarshalling``) is decoded as a userInfo and as a single value, checked with the
 /// protocol's limits, and what decodes must encode and decode back to itself (the codec's
 /// lenient reading is idempotent).
 enum UserInfoCodecFuzzing {
     static let target = FuzzTarget(name: "userinfo-codec", summary: "userInfo D-Bus codec (generated BusValue trees)") {
         bytes in
         var generator = BusValueGenerator(input: FuzzInput(bytes))
-        let value = generator.input.flag() ? generator.vardict() : generator.value()
+        let generated = generator.input.flag() ? generator.vardict() : generator.value()
+        guard let value = WireMarshalling.roundTrip(generated) else { return }
         _ = UserInfoBusCodec.wireSize(of: value)
         if let userInfo = try? UserInfoBusCodec.decodeUserInfo(value) {
             try? LifecycledProtocol.validate(userInfo)
