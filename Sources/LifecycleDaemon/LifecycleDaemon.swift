@@ -240,7 +240,11 @@ package final class LifecycleDaemon {
         let terminations = ids.map { id in Task { @MainActor in await self.terminateApp(id, reason: reason) } }
         for termination in terminations { await termination.value }
         // Deliveries recorded since the last write are on disk before the daemon goes: a restart
-        // must not deliver them again.
+        // must not deliver them again. So is the schedule (a write that failed, on a full disk, is
+        // tried once more: what is kept for an activation and what fired must not be lost).
+        if let failure = await persist() {
+            logger.error("the schedule of local notifications could not be written before stopping: \(failure)")
+        }
         await push?.flush()
         teardown()
         logger.info("stopped")

@@ -170,6 +170,42 @@ struct LocalNotificationScheduleTests {
         #expect(LocalNotificationScheduleFile.load(from: url).isCorrupt)
         #expect(LocalNotificationScheduleFile.load(from: directory.appendingPathComponent("missing.json")).writable)
     }
+
+    /// Hand-edited numbers that the fire-time arithmetic cannot carry (an instant of 1e300, a
+    /// 9e18th repeat of a per-minute notification) trapped at start, every start. They are
+    /// refused at load like any bad entry; the rest loads and fires; an oversized file is corrupt.
+    @Test func entriesWhoseTimesOverflowAreRefusedAtLoadAndTheRestFires() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "schedule-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent(LocalNotificationScheduleFile.fileName)
+        let good = try scheduled(
+            "good", ["alertBody": .string("hi"), "fireDate": .date(Date(timeIntervalSince1970: 2_000_000_000))])
+        try LocalNotificationScheduleFile.save(.init(notifications: [good]), to: url)
+        var text = try String(contentsOf: url, encoding: .utf8)
+        let bad = [
+            #"{"app":"org.example.Notes","scheduledAt":1e300,"occurrence":0,"notification":{"identifier":"far"}}"#,
+            #"{"app":"org.example.Notes","scheduledAt":1790000000,"occurrence":9000000000000000000,"notification":{"identifier":"often","repeatInterval":"minute"}}"#,
+            #"{"app":"org.example.Notes","scheduledAt":1790000000,"occurrence":-1,"notification":{"identifier":"before"}}"#,
+        ]
+        text = text.replacingOccurrences(
+            of: "\"notifications\":[", with: "\"notifications\":[" + bad.joined(separator: ",") + ",")
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        let loaded = LocalNotificationScheduleFile.load(from: url)
+        #expect(loaded.notifications == [good])
+        #expect(loaded.rejected.count == 3, "\(loaded.rejected.map(\.reason))")
+        var schedule = LocalNotificationSchedule(timeZone: berlin)
+        for notification in loaded.notifications { schedule.insert(notification, now: 1_900_000_000) }
+        #expect(schedule.takeDue(now: 2_000_000_001).map(\.notification.identifier) == ["good"])
+
+        let big = open(url.path, O_WRONLY | O_TRUNC)
+        #expect(ftruncate(big, off_t(LocalNotificationScheduleFile.maximumFileSize + 1)) == 0)
+        close(big)
+        let oversized = LocalNotificationScheduleFile.load(from: url)
+        #expect(
+            oversized.isCorrupt && oversized.problem?.contains("larger than") == true,
+            "\(String(describing: oversized.problem))")
+    }
 }
 
 @Suite("local notification schedule, edge cases")

@@ -129,13 +129,9 @@ func mockCalls(_ mock: DBusMock, _ method: String) throws -> [String] {
 
 /// Runs a program to completion (mount, umount), throwing when it fails.
 private func run(_ executable: String, _ arguments: [String]) throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    try process.run()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        throw TestFailure("\(executable) \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
+    let (status, output) = try ChildProcess.run(executable, arguments)
+    guard status == 0 else {
+        throw TestFailure("\(executable) \(arguments.joined(separator: " ")) exited \(status): \(output)")
     }
 }
 
@@ -168,10 +164,19 @@ struct LocalNotificationDurabilityTests {
     @Test func aFullDiskRefusesTheScheduleAndNothingAcknowledgedIsLost() async throws {
         let rig = try await LocalNotificationRig(prefix: "full-disk")
         defer { rig.directory.remove() }
+        var mounted = false
+        // Declared before the rig's close, so it runs after it (defers run in reverse): lifecycled
+        // is gone and nothing holds the mount. A failed unmount is reported, not hidden.
+        defer {
+            if mounted {
+                do { try run("/bin/umount", [rig.stateDirectory]) } catch {
+                    Issue.record("\(error): the tmpfs is left")
+                }
+            }
+        }
         defer { rig.close() }
         try run("/bin/mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", rig.stateDirectory])
-        // Runs after the rig's close (defers run in reverse), so lifecycled is gone by then.
-        defer { try? run("/bin/umount", [rig.stateDirectory]) }
+        mounted = true
         try await rig.start()
 
         var acknowledged: [String] = []
@@ -326,8 +331,12 @@ struct LocalNotificationDurabilityTests {
         #expect(
             await eventually { notifyCount() == count },
             "\(notifyCount()) banners; \((try? server.methodCalls("Notify")) ?? ""); \(rig.log)")
-        #expect(await eventually { LocalNotificationScheduleFile.load(from: rig.scheduleURL).notifications.isEmpty })
-        #expect(LocalNotificationScheduleFile.load(from: rig.scheduleURL).undelivered.isEmpty)
+        // The banners' ids come back before the file drops them from its on-their-way list: both settle.
+        #expect(
+            await eventually {
+                let file = LocalNotificationScheduleFile.load(from: rig.scheduleURL)
+                return file.notifications.isEmpty && file.undelivered.isEmpty
+            })
         await rig.stop(SIGTERM)
     }
 

@@ -71,6 +71,11 @@ public enum LocalNotificationScheduleFile {
         }
     }
 
+    /// The largest schedule file read: the schedule's own bounds (8 MiB scheduled, 8 MiB kept for
+    /// the next activation, 8 MiB of refused entries kept verbatim) with room for JSON's overhead.
+    /// A larger file is corrupt: it is set aside, not loaded into memory.
+    public static let maximumFileSize = 64 << 20
+
     /// Reads the schedule; a missing file is an empty schedule.
     ///
     /// - Parameters:
@@ -79,12 +84,12 @@ public enum LocalNotificationScheduleFile {
         var loaded = Loaded()
         let data: Data
         do {
-            data = try Data(contentsOf: url)
+            data = try AtomicFile.read(from: url, limit: maximumFileSize)
         } catch {
-            if (error as? CocoaError)?.code == .fileReadNoSuchFile { return loaded }
+            if case .notFound = error { return loaded }
             loaded.writable = false
             loaded.isCorrupt = true
-            loaded.problem = "cannot read \(url.path): \(error)"
+            loaded.problem = "\(error)"
             return loaded
         }
         guard let root = try? JSONDecoder().decode(UserInfoValue.self, from: data), let object = root.dictionaryValue
@@ -179,8 +184,11 @@ public enum LocalNotificationScheduleFile {
         guard let payload = fields["notification"]?.dictionaryValue else {
             throw ApplicationError(.invalidInput, "the entry of \(app) has no notification")
         }
-        guard let scheduledAt = fields["scheduledAt"]?.doubleValue, scheduledAt.isFinite else {
-            throw ApplicationError(.invalidInput, "the entry of \(app) has no valid scheduledAt")
+        // A hand-edited 1e300 or a 9e18th occurrence would overflow the fire-time arithmetic.
+        guard let scheduledAt = fields["scheduledAt"]?.doubleValue,
+            UserInfoValue.representableDateSeconds.contains(scheduledAt)
+        else {
+            throw ApplicationError(.invalidInput, "the entry of \(app) has no valid scheduledAt (year 1 to 9999)")
         }
         var buttons: [ScheduledLocalNotification.Button] = []
         for value in fields["buttons"]?.arrayValue ?? [] {
@@ -189,7 +197,9 @@ public enum LocalNotificationScheduleFile {
             }
             buttons.append(button)
         }
-        guard let occurrence = Int(exactly: fields["occurrence"]?.intValue ?? 0) else {
+        guard let occurrence = Int(exactly: fields["occurrence"]?.intValue ?? 0),
+            (0...ScheduledLocalNotification.maximumOccurrence).contains(occurrence)
+        else {
             throw ApplicationError(.invalidInput, "the entry of \(app) has an invalid occurrence")
         }
         return try ScheduledLocalNotification(

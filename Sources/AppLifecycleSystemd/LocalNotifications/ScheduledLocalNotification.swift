@@ -139,6 +139,10 @@ public struct ScheduledLocalNotification: Sendable, Hashable {
     /// The banner's summary: the title, else the body's first line, else the identifier.
     public var summary: String { notification.alertTitle ?? notification.alertBody ?? identifier }
 
+    /// The highest occurrence index accepted: a repeat every minute from year 1 reaches year 9999 at
+    /// about 5.3 × 10⁹, so every index up to this keeps the fire-time arithmetic in range.
+    public static let maximumOccurrence = 6_000_000_000
+
     /// The instant (seconds since the epoch, with the fire date's fraction) of occurrence `index`,
     /// with `zone` the local zone now.
     ///
