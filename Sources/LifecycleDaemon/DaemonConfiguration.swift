@@ -32,6 +32,8 @@ package struct DaemonConfiguration: Sendable {
     /// The `lifecycled.conf` to read (`--config`); `nil`: the XDG and `/etc` defaults
     /// (``FleetConfiguration/locate(explicit:environment:)``).
     var fleetConfigurationPath: String?
+    /// The most pushes held for apps in all (``PushQueue/capacity``); beyond it the broker keeps them.
+    var pushQueueCapacity = PushQueue.defaultCapacity
 
     /// Creates a configuration.
     ///

@@ -31,10 +31,7 @@ extension LifecycleDaemon {
     ///
     /// - Returns: `false` when the app was just launched: the push goes out once it owns its name.
     func prepareForPush(_ service: String, nameOwned: Bool) async -> Bool {
-        if let app = registry[service], let process = app.process, app.isRunning {
-            await resume(service, process)
-            return true
-        }
+        if await resumeForCall(service) { return true }
         // Running but not launched by this daemon (started by hand, or registered again after a
         // restart of lifecycled), or not hosted at all: reachable as it is.
         if nameOwned || registry[service]?.isRegistered == true { return true }
@@ -49,5 +46,14 @@ extension LifecycleDaemon {
             logger.warning("cannot launch \(service) for a push: \(error)", metadata: .app(service))
         }
         return false
+    }
+
+    /// Before any call to `service` (a push, `NewEndpoint`, `Unregistered`): a hosted app that is
+    /// stopped is resumed, so it reads the call. Returns whether lifecycled runs that app.
+    @discardableResult
+    func resumeForCall(_ service: String) async -> Bool {
+        guard let app = registry[service], let process = app.process, app.isRunning else { return false }
+        await resume(service, process)
+        return true
     }
 }

@@ -52,8 +52,11 @@ package final class LifecycleDaemon {
     /// dropped it). `lifecycled` then exits with status 1, so that the unit's `Restart=on-failure`
     /// starts it again on the new bus rather than leaving an active unit that serves nobody.
     package private(set) var lostTheBus = false
-    /// Method calls to an app (by id) not answered yet (``withCallOutstanding(to:_:)``).
+    /// Method calls to an app (by id) not answered yet (``withCallOutstanding(to:_:reachedApp:)``).
     var outstandingCalls: [String: Int] = [:]
+    /// Apps that reported `suspended` while a call to them was outstanding, and whose calls have
+    /// not reached them since: stopped once the last call ends.
+    var deferredSuspensions: Set<String> = []
     /// The host facts: `sleeping`, `locked`, `session-active`.
     var hostFacts = HostFacts()
     /// Called when the sleep delay lock is released, with the reason (`all-suspended`, `deadline`).
@@ -457,32 +460,39 @@ package final class LifecycleDaemon {
     /// Runs `body` with a method call to an app outstanding: meanwhile the app is not suspended
     /// (it would not read the call until resumed, and the caller would wait for its timeout).
     ///
-    /// A `suspended` reported meanwhile is not applied after the call either: the call (a push's
-    /// `Message`) wakes the app into the background, and the app reports `suspended` again once
-    /// its completion handler has run; stopping it at the reply would stop it mid-handler.
+    /// A `suspended` reported meanwhile is deferred. A call that reached the app (a push's
+    /// `Message`) wakes it into the background, and it reports `suspended` again once its
+    /// completion handler has run, so the deferred stop is dropped: stopping it at the reply would
+    /// stop it mid-handler. If no call reached it, it is stopped once the last one has ended.
     ///
     /// - Parameters:
     ///   - id: The app (its id is its bus name).
     ///   - body: Makes the call.
-    func withCallOutstanding<T>(to id: String, _ body: () async -> T) async -> T {
+    ///   - reachedApp: Whether the call's outcome means the app took it.
+    func withCallOutstanding<T>(to id: String, _ body: () async -> T, reachedApp: (T) -> Bool) async -> T {
         outstandingCalls[id, default: 0] += 1
-        defer {
-            outstandingCalls[id, default: 1] -= 1
-            if outstandingCalls[id] == 0 { outstandingCalls[id] = nil }
+        let result = await body()
+        outstandingCalls[id, default: 1] -= 1
+        if reachedApp(result) { deferredSuspensions.remove(id) }
+        if outstandingCalls[id] == 0 {
+            outstandingCalls[id] = nil
+            if deferredSuspensions.remove(id) != nil, registry[id]?.state == .suspended { suspendProcess(id) }
         }
-        return await body()
+        return result
     }
 
     /// Really stops an app that reported `suspended` (cgroup freezer or `SIGSTOP`, confirmed).
     ///
-    /// Not while a call to it is outstanding (``withCallOutstanding(to:_:)``).
+    /// Not while a call to it is outstanding (``withCallOutstanding(to:_:reachedApp:)``).
     func suspendProcess(_ id: String) {
         guard let app = registry[id], let process = app.process, process.exitStatus == nil,
             !process.isSuspended, !app.stopRequested, !app.terminating
         else { return }
         if let calls = outstandingCalls[id], calls > 0 {
+            deferredSuspensions.insert(id)
             logger.debug(
-                "\(id) reported suspended with \(calls) call(s) to it outstanding; not stopped", metadata: .app(id))
+                "\(id) reported suspended with \(calls) call(s) to it outstanding; stopped after them unless they wake it",
+                metadata: .app(id))
             return
         }
         registry[id]?.stopRequested = true

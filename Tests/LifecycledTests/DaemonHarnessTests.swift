@@ -206,6 +206,7 @@ func withDaemon<T>(
     appCgroups: AppCgroupPlacement.Mode = .off,
     systemBus: BusConnection.Address = .system,
     fleetConfiguration: String? = nil,
+    pushQueueCapacity: Int = PushQueue.defaultCapacity,
     setUp: (TemporaryDirectory) throws -> Void = { _ in },
     _ body: (DaemonHarness) async throws -> T
 ) async throws -> T {
@@ -215,13 +216,14 @@ func withDaemon<T>(
     defer { directory.remove() }
     try FileManager.default.createDirectory(atPath: appsDirectory(directory), withIntermediateDirectories: true)
     try setUp(directory)
-    let daemon = LifecycleDaemon(
-        configuration: DaemonConfiguration(
-            busAddress: .address(bus.address), appsDirectories: [appsDirectory(directory)], simulationEnabled: simulate,
-            bridgeSources: [], systemBus: systemBus, termination: termination, sleepDeadline: sleepDeadline,
-            appCgroups: appCgroups,
-            stateDirectory: directory.path + "/daemon-state",
-            fleetConfigurationPath: fleetConfiguration ?? directory.path + "/no-lifecycled.conf"))
+    var configuration = DaemonConfiguration(
+        busAddress: .address(bus.address), appsDirectories: [appsDirectory(directory)], simulationEnabled: simulate,
+        bridgeSources: [], systemBus: systemBus, termination: termination, sleepDeadline: sleepDeadline,
+        appCgroups: appCgroups,
+        stateDirectory: directory.path + "/daemon-state",
+        fleetConfigurationPath: fleetConfiguration ?? directory.path + "/no-lifecycled.conf")
+    configuration.pushQueueCapacity = pushQueueCapacity
+    let daemon = LifecycleDaemon(configuration: configuration)
     try await daemon.start()
     let client: DaemonTestClient
     do {

@@ -156,10 +156,12 @@ struct DaemonPushTests {
     }
 
     /// A full queue holds the broker's PUBACK instead of dropping the oldest push it had
-    /// acknowledged: 230 pushes for an app that is away (200 fit) all arrive, once, in order.
+    /// acknowledged: with room for 120, 150 pushes for an app that is away all arrive, once, in
+    /// order, when it is back.
     @Test func aFullQueueLetsTheBrokerKeepPushesInsteadOfDroppingAcknowledgedOnes() async throws {
         let rig = try FleetRig()
-        try await withDaemon(fleetConfiguration: rig.configurationPath) { h in
+        let capacity = 120
+        try await withDaemon(fleetConfiguration: rig.configurationPath, pushQueueCapacity: capacity) { h in
             #expect(await eventually { h.daemon.push?.fleet?.isConnected == true })
             let log = h.directory.path + "/away.log"
             var connector = try PythonConnector(
@@ -167,10 +169,10 @@ struct DaemonPushTests {
             #expect(await eventually { connector.endpointToken != nil }, "\(connector.calls)")
             let token = try #require(connector.endpointToken)
             connector.process.terminateAndWait()
-            let count = PushQueue.maximumPerRegistration + 30
+            let count = capacity + 30
             var sent: [String] = []
             for index in 0..<count { sent.append(try await rig.push(token: token, body: Array("\(index)".utf8))) }
-            #expect(await eventually { h.daemon.push?.queuedCount == PushQueue.maximumPerRegistration })
+            #expect(await eventually { h.daemon.push?.queuedCount == capacity })
             connector = try PythonConnector(
                 name: "org.example.Away", bus: h.bus.address, log: log, extra: ["--token", "away-token"])
             defer { connector.process.terminateAndWait() }
@@ -178,6 +180,31 @@ struct DaemonPushTests {
                 await eventually(hangGuard: .seconds(60)) { connector.messageIDs.count >= count },
                 "\(connector.messageIDs.count) of \(count)")
             #expect(connector.messageIDs == sent, "lost, reordered or duplicated")
+        }
+    }
+
+    /// One app with many undelivered pushes (more than the 200 a registration once held) does not
+    /// hold back another: a held PUBACK stalls the whole broker link, so nothing is held below the
+    /// queue's bound. A new app gets its endpoint and its pushes at once.
+    @Test func oneAppsBacklogDoesNotHoldBackAnotherApp() async throws {
+        let rig = try FleetRig()
+        try await withDaemon(fleetConfiguration: rig.configurationPath) { h in
+            #expect(await eventually { h.daemon.push?.fleet?.isConnected == true })
+            let away = try PythonConnector(
+                name: "org.example.Away", bus: h.bus.address, log: h.directory.path + "/away.log")
+            #expect(await eventually { away.endpointToken != nil }, "\(away.calls)")
+            let awayToken = try #require(away.endpointToken)
+            away.process.terminateAndWait()
+            for index in 0..<230 { try await rig.push(token: awayToken, body: Array("\(index)".utf8)) }
+            #expect(await eventually { h.daemon.push?.queuedCount == 230 })
+            let other = try PythonConnector(
+                name: "org.example.Other", bus: h.bus.address, log: h.directory.path + "/other.log")
+            defer { other.process.terminateAndWait() }
+            #expect(await eventually { other.endpointToken != nil }, "no endpoint: \(other.calls)")
+            let token = try #require(other.endpointToken)
+            let id = try await rig.push(token: token, body: Array("hello".utf8))
+            #expect(await eventually { other.messageIDs == [id] }, "\(other.calls)")
+            #expect(h.daemon.push?.fleet?.isConnected == true)
         }
     }
 

@@ -1,5 +1,6 @@
 import BrokerLink
 import Foundation
+import SystemdBus
 import Testing
 
 @testable import LifecycleDaemon
@@ -36,23 +37,29 @@ struct PushQueueTests {
         #expect(queue.add(old) == .duplicate, "the replaced push must not come back")
     }
 
-    /// Nothing acknowledged is dropped to make room: a full registration refuses the next push
-    /// (its PUBACK is held, the broker keeps it) and takes it once one was delivered.
-    @Test func aFullRegistrationRefusesTheNextPushAndKeepsEveryOneItHolds() throws {
+    /// Nothing acknowledged is dropped to make room: a full queue refuses the next push (its
+    /// PUBACK is held, the broker keeps it) and takes it once one was delivered. The bound is the
+    /// queue's, not a registration's: one app's many pushes do not hold back another's.
+    @Test func aFullQueueRefusesTheNextPushAndKeepsEveryOneItHolds() throws {
         var queue = PushQueue()
+        queue.capacity = 300
         var ids: [String] = []
-        for _ in 0..<PushQueue.maximumPerRegistration {
+        for _ in 0..<250 {
             let push = try Self.push()
             ids.append(push.id)
-            #expect(queue.add(push) == .added)
+            #expect(queue.add(push) == .added, "a registration may hold more than 200")
         }
+        for _ in 0..<50 { #expect(queue.add(try Self.push("token-bbbbbbbbbbbbbbbbbbbb")) == .added) }
         let extra = try Self.push()
         #expect(queue.add(extra) == .full)
-        #expect(queue.pending.map(\.id) == ids, "a push already held was dropped")
-        #expect(queue.add(try Self.push("token-bbbbbbbbbbbbbbbbbbbb")) == .added, "another registration has room")
+        #expect(queue.add(try Self.push("token-cccccccccccccccccccc")) == .full, "the bound is the queue's")
+        #expect(queue.pending.filter { $0.token == extra.token }.map(\.id) == ids, "a push already held was dropped")
         queue.complete(ids[0])
         #expect(queue.add(extra) == .added)
         #expect(queue.pending.filter { $0.token == extra.token }.map(\.id) == Array(ids.dropFirst()) + [extra.id])
+        // The capacity is a setting, not part of the file.
+        let read = try JSONDecoder().decode(PushQueue.self, from: JSONEncoder().encode(queue))
+        #expect(read.capacity == PushQueue.defaultCapacity && read.pending == queue.pending)
     }
 
     /// At most once across restarts: a push marked handed over (written before `Message`) is
@@ -76,6 +83,20 @@ struct PushQueueTests {
         // A file written before the mark existed still reads.
         let old = try JSONDecoder().decode(PushQueue.self, from: Data(#"{"pending":[],"delivered":["x"]}"#.utf8))
         #expect(old.delivered == ["x"])
+    }
+
+    /// At most once within a run too: a `Message` that timed out or was cut off may have reached
+    /// the connector, so it counts as delivered; an error answer proves it was not taken.
+    @Test @MainActor func onlyAnErrorAnswerProvesAPushWasNotTaken() {
+        for name in [BusError.Name.noReply, BusError.Name.disconnected, "org.freedesktop.DBus.Error.Timeout"] {
+            #expect(PushDistributor.mayHaveReachedTheApp(BusError(name: name, message: "")), "\(name)")
+        }
+        for name in [
+            BusError.Name.serviceUnknown, BusError.Name.nameHasNoOwner, BusError.Name.accessDenied,
+            BusError.Name.unknownMethod, BusError.Name.failed, "org.example.Connector.Error.Busy",
+        ] {
+            #expect(!PushDistributor.mayHaveReachedTheApp(BusError(name: name, message: "")), "\(name)")
+        }
     }
 
     /// A push on its way to the app is not replaced by a newer one of the same topic: both go.

@@ -79,6 +79,7 @@ final class PushDistributor {
         registrationsFile = GroupCommitFile(
             url: directory.appendingPathComponent("push-registrations.json"), logger: logger)
         queueFile = GroupCommitFile(url: directory.appendingPathComponent("push-queue.json"), logger: logger)
+        queue.capacity = daemon.configuration.pushQueueCapacity
         loadState()
     }
 
@@ -232,6 +233,7 @@ final class PushDistributor {
         if let data = readStateFile(queueFile.url, limit: Self.maximumQueueFileSize) {
             do {
                 queue = try decoder.decode(PushQueue.self, from: data)
+                queue.capacity = daemon.configuration.pushQueueCapacity
                 // At most once: what was on its way to an app when lifecycled stopped is not sent again.
                 for id in queue.settleHandedOver() {
                     logger.notice("push: \(id) was being handed over when lifecycled stopped; not delivered again")
@@ -430,10 +432,17 @@ final class PushDistributor {
         let arguments: [BusValue] =
             registration.version == 2
             ? [.vardict(["token": .string(registration.connectorToken)])] : [.string(registration.connectorToken)]
-        _ = try? await connection.call(
-            destination: registration.service, path: UnifiedPush.connectorPath,
-            interface: registration.version == 2 ? UnifiedPush.connector2 : UnifiedPush.connector1,
-            member: "Unregistered", arguments: arguments, timeout: .seconds(5))
+        let connection = connection
+        await daemon.withCallOutstanding(
+            to: registration.service,
+            {
+                await daemon.resumeForCall(registration.service)
+                return
+                    (try? await connection.call(
+                        destination: registration.service, path: UnifiedPush.connectorPath,
+                        interface: registration.version == 2 ? UnifiedPush.connector2 : UnifiedPush.connector1,
+                        member: "Unregistered", arguments: arguments, timeout: .seconds(5))) != nil
+            }, reachedApp: { $0 })
     }
 
     /// Only the connection that owns `service` may register or unregister it.
@@ -455,15 +464,24 @@ final class PushDistributor {
             : [.string(registration.connectorToken), .string(endpoint)]
         let connection = connection
         let logger = logger
-        Task {
-            do {
-                _ = try await connection.call(
-                    destination: registration.service, path: UnifiedPush.connectorPath,
-                    interface: registration.version == 2 ? UnifiedPush.connector2 : UnifiedPush.connector1,
-                    member: "NewEndpoint", arguments: arguments, timeout: .seconds(10))
-            } catch {
-                logger.notice("push: NewEndpoint to \(registration.service) failed: \(error)")
-            }
+        // A stopped hosted app is resumed for it, and not stopped while it is out (it would
+        // otherwise time out unread); a lost one comes again when the connector next registers.
+        Task { @MainActor [daemon] in
+            await daemon.withCallOutstanding(
+                to: registration.service,
+                {
+                    await daemon.resumeForCall(registration.service)
+                    do {
+                        _ = try await connection.call(
+                            destination: registration.service, path: UnifiedPush.connectorPath,
+                            interface: registration.version == 2 ? UnifiedPush.connector2 : UnifiedPush.connector1,
+                            member: "NewEndpoint", arguments: arguments, timeout: .seconds(10))
+                        return true
+                    } catch {
+                        logger.notice("push: NewEndpoint to \(registration.service) failed: \(error)")
+                        return false
+                    }
+                }, reachedApp: { $0 })
         }
     }
 
@@ -628,6 +646,14 @@ final class PushDistributor {
         }
     }
 
+    /// Whether a failed `Message` call may still have reached the connector: a timeout or a
+    /// broken connection, as opposed to an error answer (which proves it was not taken).
+    static func mayHaveReachedTheApp(_ error: any Error) -> Bool {
+        guard let error = error as? BusError else { return true }
+        return [BusError.Name.noReply, BusError.Name.disconnected, "org.freedesktop.DBus.Error.Timeout"].contains(
+            error.name)
+    }
+
     private enum DeliveryOutcome {
         case delivered
         /// The app was launched for it: the push goes out once the app owns its name.
@@ -637,14 +663,14 @@ final class PushDistributor {
 
     /// One `Message` call; the app is resumed or launched first when lifecycled hosts it.
     ///
-    /// While it runs, the daemon does not suspend the app (``LifecycleDaemon/withCallOutstanding(to:_:)``):
+    /// While it runs, the daemon does not suspend the app (``LifecycleDaemon/withCallOutstanding(to:_:reachedApp:)``):
     /// an app that finishes the previous push and reports `suspended` would otherwise be stopped
     /// with this `Message` unread, until its 30 s timeout. The push is marked handed over, and
     /// that written, before the call goes out: a SIGKILL from here on does not deliver it twice.
     private func deliver(_ push: PushEnvelope, to registration: PushRegistration) async -> DeliveryOutcome {
-        await daemon.withCallOutstanding(to: registration.service) {
-            await deliverWhileOutstanding(push, to: registration)
-        }
+        await daemon.withCallOutstanding(
+            to: registration.service, { await deliverWhileOutstanding(push, to: registration) },
+            reachedApp: { $0 == .delivered })
     }
 
     private func deliverWhileOutstanding(_ push: PushEnvelope, to registration: PushRegistration) async
@@ -683,9 +709,17 @@ final class PushDistributor {
             logger.info("push: \(push.id) delivered to \(registration.service)")
             return .delivered
         } catch {
-            // Within this run a failed call is tried again (the app refused it, left the bus, or
-            // did not answer within the timeout); the mark is taken back on disk before that.
             if owner != nil {
+                // No answer in time, or the connection broke after the call went out: the
+                // connector may have it. At most once: it counts as delivered.
+                if Self.mayHaveReachedTheApp(error) {
+                    logger.warning(
+                        "push: \(push.id) to \(registration.service): \(error); it may have reached the app, so it is not sent again"
+                    )
+                    return .delivered
+                }
+                // An error answer (the connector refused it, or it left the bus): the mark is
+                // taken back on disk, then the push is tried again.
                 queue.unmarkHandedOver(push.id)
                 _ = await saveQueue()
             }

@@ -16,11 +16,14 @@ import FoundationEssentials
 ///
 /// A full queue never drops what was acknowledged: ``add(_:)`` answers ``Addition/full`` and the
 /// caller holds the broker's PUBACK until there is room, so the broker keeps the push meanwhile.
+/// There is one bound, for all registrations together: MQTT sends PUBACKs in the order the
+/// messages came, so one held PUBACK holds back every later one (and the link's writes), whatever
+/// registration they are for; a bound per registration would stall the whole device for one app.
 struct PushQueue: Codable, Equatable {
-    /// The most pushes held for one registration; beyond it, new ones wait at the broker.
-    static let maximumPerRegistration = 200
-    /// The most pushes held in all.
-    static let maximumPending = 2000
+    /// The most pushes held in all, by default (2,000 of at most 4 KiB each: ~12 MiB on disk).
+    static let defaultCapacity = 2000
+    /// The most pushes held in all (not written to the file).
+    var capacity = Self.defaultCapacity
     /// How many delivered ids are remembered.
     static let rememberedDeliveries = 1024
 
@@ -32,6 +35,10 @@ struct PushQueue: Codable, Equatable {
     /// before it existed).
     private(set) var handedOver: [String]? = nil
 
+    private enum CodingKeys: String, CodingKey {
+        case pending, delivered, handedOver
+    }
+
     /// What ``add(_:)`` did.
     enum Addition: Equatable {
         case added
@@ -39,8 +46,8 @@ struct PushQueue: Codable, Equatable {
         case duplicate
         /// It replaced an undelivered push with the same RFC 8030 `Topic`.
         case replaced(String)
-        /// It was not added: its registration, or the whole queue, holds as many as it may. The
-        /// caller keeps it unacknowledged (the broker keeps it) and adds it when there is room.
+        /// It was not added: the queue holds ``capacity`` pushes. The caller keeps it
+        /// unacknowledged (the broker keeps it) and adds it when there is room.
         case full
     }
 
@@ -58,15 +65,9 @@ struct PushQueue: Codable, Equatable {
             remember(old)
             return .replaced(old)
         }
-        guard hasRoom(for: push.token) else { return .full }
+        guard pending.count < capacity else { return .full }
         pending.append(push)
         return .added
-    }
-
-    /// Whether one more push for `token` fits.
-    func hasRoom(for token: String) -> Bool {
-        pending.count < Self.maximumPending
-            && pending.lazy.filter { $0.token == token }.count < Self.maximumPerRegistration
     }
 
     /// Marks a pending push as handed to its app (write the queue before calling `Message`).
@@ -75,7 +76,8 @@ struct PushQueue: Codable, Equatable {
         handedOver = (handedOver ?? []) + [id]
     }
 
-    /// Takes the mark back: the `Message` call provably did not reach the app (no owner, refused).
+    /// Takes the mark back: the `Message` call got an error answer (the connector refused it, or
+    /// its connection was gone), which proves it was not taken.
     mutating func unmarkHandedOver(_ id: String) {
         handedOver?.removeAll { $0 == id }
         if handedOver?.isEmpty == true { handedOver = nil }
