@@ -2,9 +2,10 @@ import Glibc
 
 /// Why ``AtomicFile/read(from:limit:)`` did not return a file's contents.
 ///
-/// Each case says what a person can do about it in its ``description``; the state files, manifests
-/// and configuration the project reads all go through that one bounded read, so a file grown past
-/// its limit (hand-edited, or filled by an attacker) is refused before it is loaded into memory.
+/// Each case says what a person can do about it in its ``description``. lifecycled's state files
+/// (the schedule, the push queue and registrations), the manifests, `lifecycled.conf` and an app's
+/// push keys go through that one bounded read, so a file grown past its limit (hand-edited, or
+/// filled by an attacker) is refused before it is loaded into memory.
 public enum FileReadError: Error, Hashable, Sendable, CustomStringConvertible {
     /// There is no file at the path.
     case notFound(path: String)

@@ -1,3 +1,5 @@
+import Glibc
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -11,15 +13,43 @@ extension BrokerConfiguration {
     ///
     /// - Parameters:
     ///   - path: The file.
-    /// - Throws: ``BrokerError`` with ``BrokerError/Code/invalidConfiguration`` when it cannot be read.
+    /// - Throws: ``BrokerError`` with ``BrokerError/Code/invalidConfiguration`` when it cannot be
+    ///   read or is not a regular file of at most ``maximumPasswordFileSize`` bytes.
     public static func password(fromFile path: String) throws(BrokerError) -> String {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw BrokerError(.invalidConfiguration, "cannot read the password file \(path): \(error)")
+        // Read with a bound on the descriptor itself (this module does not link AppLifecycle's
+        // AtomicFile): a path to something endless (/dev/zero, a FIFO) is refused, not read forever.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+        guard fd >= 0 else {
+            throw BrokerError(
+                .invalidConfiguration, "cannot read the password file \(path): \(String(cString: strerror(errno)))")
         }
-        let text = String(decoding: data, as: UTF8.self)
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            throw BrokerError(.invalidConfiguration, "the password file \(path) is not a regular file")
+        }
+        var bytes = [UInt8](repeating: 0, count: maximumPasswordFileSize + 1)
+        var count = 0
+        while count < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, $0.count - count) }
+            if n < 0, errno == EINTR { continue }
+            guard n >= 0 else {
+                throw BrokerError(
+                    .invalidConfiguration,
+                    "cannot read the password file \(path): \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { break }
+            count += n
+        }
+        guard count <= maximumPasswordFileSize else {
+            throw BrokerError(
+                .invalidConfiguration,
+                "the password file \(path) is larger than \(maximumPasswordFileSize) bytes; it should hold one line")
+        }
+        let text = String(decoding: bytes[0..<count], as: UTF8.self)
         return String(text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
     }
+
+    /// The largest password file read.
+    public static let maximumPasswordFileSize = 4096
 }

@@ -15,5 +15,11 @@ import Testing
         #expect {
             try BrokerConfiguration.password(fromFile: directory.appending("missing"))
         } throws: { ($0 as? BrokerError)?.code == .invalidConfiguration }
+        // Something endless or huge is refused with a reason, not read forever.
+        for path in ["/dev/zero", try directory.write("huge", String(repeating: "x", count: 5000), mode: 0o600)] {
+            #expect {
+                try BrokerConfiguration.password(fromFile: path)
+            } throws: { ($0 as? BrokerError)?.code == .invalidConfiguration }
+        }
     }
 }

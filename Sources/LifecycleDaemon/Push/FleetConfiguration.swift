@@ -1,3 +1,4 @@
+import AppLifecycle
 import BrokerLink
 import FoundationEssentials
 
@@ -60,7 +61,15 @@ struct FleetConfiguration: Sendable, Equatable {
     {
         let text: String
         do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
+            // A configuration is a few lines: 1 MiB is generous, and a path to something endless
+            // (a FIFO, /dev/zero) is refused instead of read forever.
+            let data = try AtomicFile.read(from: URL(fileURLWithPath: path), limit: 1 << 20)
+            guard let decoded = String(data: data, encoding: .utf8) else {
+                throw Invalid(description: "\(path): not UTF-8 text")
+            }
+            text = decoded
+        } catch let error as Invalid {
+            throw error
         } catch {
             throw Invalid(description: "\(path): cannot read it: \(error)")
         }

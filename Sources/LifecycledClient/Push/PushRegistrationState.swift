@@ -57,11 +57,11 @@ struct PushRegistrationState: Codable, Equatable, Sendable {
         let url = directory.appendingPathComponent(fileName)
         let data: Data
         do {
-            data = try Data(contentsOf: url)
-        } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
-            return nil
+            // A token, two keys and an endpoint: well under 64 KiB.
+            data = try AtomicFile.read(from: url, limit: 64 << 10)
         } catch {
-            throw ApplicationError(.io, "cannot read \(url.path): \(error)")
+            if case .notFound = error { return nil }
+            throw ApplicationError(.io, "\(error)")
         }
         do {
             let state = try JSONDecoder().decode(PushRegistrationState.self, from: data)
