@@ -79,11 +79,14 @@ final class GatewayServer: Sendable {
                     break
                 case .stopping:
                     return channel.close()
-                case .full(let firstRefusal):
-                    if firstRefusal {
+                case .full(let refusedSinceLastLog):
+                    if let refusedSinceLastLog {
                         logger.warning(
-                            "connection limit reached: new connections are closed until one ends",
-                            metadata: ["max-connections": "\(limits.maximumConnections)"])
+                            "connection limit reached: new connections are closed until one ends (logged once a minute)",
+                            metadata: [
+                                "max-connections": "\(limits.maximumConnections)",
+                                "refused-since-last-log": "\(refusedSinceLastLog)",
+                            ])
                     }
                     return channel.close()
                 }
@@ -150,14 +153,17 @@ private final class ConnectionSet: Sendable {
         case admitted
         /// The server is stopping: close it.
         case stopping
-        /// The cap is reached: close it. `firstRefusal`: the first since the set was last below it.
-        case full(firstRefusal: Bool)
+        /// The cap is reached: close it. Log it when `refusedSinceLastLog` is set (at most once a
+        /// minute, with how many were refused since the last line), so a flood at the cap, whose
+        /// slots free and fill again, does not flood the log too.
+        case full(refusedSinceLastLog: Int?)
     }
 
     private struct State {
         var channels: [ObjectIdentifier: any Channel] = [:]
         var closed = false
-        var refusing = false
+        var refused = 0
+        var lastLogged: NIODeadline?
     }
 
     private let capacity: Int
@@ -174,8 +180,14 @@ private final class ConnectionSet: Sendable {
         state.withLock { state in
             guard !state.closed else { return .stopping }
             guard state.channels.count < capacity else {
-                defer { state.refusing = true }
-                return .full(firstRefusal: !state.refusing)
+                state.refused += 1
+                let now = NIODeadline.now()
+                guard state.lastLogged.map({ now - $0 >= .minutes(1) }) ?? true else {
+                    return .full(refusedSinceLastLog: nil)
+                }
+                state.lastLogged = now
+                defer { state.refused = 0 }
+                return .full(refusedSinceLastLog: state.refused)
             }
             state.channels[ObjectIdentifier(channel)] = channel
             return .admitted
@@ -185,7 +197,7 @@ private final class ConnectionSet: Sendable {
     /// Forgets a closed connection.
     func remove(_ channel: any Channel) {
         state.withLock { state in
-            if state.channels.removeValue(forKey: ObjectIdentifier(channel)) != nil { state.refusing = false }
+            state.channels.removeValue(forKey: ObjectIdentifier(channel))
         }
     }
 
