@@ -15,6 +15,7 @@ import sys
 import time
 import traceback
 
+sys.dont_write_bytecode = True  # no __pycache__ in the tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import bus_death  # noqa: E402
@@ -40,6 +41,26 @@ def summary_line(result):
     parts = ", ".join(f"{k.replace('_', ' ')} {result.get(k)}" for k in keys)
     verdict = "ok" if result.get("ok") else "FAILED"
     return f"{name}: {parts} [{verdict}]"
+
+
+def provenance(build):
+    """Which binaries ran: the tree's commit, whether its sources differ from it, lifecycled's hash."""
+    import hashlib
+    import subprocess
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+    def git(*arguments):
+        result = subprocess.run(["git", "-C", root, *arguments], capture_output=True, text=True)
+        return result.stdout.strip() if result.returncode == 0 else "?"
+    dirty = git("status", "--short", "--", "Sources")
+    digest = "?"
+    try:
+        with open(os.path.join(build, "lifecycled"), "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()[:16]
+    except OSError:
+        pass
+    return (f"binaries: {build} (lifecycled sha256 {digest}), tree {git('rev-parse', '--short', 'HEAD')}"
+            f"{', Sources modified' if dirty else ''}")
 
 
 def option(given, default):
@@ -76,6 +97,7 @@ def main():
             build, kills=option(args.kills, max(2, int(50 * s))), seconds=option(args.window, max(10.0, 120.0 * s)),
             seed=args.seed, keep=args.keep),
     }
+    print(provenance(build), flush=True)
     failed = False
     for name in chosen:
         started = time.monotonic()

@@ -133,18 +133,18 @@ def run(build, pushes=5000, kills=30, seconds=90.0, seed=None, keep=False, say=p
         thread.join()
         sent_done = time.monotonic()
 
-        # Drain: wait until every acknowledged id arrived, or nothing new came for 60 s.
+        # Drain: wait until every acknowledged id arrived, or no new id came for 60 s, or 10 minutes.
         ack_set = set(acknowledged)
         last_count, last_change = -1, time.monotonic()
-        while True:
-            ids = [c["id"] for c in connector_calls(log) if c.get("call") == "Message"]
-            if ack_set <= set(ids):
+        while time.monotonic() - sent_done < 600:
+            ids = {c["id"] for c in connector_calls(log) if c.get("call") == "Message"}
+            if ack_set <= ids:
                 break
             if len(ids) != last_count:
                 last_count, last_change = len(ids), time.monotonic()
             if time.monotonic() - last_change > 60:
                 break
-            time.sleep(0.2)
+            time.sleep(0.5)
         time.sleep(2.0)  # a duplicate in flight would arrive now (bounded wait, for the record)
         ids = [c["id"] for c in connector_calls(log) if c.get("call") == "Message"]
         delivered = set(ids)
