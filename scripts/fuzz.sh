@@ -80,8 +80,9 @@ if [ $failed -ne 0 ]; then
   for target in "${targets[@]}"; do
     [ "$(cat "$logs/$target.status")" = 0 ] && continue
     echo
-    echo "=== $target failed; the end of $logs/$target.log:"
-    grep -avE '^#[0-9]+' "$logs/$target.log" | tail -40
+    echo "=== $target failed ($logs/$target.log):"
+    grep -aE -m5 'Fatal error|ERROR: (AddressSanitizer|libFuzzer)|SUMMARY|ALARM|out-of-memory' "$logs/$target.log"
+    grep -aE 'Test unit written to|^Base64:' "$logs/$target.log"
   done
   echo
   echo "reproduce: FUZZ_TARGET=<target> $binary <artifact>; artifacts: $(ls "$artifacts" | tr '\n' ' ')"
