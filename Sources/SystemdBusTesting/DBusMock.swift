@@ -143,9 +143,76 @@ public final class DBusMock: @unchecked Sendable {
         return mock
     }
 
-    /// How many calls of `method` the mock received (``methodCalls(_:path:)``, counted).
-    public func callCount(_ method: String) throws -> Int {
-        try methodCalls(method).components(separatedBy: "(uint64 ").count - 1
+    /// How many calls of `method` the mock received (``calls(_:path:)``, counted).
+    public func callCount(_ method: String, path: String? = nil) throws -> Int {
+        try calls(method, path: path).count
+    }
+
+    /// The calls of `method` the mock received, oldest first: each call's arguments as gdbus
+    /// text, for example `[<'app'>, <uint32 0>, <'summary'>]`.
+    ///
+    /// - Parameters:
+    ///   - method: The method name.
+    ///   - path: The object; defaults to the main object.
+    /// - Throws: ``FixtureError`` if the call fails or its reply is not `a(tav)` text.
+    public func calls(_ method: String, path: String? = nil) throws -> [String] {
+        let text = try methodCalls(method, path: path)
+        guard let calls = DBusMock.parseMethodCalls(text) else {
+            throw FixtureError("GetMethodCalls(\(method)) answered what is not a(tav): \(text)")
+        }
+        return calls
+    }
+
+    /// The arguments of each call in `GetMethodCalls`' gdbus text, `([(uint64 t, [<arg>, …]), (t, [<arg>, …])],)`
+    /// (gdbus names the type of the first element only), or `(@a(tav) [],)` for none; `nil` for other text.
+    ///
+    /// The text is split where it is at depth 0 outside string literals, so an argument that
+    /// contains `(1, [` or a quote counts as one argument.
+    static func parseMethodCalls(_ text: String) -> [String]? {
+        let characters = Array(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        guard characters.first == "(", let open = characters.firstIndex(of: "[") else { return nil }
+        // The top-level array's elements: (t, av) tuples, split at depth-0 commas.
+        var elements: [String] = []
+        var depth = 0
+        var quote: Character?
+        var escaped = false
+        var start: Int?
+        for index in (open + 1)..<characters.count {
+            let character = characters[index]
+            if let closing = quote {
+                if escaped {
+                    escaped = false
+                } else if character == "\\" {
+                    escaped = true
+                } else if character == closing {
+                    quote = nil
+                }
+                continue
+            }
+            switch character {
+            case "'", "\"": quote = character
+            case "(", "[", "{", "<":
+                if depth == 0, character == "(" { start = index }
+                depth += 1
+            case ")", "]", "}", ">":
+                if depth == 0 {
+                    // The end of the top-level array: each element's arguments, after its time
+                    // ("uint64 1764142667, [<'app'>, …]" or "1764142668, […]").
+                    guard character == "]" else { return nil }
+                    return elements.compactMap { element in
+                        guard let comma = element.firstIndex(of: ",") else { return nil }
+                        return element[element.index(after: comma)...].trimmingCharacters(in: .whitespaces)
+                    }
+                }
+                depth -= 1
+                if depth == 0, character == ")", let first = start {
+                    elements.append(String(characters[(first + 1)..<index]))
+                    start = nil
+                }
+            default: break
+            }
+        }
+        return nil
     }
 
     deinit {

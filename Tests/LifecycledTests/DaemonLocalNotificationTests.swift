@@ -63,7 +63,7 @@ private func closes(_ call: String, _ id: UInt32) -> Bool {
 }
 
 /// The `Notify` calls the mock received, one string each.
-private func notifyCalls(_ server: DBusMock) throws -> [String] { try mockCalls(server, "Notify") }
+private func notifyCalls(_ server: DBusMock) throws -> [String] { try server.calls("Notify") }
 
 @Suite("lifecycled local notifications", .serialized, .timeLimit(.minutes(2)))
 @MainActor
@@ -110,7 +110,7 @@ struct DaemonLocalNotificationTests {
                     "didReceive local notification r1", "didBecomeActive",
                 ], "\(logLines(appLog))")
             // Handled: the banner is withdrawn, and a second action on it is ignored (acted on once).
-            #expect(try await eventually { try mockCalls(server, "CloseNotification").contains { closes($0, 1) } })
+            #expect(try await eventually { try server.calls("CloseNotification").contains { closes($0, 1) } })
             #expect(h.daemon.local.banners[1] == nil)
 
             // Active now: the next one goes to the delegate, not to a banner.
@@ -240,7 +240,7 @@ struct DaemonLocalNotificationTests {
             defer { app.close() }
             _ = try await app.register()
             try await app.report(.background)
-            func closed() throws -> [String] { try mockCalls(server, "CloseNotification") }
+            func closed() throws -> [String] { try server.calls("CloseNotification") }
             func schedule(_ id: String, in seconds: Double) async throws {
                 try await app.client.call(
                     LifecycledProtocol.Method.scheduleNotification,

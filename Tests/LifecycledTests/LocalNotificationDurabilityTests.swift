@@ -112,21 +112,6 @@ private func scheduledNotification(
     return try ScheduledLocalNotification(appID: app, payload: payload, buttons: [], scheduledAt: Date())
 }
 
-/// The calls of one method a python-dbusmock object received, one string each: `GetMethodCalls`'
-/// gdbus text is `([(uint64 t, [<arg>, …]), (t, [<arg>, …]), …],)` (the type only on the first).
-func mockCalls(_ mock: DBusMock, _ method: String) throws -> [String] {
-    let text = try mock.methodCalls(method)
-    var calls: [String] = []
-    var rest = Substring(text)
-    while let start = rest.firstRange(of: /\((uint64 )?\d+, \[/) {
-        rest = rest[start.upperBound...]
-        let end = rest.firstRange(of: /\((uint64 )?\d+, \[/)?.lowerBound ?? rest.endIndex
-        calls.append(String(rest[..<end]))
-        rest = rest[end...]
-    }
-    return calls
-}
-
 /// Runs a program to completion (mount, umount), throwing when it fails.
 private func run(_ executable: String, _ arguments: [String]) throws {
     let (status, output) = try ChildProcess.run(executable, arguments)
@@ -327,7 +312,7 @@ struct LocalNotificationDurabilityTests {
         let server = try DBusMock(template: "notification_daemon", address: rig.bus.address)
         defer { server.stop() }
         try await rig.start()
-        func notifyCount() -> Int { ((try? mockCalls(server, "Notify")) ?? []).count }
+        func notifyCount() -> Int { ((try? server.calls("Notify")) ?? []).count }
         #expect(
             await eventually { notifyCount() == count },
             "\(notifyCount()) banners; \((try? server.methodCalls("Notify")) ?? ""); \(rig.log)")
