@@ -91,7 +91,20 @@ struct DaemonLocalNotificationTests {
             try h.client.connection.emitSignal(
                 path: "/org/freedesktop/Notifications", interface: "org.freedesktop.Notifications",
                 member: "ActionInvoked", arguments: [.uint32(1), .string("increment")])
-            try await h.client.barrier()
+            // A sync point on lifecycled's side: a round trip to the bus on the same connection
+            // means the bus has routed the spoofed signal; the server's ActivationToken emitted
+            // after it reaches lifecycled after it, and goes through the same event stream, in
+            // order. Once lifecycled has recorded that token for banner 1, it has handled (or
+            // never got) the spoofed signal, and banner 1 was still there.
+            _ = try await h.client.connection.call(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                member: "GetId")
+            try server.emitSignal(
+                interface: "org.freedesktop.Notifications", name: "ActivationToken", signature: "us",
+                arguments: ["uint32 1", "'after-the-spoof'"])
+            #expect(
+                await eventually { h.daemon.local.activationTokens[1] == "after-the-spoof" },
+                "a spoofed ActionInvoked consumed the banner (the server's token for it was not taken)")
             #expect(h.daemon.local.banners[1] != nil, "a spoofed ActionInvoked consumed the banner")
 
             // The user clicks it: the server sends the activation token first, then the action.
