@@ -48,6 +48,10 @@ public struct ApplicationError: Error, Sendable, Hashable, Codable, CustomString
     public var code: Code
     /// A human-readable explanation.
     public var message: String
+    /// The `errno` of the system call that failed, for an ``Code/io`` error that came from one
+    /// (for example `ENOSPC` from a write to a full disk): callers decide on it, not on the
+    /// message's wording. `nil` when there is none.
+    public var errno: Int32?
 
     /// Creates an error.
     ///
@@ -57,6 +61,18 @@ public struct ApplicationError: Error, Sendable, Hashable, Codable, CustomString
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
+    }
+
+    /// Creates an error for a system call that failed.
+    ///
+    /// - Parameters:
+    ///   - code: What kind of error this is.
+    ///   - message: A human-readable explanation.
+    ///   - errno: The call's `errno`.
+    public init(_ code: Code, _ message: String, errno: Int32) {
+        self.code = code
+        self.message = message
+        self.errno = errno
     }
 
     /// `"<code>: <message>"`.

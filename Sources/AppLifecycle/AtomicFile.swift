@@ -14,7 +14,8 @@ public enum AtomicFile {
     /// - Parameters:
     ///   - data: The new contents.
     ///   - url: The file to replace; its directory is created (mode 0700) when missing.
-    /// - Throws: ``ApplicationError`` with code `io`, naming the step and errno, when a step fails.
+    /// - Throws: ``ApplicationError`` with code `io`, naming the step, with the step's
+    ///   ``ApplicationError/errno`` (`ENOSPC` on a full disk), when a step fails.
     public static func write(_ data: Data, to url: URL) throws {
         let directory = url.deletingLastPathComponent().path
         do {
@@ -151,7 +152,9 @@ public enum AtomicFile {
         }
     }
 
+    /// An `io` error for a step that failed, with its `errno` (read first: nothing may change it before).
     private static func failure(_ step: String) -> ApplicationError {
-        ApplicationError(.io, "\(step): \(String(cString: strerror(errno)))")
+        let code = errno
+        return ApplicationError(.io, "\(step): \(String(cString: strerror(code)))", errno: code)
     }
 }

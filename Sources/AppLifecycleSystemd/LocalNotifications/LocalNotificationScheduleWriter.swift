@@ -28,11 +28,27 @@ public final class LocalNotificationScheduleWriter {
             self.description = description
             self.isOutOfSpace = isOutOfSpace
         }
+
+        /// The failure of a save that threw `error`: out of space when its ``ApplicationError/errno``
+        /// is `ENOSPC` or `EDQUOT` (the errno, not the message's wording, which depends on the C library's locale).
+        ///
+        /// - Parameters:
+        ///   - url: The file that was being saved.
+        ///   - error: What the save threw.
+        public init(saving url: URL, _ error: any Error) {
+            let code = (error as? ApplicationError)?.errno
+            self.init("cannot save \(url.path): \(error)", isOutOfSpace: code == ENOSPC || code == EDQUOT)
+        }
     }
+
+    /// Saves the contents to the file (``LocalNotificationScheduleFile/save(_:to:)`` unless a test
+    /// gives another); runs on a thread of its own and may block.
+    public typealias Save = @Sendable (LocalNotificationScheduleFile.Contents, URL) throws -> Void
 
     /// The file.
     public let url: URL
     private let logger: Logger
+    private let save: Save
     private var task: Task<Failure?, Never>?
     private var unsaved = false
     /// The outcome of the last write: `nil` when it succeeded.
@@ -43,9 +59,12 @@ public final class LocalNotificationScheduleWriter {
     /// - Parameters:
     ///   - url: The schedule file.
     ///   - logger: Where a failed write is reported.
-    public init(url: URL, logger: Logger) {
+    ///   - save: What writes the file; a test may hold it to see what happens while a write is out.
+    public init(url: URL, logger: Logger, save: @escaping Save = { try LocalNotificationScheduleFile.save($0, to: $1) })
+    {
         self.url = url
         self.logger = logger
+        self.save = save
     }
 
     /// Returns once the schedule as `snapshot` gives it now is written and fsynced (`nil`), or
@@ -75,19 +94,15 @@ public final class LocalNotificationScheduleWriter {
     }
 
     private func write(_ contents: LocalNotificationScheduleFile.Contents) async -> Failure? {
-        let (url, logger) = (self.url, self.logger)
+        let (url, logger, save) = (self.url, self.logger, self.save)
         return await withCheckedContinuation { (continuation: CheckedContinuation<Failure?, Never>) in
             let started = DetachedThread.start {
                 do {
-                    try LocalNotificationScheduleFile.save(contents, to: url)
+                    try save(contents, url)
                     continuation.resume(returning: nil)
                 } catch {
                     logger.error("local notifications: cannot save \(url.path): \(error)")
-                    let text = "\(error)"
-                    let full =
-                        text.contains(String(cString: strerror(ENOSPC)))
-                        || text.contains(String(cString: strerror(EDQUOT)))
-                    continuation.resume(returning: Failure("cannot save \(url.path): \(text)", isOutOfSpace: full))
+                    continuation.resume(returning: Failure(saving: url, error))
                 }
             }
             if started != 0 {
