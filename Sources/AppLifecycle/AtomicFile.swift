@@ -107,6 +107,27 @@ public enum AtomicFile {
         return nil
     }
 
+    /// Keeps a copy of a file as it is now, as `<name>.<reason>-<unix time>` beside it (a hard
+    /// link: no bytes are copied, and the next ``write(_:to:)`` replaces the name only), so that a
+    /// person can see what it held; a second one in the same second gets `-2`, `-3`, …, as
+    /// ``setAside(_:reason:)`` names them.
+    ///
+    /// - Parameters:
+    ///   - url: The file.
+    ///   - reason: The word in the copy's name.
+    /// - Returns: The copy's path, or `nil` when none could be made (the cause is in `errno`).
+    public static func keepCopy(_ url: URL, reason: String) -> String? {
+        let stem = url.path + ".\(reason)-\(Int(Date().timeIntervalSince1970))"
+        for attempt in 1...100 {
+            let target = attempt == 1 ? stem : "\(stem)-\(attempt)"
+            // link() never replaces: a name taken (by an earlier copy in this second) is EEXIST.
+            if link(url.path, target) == 0 { return target }
+            if errno != EEXIST { return nil }
+        }
+        errno = EEXIST
+        return nil
+    }
+
     /// The temporary files of a target: `<name>.tmp-` and six characters.
     static func isTemporaryFile(_ name: String, of target: String) -> Bool {
         name.hasPrefix(target + ".tmp-") && name.utf8.count == target.utf8.count + 5 + 6

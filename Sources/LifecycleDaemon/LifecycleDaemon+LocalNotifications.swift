@@ -142,9 +142,9 @@ extension LifecycleDaemon {
             )
         }
         if refused > 0 {
-            // The file as it was stays beside (a hard link: the next write replaces the name only).
-            let copy = url.path + ".refused-\(Int(Date().timeIntervalSince1970))"
-            if link(url.path, copy) == 0 {
+            // The file as it was stays beside (a hard link: the next write replaces the name only),
+            // under a name of its own even when an earlier start refused entries in the same second.
+            if let copy = AtomicFile.keepCopy(url, reason: "refused") {
                 logger.error(
                     "local notifications: \(refused) entries refused at load; the file as it was is kept as \(copy)")
             } else {

@@ -421,6 +421,38 @@ struct LocalNotificationDurabilityTests {
         await rig.stop(SIGTERM)
     }
 
+    /// Review finding 10: when an earlier start already kept a `.refused-<time>` copy in this
+    /// second, the file as it was is still kept, as `-2` (a `link()` to the taken name failed with
+    /// EEXIST and kept nothing, and the next write dropped the refused entry for good).
+    @Test func aSecondRefusalInTheSameSecondStillKeepsTheFileAsItWas() async throws {
+        let rig = try await LocalNotificationRig(prefix: "refused-twice")
+        defer { rig.directory.remove() }
+        defer { rig.close() }
+        let app = LocalNotificationRig.app
+        let later = Date().addingTimeInterval(3600)
+        let oversized = try scheduledNotification(
+            "oversized", app: app, fireDate: later,
+            extra: ["userInfo": .dictionary(["blob": .string(String(repeating: "y", count: 100_000))])])
+        try writeSchedule(
+            [try scheduledNotification("small", app: app, fireDate: later), oversized], to: rig.scheduleURL)
+        let original = try Data(contentsOf: rig.scheduleURL)
+        // Earlier copies of this second and of the next minute (the start takes a moment).
+        let now = Int(Date().timeIntervalSince1970)
+        for second in now..<(now + 60) {
+            let earlier = rig.scheduleURL.path + ".refused-\(second)"
+            #expect(FileManager.default.createFile(atPath: earlier, contents: Data("earlier".utf8)))
+        }
+        try await rig.start()
+        #expect(try await rig.scheduled() == ["small"])
+        let names = try FileManager.default.contentsOfDirectory(atPath: rig.stateDirectory)
+        let copy = try #require(
+            names.first { $0.hasPrefix(LocalNotificationScheduleFile.fileName + ".refused-") && $0.hasSuffix("-2") },
+            "no copy kept: \(names.sorted()); \(rig.log.prefix(2000))")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: rig.stateDirectory + "/" + copy)) == original)
+        #expect(rig.log.contains("the file as it was is kept as"), "\(rig.log.prefix(2000))")
+        await rig.stop(SIGTERM)
+    }
+
     /// Issue 16, defect 14: `lifectl cancel-notification` of an identifier the app never had
     /// says it is unknown and exits 1; of one it has, it exits 0.
     @Test func cancelNotificationOfAnUnknownIdentifierExitsOne() async throws {
