@@ -224,7 +224,12 @@ extension LifecycleDaemon {
     // MARK: Schedule
 
     /// `ScheduleNotification(appId, notification)`: validates, replaces one with the same
-    /// identifier (withdrawing its banner), and replies once the schedule is on disk.
+    /// identifier (withdrawing its banner and stopping its delivery), and replies once the
+    /// schedule is on disk.
+    ///
+    /// The notification is saved before it is scheduled (``LocalNotificationState/pending``): it
+    /// cannot fire while the write is out, so a `NotSaved` reply is the whole truth (it was never
+    /// delivered either), and what it replaces stands, and may fire, until the write succeeded.
     ///
     /// - Throws: `UnknownApp` for an app with neither a manifest nor a registration, `InvalidArgs`
     ///   for a notification that is not valid (the reason is in the message), `LimitsExceeded`
@@ -241,42 +246,44 @@ extension LifecycleDaemon {
         if let excess = local.budget.excess(bytes, for: key) {
             throw BusError(name: BusError.Name.limitsExceeded, message: "not scheduled: \(excess)")
         }
-        let replaced = local.schedule.insert(notification, now: Self.nowSeconds())
+        let token = local.nextPendingToken
+        local.nextPendingToken += 1
+        local.pending[key] = (token, notification)
         local.budget.set(key, bytes)
-        // The banner of what it replaces is withdrawn once this is saved; a banner of this one
-        // (it may fire during the write) is a new one.
-        let replacedBanner = local.bannerIDs.removeValue(forKey: key)
-        armAlarm()
-        // Before the write: the app's mirror gets the change before any firing's removal.
-        sendScheduleChange(to: id, updated: [notification.notification])
-        if let failure = await persist() {
-            // Undone, unless a later call changed it meanwhile (or it fired): what was not
-            // acknowledged is not kept, and what is on disk stays what was acknowledged.
-            if let current = local.schedule.entry(key)?.notification, current.scheduledAt == notification.scheduledAt,
-                current.payload == notification.payload
-            {
-                local.schedule.remove(key)
-                local.budget.set(key, nil)
-                if let replaced {
-                    local.schedule.insert(replaced, now: Self.nowSeconds())
-                    local.budget.set(key, Self.entryBytes(replaced))
-                    sendScheduleChange(to: id, updated: [replaced.notification])
-                } else {
-                    sendScheduleChange(to: id, removed: [notification.identifier])
-                }
-                armAlarm()
-            }
-            if let replacedBanner, local.bannerIDs[key] == nil { local.bannerIDs[key] = replacedBanner }
+        let failure = await persist()
+        guard local.pending[key]?.token == token else {
+            // A later call for this identifier (a cancel, another schedule) took over during the
+            // write, and its own write says what stands; this one changes nothing more.
+            if let failure { throw Self.notSaved(failure, "not scheduled", directory: local.stateDirectory) }
+            return notification.identifier
+        }
+        local.pending[key] = nil
+        if let failure {
+            // Nothing changed: the budget counts what is scheduled under this identifier again.
+            local.budget.set(key, local.schedule.entry(key).map { Self.entryBytes($0.notification) })
             logger.warning(
                 "\(id): local notification '\(notification.identifier)' not scheduled: \(failure)", metadata: .app(id))
             throw Self.notSaved(failure, "not scheduled", directory: local.stateDirectory)
         }
+        local.schedule.insert(notification, now: Self.nowSeconds())
+        local.budget.set(key, bytes)
+        // What it replaces is no longer announced, nor on its way to a banner (this one cannot
+        // have fired yet: every banner and delivery of this identifier is the old one's).
+        for ticket in local.delivering.filter({ Self.key(of: $0.value) == key }).map(\.key) {
+            local.delivering[ticket] = nil
+        }
+        if let replacedBanner = local.bannerIDs.removeValue(forKey: key) { withdrawBanner(replacedBanner) }
+        armAlarm()
+        sendScheduleChange(to: id, updated: [notification.notification])
         logger.info(
             "\(id): scheduled local notification '\(notification.identifier)' (\(local.schedule.count) in all)",
             metadata: .app(id))
-        // What it replaces is no longer announced.
-        if let replacedBanner { withdrawBanner(replacedBanner) }
         return notification.identifier
+    }
+
+    /// The schedule's key of a notification.
+    static func key(of notification: ScheduledLocalNotification) -> LocalNotificationSchedule.Key {
+        .init(appID: notification.appID, identifier: notification.identifier)
     }
 
     /// `NotSaved`, with what to do about it.
@@ -307,6 +314,16 @@ extension LifecycleDaemon {
         for notification in removed {
             local.budget.set(.init(appID: id, identifier: notification.identifier), nil)
         }
+        // Being saved by a `ScheduleNotification` still out: that call then schedules nothing.
+        let pendingRemoved = local.pending.keys.filter { $0.appID == id && matches($0.identifier) }
+        for key in pendingRemoved {
+            local.pending[key] = nil
+            local.budget.set(key, local.schedule.entry(key).map { Self.entryBytes($0.notification) })
+        }
+        // Fired and on their way to a banner: the delivery stops (withdrawing the banner it gets).
+        let deliveriesRemoved = local.delivering.filter { $0.value.appID == id && matches($0.value.identifier) }
+            .map(\.key)
+        for ticket in deliveriesRemoved { local.delivering[ticket] = nil }
         let banners = local.bannerIDs.filter { $0.key.appID == id && matches($0.key.identifier) }
         for (key, serverID) in banners {
             local.bannerIDs[key] = nil
@@ -320,7 +337,8 @@ extension LifecycleDaemon {
             local.undelivered[id] = kept.isEmpty ? nil : kept
         }
         let keptRemoved = keptBefore - (local.undelivered[id]?.count ?? 0)
-        guard !removed.isEmpty || !banners.isEmpty || keptRemoved > 0 else {
+        let found = !removed.isEmpty || !pendingRemoved.isEmpty || !deliveriesRemoved.isEmpty || keptRemoved > 0
+        guard found || !banners.isEmpty else {
             guard identifier.isEmpty else {
                 throw BusError(
                     name: LifecycledProtocol.ErrorName.unknownNotification,
@@ -332,7 +350,7 @@ extension LifecycleDaemon {
         }
         armAlarm()
         sendScheduleChange(to: id, removed: removed.map(\.identifier))
-        guard !removed.isEmpty || keptRemoved > 0 else { return }
+        guard found else { return }
         if let failure = await persist() {
             throw Self.notSaved(
                 failure, "cancelled, but not saved yet (it may fire after a restart until it is)",
@@ -372,11 +390,15 @@ extension LifecycleDaemon {
             let kept = local.undelivered.keys.sorted().flatMap {
                 local.undelivered[$0, default: []].map(\.notification)
             }
+            // A notification being saved replaces what its identifier has in the schedule and on
+            // its way to a banner (if this write fails, nothing is written; the next one has them).
+            let pending = local.pending
+            let scheduled =
+                local.schedule.notifications().map(\.notification).filter { pending[Self.key(of: $0)] == nil }
+                + pending.keys.sorted().compactMap { pending[$0]?.notification }
             let delivering = local.delivering.keys.sorted().compactMap { local.delivering[$0] }
-            return .success(
-                .init(
-                    notifications: local.schedule.notifications().map(\.notification), undelivered: kept + delivering,
-                    rejected: local.rejected))
+                .filter { pending[Self.key(of: $0)] == nil }
+            return .success(.init(notifications: scheduled, undelivered: kept + delivering, rejected: local.rejected))
         }
         if failure == nil {
             local.retryDelay = nil
@@ -449,7 +471,9 @@ extension LifecycleDaemon {
         var gone: [String: [String]] = [:]
         for firing in firings where !firing.repeats {
             gone[firing.notification.appID, default: []].append(firing.notification.identifier)
-            local.budget.set(.init(appID: firing.notification.appID, identifier: firing.notification.identifier), nil)
+            // Unless a call is saving a replacement: the budget counts that one.
+            let key = Self.key(of: firing.notification)
+            if local.pending[key] == nil { local.budget.set(key, nil) }
         }
         for (id, identifiers) in gone { sendScheduleChange(to: id, removed: identifiers) }
         // Behind the deliveries' tasks on the main actor; one write for a burst of firings.
@@ -494,10 +518,15 @@ extension LifecycleDaemon {
     /// Shows a banner, or keeps the notification for the app's next activation when no server runs.
     ///
     /// Until the server has it, the notification is written as kept (``LocalNotificationState/delivering``).
+    /// After each await the ticket is looked at again: a cancel or a replacement meanwhile removed
+    /// it, and then nothing is kept, and a banner the server made meanwhile is withdrawn at once.
     func showBanner(_ scheduled: ScheduledLocalNotification, ticket: UInt64) async {
         let id = scheduled.appID
         let notification = scheduled.notification
-        guard let server = local.server, await server.isAvailable() else {
+        let server = local.server
+        let available = await server?.isAvailable() ?? false
+        guard local.delivering[ticket] != nil else { return }
+        guard let server, available else {
             local.delivering[ticket] = nil
             keepUndelivered(scheduled, reason: "no notification server is on the bus")
             return
@@ -509,6 +538,13 @@ extension LifecycleDaemon {
         banner.replacesID = local.bannerIDs[key] ?? 0
         do {
             let serverID = try await server.notify(banner)
+            guard local.delivering[ticket] != nil else {
+                server.close(serverID)
+                logger.info(
+                    "\(id): local notification '\(notification.identifier)' was cancelled or replaced while banner \(serverID) was made; withdrawn",
+                    metadata: .app(id))
+                return
+            }
             local.bannerIDs[key] = serverID
             local.banners[serverID] = LocalNotificationState.Banner(
                 appID: id, notification: notification, buttons: scheduled.buttons)
@@ -519,7 +555,7 @@ extension LifecycleDaemon {
             local.delivering[ticket] = nil
             await persist()
         } catch {
-            local.delivering[ticket] = nil
+            guard local.delivering.removeValue(forKey: ticket) != nil else { return }
             keepUndelivered(scheduled, reason: "Notify failed: \(error)")
         }
     }

@@ -40,8 +40,13 @@ struct LocalNotificationState {
     /// The alarm at the next fire time, and its loop source.
     var alarm: RealtimeAlarm?
     var alarmSource: EventSourceToken?
-    /// Writes the file.
-    let writer: LocalNotificationScheduleWriter
+    /// Writes the file (a test may replace it with one whose save it holds).
+    var writer: LocalNotificationScheduleWriter
+    /// Notifications a `ScheduleNotification` call is saving, by key, with that call's token: in
+    /// the file from the next write on, in the schedule (where they can fire) only once that write
+    /// succeeded, so a notification whose call answers `NotSaved` was never delivered either.
+    var pending: [LocalNotificationSchedule.Key: (token: UInt64, notification: ScheduledLocalNotification)] = [:]
+    var nextPendingToken: UInt64 = 0
     /// After a failed write: the next retry, and its delay (doubled on each failure).
     var retryTask: Task<Void, Never>?
     var retryDelay: Duration?
@@ -61,7 +66,9 @@ struct LocalNotificationState {
     /// The bytes of what is kept, in all.
     var keptBytes = 0
     /// Notifications that fired and are on their way to a banner (the server is being asked):
-    /// written as kept until shown, so a crash in between does not lose them.
+    /// written as kept until shown, so a crash in between does not lose them. A cancel or a
+    /// replacement removes the ticket; the delivery, back from each await, then stops (and
+    /// withdraws the banner the server just made).
     var delivering: [UInt64: ScheduledLocalNotification] = [:]
     var nextDeliveryTicket: UInt64 = 0
     /// Whether the missing server was logged (once until one appears).

@@ -3,6 +3,7 @@ import AppLifecycleSystemd
 import Foundation
 import Glibc
 import LifecycledClient
+import Synchronization
 import SystemdBus
 import SystemdBusTesting
 import Testing
@@ -307,6 +308,118 @@ struct DaemonLocalNotificationTests {
         }
     }
 
+    /// Review finding 5: a notification cancelled or replaced while the server is making its
+    /// banner (`Notify` is out) is found by the cancel (no `UnknownNotification`), its banner is
+    /// withdrawn as soon as the server answers, and nothing is kept for the app. The mock's
+    /// `Notify` is replaced by one that waits for the test's word (a file), so the cancel lands
+    /// while it is out, every time.
+    @Test func aCancelOrAReplacementWhileNotifyIsOutWithdrawsTheBannerAndKeepsNothing() async throws {
+        try await withDaemon { h in
+            let server = try DBusMock(template: "notification_daemon", address: h.bus.address)
+            defer { server.stop() }
+            #expect(await eventually { h.daemon.local.server?.serverOwner != nil })
+            let gate = try TemporaryDirectory(prefix: "slow-notify")
+            defer { gate.remove() }
+            func release(_ call: Int) {
+                FileManager.default.createFile(atPath: gate.path + "/release-\(call)", contents: nil)
+            }
+            // Call n marks entered-n, waits for release-n, then answers 100 + n.
+            try server.addMethod(
+                interface: "org.freedesktop.Notifications", name: "Notify", inSignature: "susssasa{sv}i",
+                outSignature: "u",
+                code: """
+                    import os, time
+                    gate = \(DBusMock.quote(gate.path))
+                    n = len([f for f in os.listdir(gate) if f.startswith('entered-')]) + 1
+                    open(gate + '/entered-%d' % n, 'w').close()
+                    while not os.path.exists(gate + '/release-%d' % n): time.sleep(0.01)
+                    ret = dbus.UInt32(100 + n)
+                    """)
+            // Whatever happens, the mock is not left waiting (stop() would still end it).
+            defer { for call in 1...2 { release(call) } }
+            let app = try await FakeApp("org.example.Racing", address: h.bus.address)
+            defer { app.close() }
+            _ = try await app.register()
+            try await app.report(.background)
+            func entered(_ call: Int) -> Bool { FileManager.default.fileExists(atPath: gate.path + "/entered-\(call)") }
+            func schedule(_ id: String, in seconds: Double) async throws {
+                try await app.client.call(
+                    LifecycledProtocol.Method.scheduleNotification,
+                    [.string(app.id), notification(id, in: seconds, title: id)])
+            }
+            let scheduleURL = h.daemon.local.scheduleURL
+            @Sendable func kept() -> [String] {
+                LocalNotificationScheduleFile.load(from: scheduleURL).undelivered.map(\.identifier)
+            }
+
+            // Cancelled while Notify is out: found, and banner 101 is withdrawn once it exists.
+            try await schedule("c1", in: 0)
+            #expect(await eventually { entered(1) }, "Notify was not called")
+            #expect(h.daemon.local.delivering.count == 1)
+            #expect(
+                await app.client.errorName(
+                    LifecycledProtocol.Method.cancelNotification, [.string(app.id), .string("c1")])
+                    == nil)
+            release(1)
+            #expect(try await eventually { try server.calls("CloseNotification").contains { closes($0, 101) } })
+            #expect(h.daemon.local.banners.isEmpty && h.daemon.local.bannerIDs.isEmpty)
+            #expect(h.daemon.local.delivering.isEmpty && h.daemon.local.undelivered.isEmpty)
+            #expect(await eventually { kept().isEmpty }, "\(kept())")
+
+            // Replaced while Notify is out: the new one is scheduled, the old one's banner 102 withdrawn.
+            try await schedule("r1", in: 0)
+            #expect(await eventually { entered(2) }, "Notify was not called again")
+            try await schedule("r1", in: 3600)
+            release(2)
+            #expect(try await eventually { try server.calls("CloseNotification").contains { closes($0, 102) } })
+            #expect(h.daemon.local.banners.isEmpty && h.daemon.local.bannerIDs.isEmpty)
+            #expect(h.daemon.local.delivering.isEmpty && h.daemon.local.undelivered.isEmpty)
+            #expect(h.daemon.local.schedule.entry(.init(appID: app.id, identifier: "r1")) != nil)
+            #expect(await eventually { kept().isEmpty }, "\(kept())")
+            #expect(!h.emitted.commands(app.id).contains("local-notification"))
+        }
+    }
+
+    /// Review finding 5: a notification does not fire while its `ScheduleNotification` write is
+    /// out, so a `NotSaved` reply is the whole truth: it was neither delivered nor kept. The
+    /// write is held (the writer's save waits for the test) and the alarm's work (`fireDue`) runs
+    /// meanwhile; the save then fails as a full disk does.
+    @Test func nothingFiresBeforeItsScheduleIsSavedSoNotSavedMeansNotDelivered() async throws {
+        try await withDaemon { h in
+            let server = try DBusMock(template: "notification_daemon", address: h.bus.address)
+            defer { server.stop() }
+            #expect(await eventually { h.daemon.local.server?.serverOwner != nil })
+            let app = try await FakeApp("org.example.Unsaved", address: h.bus.address)
+            defer { app.close() }
+            _ = try await app.register()
+            try await app.report(.background)
+            let gate = HeldSave()
+            defer { gate.release() }
+            h.daemon.local.writer = LocalNotificationScheduleWriter(
+                url: h.daemon.local.scheduleURL, logger: h.daemon.logger,
+                save: { _, _ in
+                    gate.enterAndWait()
+                    throw ApplicationError(.io, "write: held by the test", errno: ENOSPC)
+                })
+            let reply = Task {
+                await app.client.errorName(
+                    LifecycledProtocol.Method.scheduleNotification,
+                    [.string(app.id), notification("due", in: -1, title: "Due")])
+            }
+            #expect(await eventually { gate.entered }, "the write did not start")
+            // The alarm goes off while the write is out: the notification is not in the schedule yet.
+            h.daemon.fireDue()
+            #expect(h.daemon.local.delivering.isEmpty, "fired before its write said whether it is scheduled")
+            gate.release()
+            #expect(await reply.value == LifecycledProtocol.ErrorName.notSaved)
+            #expect(h.daemon.local.schedule.count == 0)
+            #expect(h.daemon.local.delivering.isEmpty && h.daemon.local.undelivered.isEmpty)
+            #expect(h.daemon.local.banners.isEmpty)
+            #expect(!h.emitted.commands(app.id).contains("local-notification"))
+            #expect(try notifyCalls(server).isEmpty)
+        }
+    }
+
     @Test func theIdleInhibitorIsHeldExactlyWhileTheAppIsActiveAndWantsIt() async throws {
         let systemBus = try PrivateBus()
         defer { systemBus.stop() }
@@ -381,4 +494,19 @@ struct DaemonLocalNotificationTests {
             #expect(h.emitted.commands(app.id).filter { $0 == "badge" }.count == 2)
         }
     }
+}
+
+/// A schedule save the test holds: ``enterAndWait()`` (on the writer's thread) marks it entered
+/// and waits until ``release()``.
+private final class HeldSave: Sendable {
+    private let state = Mutex<(entered: Bool, released: Bool)>((false, false))
+
+    var entered: Bool { state.withLock { $0.entered } }
+
+    func enterAndWait() {
+        state.withLock { $0.entered = true }
+        while !state.withLock({ $0.released }) { usleep(1000) }
+    }
+
+    func release() { state.withLock { $0.released = true } }
 }
