@@ -42,8 +42,8 @@ final class PushDistributor {
     private var conditionsSource: DeliveryConditionsSource?
     /// Registrations with a delivery on its way.
     private var delivering: Set<String> = []
-    /// Registrations waiting for a retry, and their current backoff.
-    private var backoff: [String: Duration] = [:]
+    /// Registrations waiting for a retry, and their backoff.
+    private var backoff: [String: Backoff] = [:]
     private var retryTasks: [String: Task<Void, Never>] = [:]
     /// Failed delivery attempts in a row, per registration.
     private var failures: [String: Int] = [:]
@@ -553,16 +553,16 @@ final class PushDistributor {
     private func persistThenAcknowledge(_ acknowledgement: BrokerAcknowledgement, _ id: String, deliver token: String?)
     {
         Task { @MainActor [weak self] in
-            var delay = Duration.seconds(1)
+            var backoff = Backoff.stateWrite
             while let self {
                 if await self.saveQueue() {
                     acknowledgement.acknowledge()
                     if let token { self.deliverNext(token) }
                     return
                 }
+                let delay = backoff.next()
                 self.logger.error("push: \(id) could not be written; trying again in \(delay)")
                 try? await Task.sleep(for: delay)
-                delay = min(delay * 2, .seconds(30))
             }
         }
     }
@@ -636,8 +636,7 @@ final class PushDistributor {
     }
 
     private func scheduleRetry(_ endpointToken: String, after fixedDelay: Duration? = nil) {
-        let delay = fixedDelay ?? min((backoff[endpointToken] ?? .milliseconds(500)) * 2, Self.maximumBackoff)
-        backoff[endpointToken] = delay
+        let delay = fixedDelay ?? backoff[endpointToken, default: .delivery].next()
         retryTasks[endpointToken] = Task { @MainActor [weak self] in
             try? await Task.sleep(for: delay)
             guard !Task.isCancelled, let self else { return }
