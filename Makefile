@@ -55,7 +55,7 @@ test: deps
 # Two default rules are off: OnlyOneTrailingClosureArgument (it forbids
 # withTaskCancellationHandler { } onCancel: { } and its kind) and ReplaceForEachWithForLoop
 # (`handlers.forEach { $0() }` reads better than the loop).
-FORMAT_PATHS = Package.swift Sources Tests Examples Benchmarks
+FORMAT_PATHS = Package.swift Sources Tests Examples Benchmarks Fuzz
 format:
 	$(SWIFT) format format --in-place --recursive --parallel $(FORMAT_PATHS)
 
