@@ -115,9 +115,7 @@ struct DaemonNotificationPersistenceTests {
             "--address", bus.address, "--apps-directory", appsDirectory(dir), "--no-host-sources",
             "--state-directory", dir.path + "/daemon-state",
         ]
-        func notifyCount() throws -> Int {
-            try server.methodCalls("Notify").components(separatedBy: "(uint64 ").count - 1
-        }
+        func notifyCount() throws -> Int { try server.callCount("Notify") }
 
         let first = try SpawnedDaemon(binary, arguments)
         defer { first.kill() }
