@@ -1,6 +1,7 @@
 import AppLifecycle
 import AppLifecycleSystemd
 import FoundationEssentials
+import Glibc
 
 /// The local-notification schedule file (`local-notifications.json`): the input is the file.
 ///
@@ -13,6 +14,7 @@ enum ScheduleFileFuzzing {
         let path = ScratchDirectory.write(bytes, to: LocalNotificationScheduleFile.fileName)
         let loaded = LocalNotificationScheduleFile.load(from: URL(fileURLWithPath: path))
         guard loaded.writable else { return }
+        schedule(loaded.notifications + loaded.undelivered)
         let contents = LocalNotificationScheduleFile.Contents(
             notifications: loaded.notifications, undelivered: loaded.undelivered, rejected: loaded.rejected)
         let encoded: Data
@@ -37,5 +39,31 @@ enum ScheduleFileFuzzing {
         where !FuzzValues.sameAfterJSON(.dictionary(before.payload), .dictionary(after.payload)) {
             FuzzTarget.fail("a notification's payload changed on a round trip: \(before.payload) → \(after.payload)")
         }
+    }
+
+    /// The daemon's clock for the schedule: 2026-01-01, in Europe/Berlin (glibc's rules, as
+    /// `SystemLocalTime` reads them: daylight saving makes wall-clock times that occur twice or never).
+    static let now = 1_767_225_600.0
+    static let berlin: SystemLocalTime = {
+        setenv("TZ", "Europe/Berlin", 1)
+        return SystemLocalTime(environment: ["TZ": "Europe/Berlin"])
+    }()
+
+    /// What the daemon does with what it loaded: schedule it (the next occurrence of each), take
+    /// what is due over the next year, and move everything to another zone.
+    private static func schedule(_ notifications: [ScheduledLocalNotification]) {
+        var schedule = LocalNotificationSchedule(timeZone: berlin)
+        for notification in notifications { schedule.insert(notification, now: now) }
+        _ = schedule.earliestInstant()
+        _ = schedule.takeDue(now: now + 366 * 86_400)
+        schedule.setTimeZone(FixedOffset(seconds: -36_000), now: now + 366 * 86_400)
+        _ = schedule.takeDue(now: now + 2 * 366 * 86_400)
+    }
+
+    /// A zone without rules (UTC−10).
+    private struct FixedOffset: UTCOffsetRules {
+        var seconds: Int
+        var identifier: String { "UTC-10" }
+        func utcOffset(at instant: Int) -> Int { seconds }
     }
 }
