@@ -28,6 +28,7 @@ struct FuzzTarget: Sendable {
         PushEnvelopeFuzzing.target,
         RegistrationRecordFuzzing.target,
         GatewayHTTPFuzzing.target,
+        GatewayRequestFuzzing.target,
     ]
 
     /// The target called `name`, if there is one.
