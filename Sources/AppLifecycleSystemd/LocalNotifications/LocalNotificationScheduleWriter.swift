@@ -29,7 +29,7 @@ public final class LocalNotificationScheduleWriter {
             self.isOutOfSpace = isOutOfSpace
         }
 
-        /// The failure of a save that threw `error`: out of space when its ``ApplicationError/errno``
+        /// The failure of a save that threw `error`: out of space when its `ApplicationError.errno`
         /// is `ENOSPC` or `EDQUOT` (the errno, not the message's wording, which depends on the C library's locale).
         ///
         /// - Parameters:
