@@ -401,13 +401,11 @@ extension LifecycleDaemon {
             return .success(.init(notifications: scheduled, undelivered: kept + delivering, rejected: local.rejected))
         }
         if failure == nil {
-            local.retryDelay = nil
+            local.retryBackoff.reset()
             local.retryTask?.cancel()
             local.retryTask = nil
         } else if local.writable, local.retryTask == nil, phase == .running {
-            // The distributor's rule: from half a second, doubled up to a minute.
-            let delay = min((local.retryDelay ?? .milliseconds(250)) * 2, PushDistributor.maximumBackoff)
-            local.retryDelay = delay
+            let delay = local.retryBackoff.next()
             local.retryTask = Task { @MainActor [weak self] in
                 try? await Task.sleep(for: delay)
                 guard let self, !Task.isCancelled else { return }

@@ -47,9 +47,9 @@ struct LocalNotificationState {
     /// succeeded, so a notification whose call answers `NotSaved` was never delivered either.
     var pending: [LocalNotificationSchedule.Key: (token: UInt64, notification: ScheduledLocalNotification)] = [:]
     var nextPendingToken: UInt64 = 0
-    /// After a failed write: the next retry, and its delay (doubled on each failure).
+    /// After a failed write: the next retry, and its delays (the daemon's rule for state writes).
     var retryTask: Task<Void, Never>?
-    var retryDelay: Duration?
+    var retryBackoff = Backoff.stateWrite
     /// How many clock sets the alarm reported (each re-arms it).
     var clockSets = 0
     /// The notification server's client.

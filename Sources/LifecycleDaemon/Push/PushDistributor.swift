@@ -62,7 +62,6 @@ final class PushDistributor {
 
     /// How long one `Message` call may take (the app may be launched for it).
     static let messageTimeout: Duration = .seconds(30)
-    static let maximumBackoff: Duration = .seconds(60)
     /// The most registrations one service may hold.
     static let maximumRegistrationsPerService = 16
     /// The longest `description` kept.
