@@ -142,7 +142,7 @@ let package = Package(
             name: "LifecycleFuzz",
             dependencies: [
                 "LifecycleDaemon", "LifecyclePushGateway", "LifecycledClient", "AppLifecycleSystemd", "AppLifecycle",
-                "SystemdBus", "CSystemd", "WebPush", "BrokerLink", crypto, logging, nioCore, nioHTTP1,
+                "SystemdBus", "CSystemd", "WebPush", "BrokerLink", crypto, logging, nioCore,
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             path: "Fuzz/LifecycleFuzz"
