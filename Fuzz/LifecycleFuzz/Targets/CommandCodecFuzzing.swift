@@ -25,7 +25,9 @@ enum CommandCodecFuzzing {
             FuzzTarget.fail("\(command) decoded to \(event), which does not encode")
         }
         // Through the bus form, as the signal carries it.
-        guard let wire = try? UserInfoBusCodec.decodeUserInfo(UserInfoBusCodec.encode(againArguments)) else {
+        guard let sent = WireMarshalling.roundTrip(UserInfoBusCodec.encode(againArguments), mustArrive: true),
+            let wire = try? UserInfoBusCodec.decodeUserInfo(sent)
+        else {
             FuzzTarget.fail("the arguments of \(event) do not decode")
         }
         guard let reread = HostEventBusCodec.decode(command: again, arguments: wire) else {

@@ -17,7 +17,10 @@ enum UserInfoCodecFuzzing {
         if let userInfo = try? UserInfoBusCodec.decodeUserInfo(value) {
             try? LifecycledProtocol.validate(userInfo)
             let encoded = UserInfoBusCodec.encode(userInfo)
-            guard let again = try? UserInfoBusCodec.decodeUserInfo(encoded) else {
+            // What lifecycled and apps send: sd-bus must marshal it and read it back.
+            guard let sent = WireMarshalling.roundTrip(encoded, mustArrive: true),
+                let again = try? UserInfoBusCodec.decodeUserInfo(sent)
+            else {
                 FuzzTarget.fail("a decoded userInfo does not decode after encoding: \(encoded)")
             }
             if !FuzzValues.containsNaN(.dictionary(userInfo.values)), again != userInfo {
