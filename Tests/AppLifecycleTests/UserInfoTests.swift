@@ -37,4 +37,20 @@ struct UserInfoTests {
         #expect(UserInfoValue.int(7).doubleValue == 7)
         #expect(UserInfoValue.string("7").intValue == nil)
     }
+
+    @Test("a date in JSON is kept to the nearest millisecond and does not drift when saved again")
+    func datesDoNotDriftAcrossSaves() throws {
+        for millisecond in 0..<1000 {
+            for extra in [0.0, 0.0003, -0.0003] {
+                let seconds = 1_800_000_000 + Double(millisecond) / 1000 + extra
+                let value = UserInfoValue.dictionary(["d": .date(Date(timeIntervalSince1970: seconds))])
+                let once = try JSONDecoder().decode(UserInfoValue.self, from: JSONEncoder().encode(value))
+                let twice = try JSONDecoder().decode(UserInfoValue.self, from: JSONEncoder().encode(once))
+                let first = try #require(once.dictionaryValue?["d"]?.dateValue).timeIntervalSince1970
+                let second = try #require(twice.dictionaryValue?["d"]?.dateValue).timeIntervalSince1970
+                #expect(abs(first - seconds) <= 0.0005 + 1e-6, "\(seconds) became \(first)")
+                #expect(first == second, "\(seconds): \(first) then \(second)")
+            }
+        }
+    }
 }
