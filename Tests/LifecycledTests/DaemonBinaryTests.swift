@@ -42,6 +42,55 @@ final class SpawnedDaemon: Sendable {
     }
 }
 
+/// The built `lifecycled` on a private bus, with its own apps and state directories, and a client
+/// that follows its name: what the tests of the binary share. ``close()`` stops the bus and removes
+/// the directories; each ``start()``ed daemon is the test's to kill by its pid.
+final class BinaryDaemonRig {
+    let binary: String
+    let bus: PrivateBus
+    let directory: TemporaryDirectory
+    let client: DaemonTestClient
+    let tracker: NameOwnerTracker
+    /// `lifecycled`'s command line (extra arguments last).
+    let arguments: [String]
+
+    init(prefix: String, extraArguments: [String] = []) async throws {
+        binary = try #require(BuiltProducts.path(of: "lifecycled"), "lifecycled is not built; run `swift build` first")
+        bus = try PrivateBus()
+        directory = try TemporaryDirectory(prefix: prefix)
+        do {
+            try FileManager.default.createDirectory(atPath: appsDirectory(directory), withIntermediateDirectories: true)
+            client = try await DaemonTestClient(address: bus.address, name: "binary-client")
+            tracker = try await client.connection.trackNameOwner(LifecycledProtocol.busName)
+        } catch {
+            bus.stop()
+            directory.remove()
+            throw error
+        }
+        arguments =
+            [
+                "--address", bus.address, "--apps-directory", appsDirectory(directory), "--no-host-sources",
+                "--state-directory", directory.path + "/daemon-state",
+            ] + extraArguments
+    }
+
+    /// Starts lifecycled and waits until it owns its name.
+    func start() async throws -> SpawnedDaemon {
+        let daemon = try SpawnedDaemon(binary, arguments)
+        guard await eventually({ tracker.currentOwner != nil }) else {
+            daemon.kill()
+            throw TestFailure("lifecycled did not take its name")
+        }
+        return daemon
+    }
+
+    func close() {
+        client.close()
+        bus.stop()
+        directory.remove()
+    }
+}
+
 @Suite("lifecycled binary", .serialized, .timeLimit(.minutes(2)))
 struct DaemonBinaryTests {
     @Test func ownsTheNameRefusesASecondInstanceAndStopsOnSIGTERM() async throws {
@@ -99,28 +148,13 @@ struct DaemonBinaryTests {
     /// A daemon without its bus serves nobody: it must not stay up as an active unit. It stops
     /// its apps and exits 1, so that `Restart=on-failure` starts it again.
     @Test func whenItsBusDiesItTerminatesItsAppsAndExitsWithStatusOne() async throws {
-        let binary = try #require(BuiltProducts.path(of: "lifecycled"), "lifecycled is not built")
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let dir = try TemporaryDirectory(prefix: "lifecycled-tests")
-        defer { dir.remove() }
-        try FileManager.default.createDirectory(atPath: appsDirectory(dir), withIntermediateDirectories: true)
+        let rig = try await BinaryDaemonRig(prefix: "lifecycled-tests")
+        defer { rig.close() }
+        let (bus, dir, client) = (rig.bus, rig.directory, rig.client)
         try writeManifest(
             dir, id: "org.example.Polite", executable: try writePythonApp(dir), arguments: [dir.path + "/polite.log"])
-        let client = try await DaemonTestClient(address: bus.address, name: "binary-client")
-        defer { client.close() }
-        let owners = ChangeSignal()
-        let tracker = try await client.connection.trackNameOwner(LifecycledProtocol.busName)
-        let watch = try await tracker.addOwnerChangeHandler { _ in owners.signal() }
-        defer { watch.cancel() }
-        let daemon = try SpawnedDaemon(
-            binary,
-            [
-                "--address", bus.address, "--apps-directory", appsDirectory(dir), "--no-host-sources",
-                "--state-directory", dir.path + "/daemon-state",
-            ])
+        let daemon = try await rig.start()
         defer { daemon.kill() }
-        try await owners.wait(for: "lifecycled to own its name") { tracker.currentOwner != nil }
         try await client.call(LifecycledProtocol.Method.launch, [.string("org.example.Polite"), encodeInfo([:])])
         try await client.log.waitForState("org.example.Polite", .active)
         let apps = try await client.call(LifecycledProtocol.Method.listApps)

@@ -15,28 +15,15 @@ struct DaemonPushDurabilityTests {
     static let connectorName = "org.example.Durable"
 
     @Test func nothingLostNothingTwice() async throws {
-        let binary = try #require(BuiltProducts.path(of: "lifecycled"), "lifecycled is not built")
         let rig = try FleetRig()
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let dir = try TemporaryDirectory(prefix: "push-durability")
-        defer { dir.remove() }
-        try FileManager.default.createDirectory(atPath: appsDirectory(dir), withIntermediateDirectories: true)
-        let client = try await DaemonTestClient(address: bus.address, name: "durability-client")
-        defer { client.close() }
-        let tracker = try await client.connection.trackNameOwner(LifecycledProtocol.busName)
-        let arguments = [
-            "--address", bus.address, "--apps-directory", appsDirectory(dir), "--no-host-sources",
-            "--state-directory", dir.path + "/daemon-state", "--config", rig.configurationPath,
-        ]
+        let binaryRig = try await BinaryDaemonRig(
+            prefix: "push-durability", extraArguments: ["--config", rig.configurationPath])
+        defer { binaryRig.close() }
+        let (bus, dir, tracker) = (binaryRig.bus, binaryRig.directory, binaryRig.tracker)
         let queueFile = dir.path + "/daemon-state/push-queue.json"
         let log = dir.path + "/connector.log"
         let token = "durable-connector-token"
-        func startDaemon() async throws -> SpawnedDaemon {
-            let daemon = try SpawnedDaemon(binary, arguments)
-            #expect(await eventually { tracker.currentOwner != nil }, "lifecycled did not start")
-            return daemon
-        }
+        func startDaemon() async throws -> SpawnedDaemon { try await binaryRig.start() }
         func startConnector() throws -> PythonConnector {
             try PythonConnector(
                 name: Self.connectorName, bus: bus.address, log: log, extra: ["--token", token])
@@ -95,23 +82,13 @@ struct DaemonPushDurabilityTests {
     /// again by the next lifecycled. The connector answers after 2 s, so the kill falls while
     /// its `Message` is outstanding.
     @Test func aPushHandedOverWhenLifecycledIsKilledIsNotDeliveredAgain() async throws {
-        let binary = try #require(BuiltProducts.path(of: "lifecycled"), "lifecycled is not built")
         let rig = try FleetRig()
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let dir = try TemporaryDirectory(prefix: "push-durability")
-        defer { dir.remove() }
-        try FileManager.default.createDirectory(atPath: appsDirectory(dir), withIntermediateDirectories: true)
-        let client = try await DaemonTestClient(address: bus.address, name: "durability-client")
-        defer { client.close() }
-        let tracker = try await client.connection.trackNameOwner(LifecycledProtocol.busName)
-        let arguments = [
-            "--address", bus.address, "--apps-directory", appsDirectory(dir), "--no-host-sources",
-            "--state-directory", dir.path + "/daemon-state", "--config", rig.configurationPath,
-        ]
-        var daemon = try SpawnedDaemon(binary, arguments)
+        let binaryRig = try await BinaryDaemonRig(
+            prefix: "push-durability", extraArguments: ["--config", rig.configurationPath])
+        defer { binaryRig.close() }
+        let (bus, dir, tracker) = (binaryRig.bus, binaryRig.directory, binaryRig.tracker)
+        var daemon = try await binaryRig.start()
         defer { daemon.kill() }
-        #expect(await eventually { tracker.currentOwner != nil }, "lifecycled did not start")
         let connector = try PythonConnector(
             name: Self.connectorName, bus: bus.address, log: dir.path + "/connector.log",
             extra: ["--token", "slow-token", "--reply-delay", "2"])
@@ -124,8 +101,7 @@ struct DaemonPushDurabilityTests {
         kill(daemon.process.processIdentifier, SIGKILL)
         _ = await daemon.exitStatus()
         #expect(await eventually { tracker.currentOwner == nil })
-        daemon = try SpawnedDaemon(binary, arguments)
-        #expect(await eventually { tracker.currentOwner != nil }, "lifecycled did not start again")
+        daemon = try await binaryRig.start()
         let second = try await rig.push(token: endpoint, body: Array("second".utf8))
         // Queue order: a second copy of the first would come before the second push.
         #expect(

@@ -302,14 +302,11 @@ struct DaemonPushTests {
 struct HostedAppPushTests {
     nonisolated static let counter = "org.example.Counter"
 
-    /// The seeds' push to a suspended app: woken into the background, suspended again after its
-    /// completion handler. In a burst, the next `Message` is on its way while the app finishes the
-    /// previous one and reports `suspended`; stopping it then left that `Message` unread until its
-    /// 30 s timeout (10 pushes took 93 s). With a call outstanding the app is not stopped.
-    @Test func aBurstToAnAppThatSuspendsBetweenPushesArrivesWithoutATimeout() async throws {
+    /// A daemon with counter-app's manifest (hosted through lifecycled, its log in `counter.log`,
+    /// its state in `counter-state`), pointed at the rig's broker.
+    private func withCounterApp(_ rig: FleetRig, _ body: (DaemonHarness) async throws -> Void) async throws {
         let products = try #require(
             BuiltProducts.directory(containing: "counter-app"), "counter-app is not built; run `swift build` first")
-        let rig = try FleetRig()
         try await withDaemon(
             fleetConfiguration: rig.configurationPath,
             setUp: { dir in
@@ -318,8 +315,16 @@ struct HostedAppPushTests {
                     "XDG_STATE_HOME=\(dir.path)/xdg exec \(products)/counter-app --host lifecycled --state-directory \(dir.path)/counter-state >>\(dir.path)/counter.log 2>&1"
                 )
                 try writeManifest(dir, id: Self.counter, executable: launcher)
-            }
-        ) { h in
+            }, body)
+    }
+
+    /// The seeds' push to a suspended app: woken into the background, suspended again after its
+    /// completion handler. In a burst, the next `Message` is on its way while the app finishes the
+    /// previous one and reports `suspended`; stopping it then left that `Message` unread until its
+    /// 30 s timeout (10 pushes took 93 s). With a call outstanding the app is not stopped.
+    @Test func aBurstToAnAppThatSuspendsBetweenPushesArrivesWithoutATimeout() async throws {
+        let rig = try FleetRig()
+        try await withCounterApp(rig) { h in
             let appLog = h.directory.path + "/counter.log"
             #expect(await eventually { h.daemon.push?.fleet?.isConnected == true })
             _ = try await h.client.call(
@@ -349,19 +354,8 @@ struct HostedAppPushTests {
     }
 
     @Test func activeSuspendedAndNotRunning() async throws {
-        let products = try #require(
-            BuiltProducts.directory(containing: "counter-app"), "counter-app is not built; run `swift build` first")
         let rig = try FleetRig()
-        try await withDaemon(
-            fleetConfiguration: rig.configurationPath,
-            setUp: { dir in
-                let launcher = try writeScript(
-                    dir, "counter.sh",
-                    "XDG_STATE_HOME=\(dir.path)/xdg exec \(products)/counter-app --host lifecycled --state-directory \(dir.path)/counter-state >>\(dir.path)/counter.log 2>&1"
-                )
-                try writeManifest(dir, id: Self.counter, executable: launcher)
-            }
-        ) { h in
+        try await withCounterApp(rig) { h in
             let appLog = h.directory.path + "/counter.log"
             let state = h.directory.path + "/counter-state"
             #expect(await eventually { h.daemon.push?.fleet?.isConnected == true })
