@@ -624,7 +624,7 @@ public final class BusConnection: Sendable {
     /// For the few sd-bus callbacks that must answer synchronously (property getters and setters):
     /// they never ask the bus daemon themselves. The connection's filter holds back a `Properties`
     /// call whose sender is not known yet, looks the sender up asynchronously, and dispatches the call
-    /// again once the answer is in (``deferUntilCredentialsKnown(_:)``).
+    /// again once the answer is in (``screenPropertiesCall(_:)``).
     ///
     /// - Parameters:
     ///   - sender: The unique name of the caller.
@@ -632,27 +632,48 @@ public final class BusConnection: Sendable {
         credentialsCache[sender]
     }
 
-    /// Holds back a `Properties` call to an object with an access check until its sender's
-    /// credentials are known, then dispatches it again (`sd_bus_enqueue_for_read`). Loop thread only.
+    /// Screens a `Properties` call to an object with an access check: held back until its sender's
+    /// credentials are known, then dispatched again (`sd_bus_enqueue_for_read`), and refused at
+    /// once with the check's error when the check refuses the sender. Loop thread only.
+    ///
+    /// Refused here, before sd-bus looks at it, so that every `Properties` method is refused alike:
+    /// a `Set` of a read-only property would otherwise answer `PropertyReadOnly`, and a `GetAll` of an
+    /// interface without properties an empty dictionary, to a caller the object does not serve.
     ///
     /// The loop never waits for the bus daemon: the look-up is an asynchronous call, and other
-    /// messages are dispatched meanwhile. A look-up that fails still re-dispatches the call once; the
-    /// getter then finds no credentials and the access check refuses.
+    /// messages are dispatched meanwhile. A look-up that fails still re-dispatches the call once;
+    /// the check then finds no credentials and refuses.
     ///
-    /// - Returns: `true` when the call was taken (sd-bus must not dispatch it now).
-    func deferUntilCredentialsKnown(_ message: OpaquePointer) -> Bool {
+    /// - Returns: `true` when the call was taken (held, or answered with the refusal).
+    func screenPropertiesCall(_ message: OpaquePointer) -> Bool {
         loop.preconditionOnLoopThread()
         guard sd_bus_message_is_method_call(message, "org.freedesktop.DBus.Properties", nil) > 0,
             let sender = sd_bus_message_get_sender(message).map({ String(cString: $0) }), sender.hasPrefix(":"),
-            credentialsCache[sender] == nil,
-            let path = sd_bus_message_get_path(message).map({ String(cString: $0) }),
-            onLoop.value.exported.values.contains(where: { $0.path == path && $0.interface.propertyAccessCheck != nil })
+            let path = sd_bus_message_get_path(message).map({ String(cString: $0) })
         else { return false }
+        let checks = onLoop.value.exported.values.filter { $0.path == path }.compactMap(\.interface.propertyAccessCheck)
+        guard !checks.isEmpty else { return false }
         var cookie: UInt64 = 0
         _ = sd_bus_message_get_cookie(message, &cookie)
         let key = "\(sender) \(cookie)"
-        // The second time round the look-up has been tried: answer with what is known.
-        if onLoop.value.redispatched.remove(key) != nil { return false }
+        // Known, or the look-up has been tried (the second time round): refuse now or let it through.
+        if credentialsCache[sender] != nil || onLoop.value.redispatched.remove(key) != nil {
+            let credentials = credentialsCache[sender]
+            for check in checks {
+                do throws(BusError) {
+                    try check(credentials)
+                } catch {
+                    logger.notice("refused a Properties call on \(path) to \(sender): \(error.message)")
+                    var reply = sd_bus_error()
+                    _ = sd_bus_error_set(&reply, error.name, error.message)
+                    let r = sd_bus_reply_method_error(message, &reply)
+                    sd_bus_error_free(&reply)
+                    if r < 0 { logger.debug("could not send the refusal: \(BusError(errno: r))") }
+                    return true
+                }
+            }
+            return false
+        }
         sd_bus_message_ref(message)
         let held = SendablePointer(message)
         Task { [self] in
@@ -774,7 +795,7 @@ public final class BusConnection: Sendable {
                     connection.loop.perform { connection.closeOnLoop(disconnected: true) }
                     return 0
                 }
-                return connection.deferUntilCredentialsKnown(message) ? 1 : 0
+                return connection.screenPropertiesCall(message) ? 1 : 0
             }, userdata)
         guard r >= 0, let slot else {
             SlotBox.releaseUserdata(userdata)

@@ -50,10 +50,30 @@ struct DaemonSecurityTests {
                     LifecycledProtocol.Property.apps,
                 ],
                 call + ["org.freedesktop.DBus.Properties.GetAll", LifecycledProtocol.interface],
+                // A Set of a read-only property answered PropertyReadOnly to anyone; it is refused first.
+                call + [
+                    "org.freedesktop.DBus.Properties.Set", LifecycledProtocol.interface,
+                    LifecycledProtocol.Property.simulationEnabled, "<false>",
+                ],
+                // The distributor's interfaces have no properties: GetAll answered {} to anyone.
+                [
+                    "/usr/bin/gdbus", "call", "--address", h.bus.address, "--dest",
+                    UnifiedPush.lifecycledDistributorName, "--object-path", UnifiedPush.distributorPath, "--method",
+                    "org.freedesktop.DBus.Properties.GetAll", UnifiedPush.distributor2,
+                ],
+                [
+                    "/usr/bin/gdbus", "call", "--address", h.bus.address, "--dest",
+                    UnifiedPush.lifecycledDistributorName, "--object-path", UnifiedPush.distributorPath, "--method",
+                    "org.freedesktop.DBus.Properties.GetAll", UnifiedPush.distributor1,
+                ],
             ]
             for gdbus in calls {
                 let same = try await runTool(gdbus[0], Array(gdbus.dropFirst()))
-                #expect(same.status == 0, "\(gdbus.last!): \(same.stderr)")
+                let isSet = gdbus.contains("org.freedesktop.DBus.Properties.Set")
+                // The daemon's own user gets the real answer: the values, or PropertyReadOnly for a Set.
+                #expect(
+                    isSet ? same.stderr.contains("PropertyReadOnly") : same.status == 0,
+                    "\(gdbus.last!): \(same.stderr)")
                 // The private bus lets every uid connect; the daemon itself must refuse.
                 let foreign = try await runTool(
                     "/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups"] + gdbus)

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Glibc
 import LifecycledClient
 import Logging
+import Synchronization
 import SystemdBus
 
 /// lifecycled as a UnifiedPush distributor: `org.unifiedpush.Distributor.applifecycle` with
@@ -99,7 +100,14 @@ final class PushDistributor {
                 [.init("Register", inSignature: "sss", outSignature: "ss"), .init("Unregister", inSignature: "s")]
             ),
         ] {
-            var exported = ExportedInterface(name: interface, methods: methods)
+            // No properties, but org.freedesktop.DBus.Properties answers for them all the same:
+            // another uid gets AccessDenied there too, as from every method.
+            let policy = daemon.policy
+            var exported = ExportedInterface(
+                name: interface, methods: methods,
+                propertyAccessCheck: { credentials throws(BusError) in
+                    try policy.check(credentials, member: "org.freedesktop.DBus.Properties")
+                })
             exported.callDelivery = .inOrder
             exported.maximumPendingCalls = 128
             do {
@@ -251,10 +259,10 @@ final class PushDistributor {
         }
     }
 
-    private func saveQueue() async -> Bool {
-        await queueFile.persist { [weak self] in
-            (try? JSONEncoder().encode(self?.queue ?? PushQueue())) ?? Data()
-        }
+    private func saveQueue(afterWrite: (@Sendable () -> Void)? = nil) async -> Bool {
+        await queueFile.persist(
+            { [weak self] in (try? JSONEncoder().encode(self?.queue ?? PushQueue())) ?? Data() }, afterWrite: afterWrite
+        )
     }
 
     // MARK: The distributor's methods
@@ -679,18 +687,6 @@ final class PushDistributor {
             logger.info("push: \(push.id) waits for \(registration.service) to start")
             return .launched
         }
-        // To a running connector: marked and written first, then sent to that very connection (its
-        // unique name), so the mark covers exactly one recipient. To a name with no owner: sent to
-        // the name (D-Bus activation may start the app) without a mark, since such a call mostly
-        // fails, and a mark taken back after a failure could be lost with a SIGKILL in between.
-        if owner != nil {
-            queue.markHandedOver(push.id)
-            guard await saveQueue() else {
-                queue.unmarkHandedOver(push.id)
-                logger.error("push: \(push.id) stays queued: the queue could not be written before handing it over")
-                return .failed
-            }
-        }
         let arguments: [BusValue] =
             registration.version == 2
             ? [
@@ -699,11 +695,36 @@ final class PushDistributor {
                     "id": .string(push.id),
                 ])
             ] : [.string(registration.connectorToken), UnifiedPush.byteArray(push.body), .string(push.id)]
+        let connection = connection
+        let interface = registration.version == 2 ? UnifiedPush.connector2 : UnifiedPush.connector1
+        let timeout = Self.messageTimeout
+        let send: @Sendable (String) -> BusPendingReply = { destination in
+            connection.send(
+                destination: destination, path: UnifiedPush.connectorPath, interface: interface, member: "Message",
+                arguments: arguments, timeout: timeout)
+        }
+        // To a running connector: marked and written first, then sent to that very connection (its
+        // unique name), so the mark covers exactly one recipient. The Message leaves from the
+        // writer's thread the moment the mark is on disk (no hop through the main actor, which may
+        // be busy encoding the next write): a SIGKILL between the two is what would lose it, and
+        // that gap is kept as short as the machine allows. To a name with no owner: sent to the
+        // name (D-Bus activation may start the app) without a mark, since such a call mostly fails,
+        // and a mark taken back after a failure could be lost with a SIGKILL in between.
+        let reply: BusPendingReply
+        if let owner {
+            queue.markHandedOver(push.id)
+            let sent = SentMessage()
+            guard await saveQueue(afterWrite: { sent.reply = send(owner) }), let pending = sent.reply else {
+                queue.unmarkHandedOver(push.id)
+                logger.error("push: \(push.id) stays queued: the queue could not be written before handing it over")
+                return .failed
+            }
+            reply = pending
+        } else {
+            reply = send(registration.service)
+        }
         do {
-            _ = try await connection.call(
-                destination: owner ?? registration.service, path: UnifiedPush.connectorPath,
-                interface: registration.version == 2 ? UnifiedPush.connector2 : UnifiedPush.connector1,
-                member: "Message", arguments: arguments, timeout: Self.messageTimeout)
+            _ = try await reply.value()
             logger.info("push: \(push.id) delivered to \(registration.service)")
             return .delivered
         } catch {
@@ -724,5 +745,15 @@ final class PushDistributor {
             logger.notice("push: \(push.id) not delivered to \(registration.service) yet: \(error)")
             return .failed
         }
+    }
+}
+
+/// The reply of a `Message` sent from the queue writer's thread, handed back to the main actor.
+private final class SentMessage: Sendable {
+    private let pending = Mutex<BusPendingReply?>(nil)
+
+    var reply: BusPendingReply? {
+        get { pending.withLock { $0 } }
+        set { pending.withLock { $0 = newValue } }
     }
 }
