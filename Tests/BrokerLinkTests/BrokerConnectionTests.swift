@@ -251,9 +251,10 @@ import Testing
         #expect(await client.probe.waitForConnections(2))
         #expect(client.probe.events.filter { $0 == .connected(sessionPresent: false) }.count == 2)
         // The broker kept nothing of a clean session: the message arrives only if the connection
-        // subscribed again by itself.
+        // subscribed again by itself. At least once more: on a loaded machine (CI with other
+        // builds running) a keep-alive can lapse and add a reconnect, and a subscription, of its own.
         #expect(
-            await eventually { brokerLog(broker).components(separatedBy: "Sending SUBACK to dev1-clean").count == 3 })
+            await eventually { brokerLog(broker).components(separatedBy: "Sending SUBACK to dev1-clean").count >= 3 })
         #expect(try await gateway.publish(topic: topics.push, message: "again").status == 0)
         #expect(await client.probe.wait { $0.texts == ["again"] })
     }
