@@ -3,17 +3,31 @@ import FoundationEssentials
 import Logging
 import SystemdBus
 
-/// A file rewritten as a group commit, off the main actor: ``persist(_:)`` returns once the
-/// contents `snapshot` gives at the call (or later) are on disk (`AtomicFile`: fsync, rename,
+/// A file rewritten as a group commit, off the main actor: ``persist(_:afterWrite:)`` returns once
+/// the contents `snapshot` gives at the call (or later) are on disk (`AtomicFile`: fsync, rename,
 /// fsync of the directory). Changes made while a write is on its way share the next write, so a
 /// burst of pushes costs one or two fsyncs, not one each.
+///
+/// A caller waits for the first write that holds its change, not for the group to drain: under a
+/// steady stream of changes, the writes follow one another and each caller is answered after its
+/// own. What must happen the moment a change is durable (a push's `Message`, once its handed-over
+/// mark is on disk) goes in `afterWrite`, which runs on the writer's thread right after the write,
+/// before any hop back to the main actor.
 @MainActor
 final class GroupCommitFile {
     let url: URL
     private let logger: Logger
-    private var task: Task<Bool, Never>?
-    private var unsaved = false
-    private var lastWriteSucceeded = true
+    /// Changes asked for so far (each ``persist(_:afterWrite:)`` call is one).
+    private var requested = 0
+    /// Callers waiting for a write that holds their change.
+    private var waiters: [Waiter] = []
+    private var writing = false
+
+    private struct Waiter {
+        let change: Int
+        let afterWrite: (@Sendable () -> Void)?
+        let continuation: CheckedContinuation<Bool, Never>
+    }
 
     init(url: URL, logger: Logger) {
         self.url = url
@@ -21,29 +35,45 @@ final class GroupCommitFile {
     }
 
     /// Returns once what `snapshot` returns now is written: `true`, or `false` when the write failed (logged).
+    ///
+    /// - Parameters:
+    ///   - snapshot: The file's contents as they are when the write starts (main actor).
+    ///   - afterWrite: Runs on the writer's thread once a write holding this change succeeded.
     @discardableResult
-    func persist(_ snapshot: @escaping @MainActor () -> Data) async -> Bool {
-        unsaved = true
-        if task == nil {
-            task = Task { @MainActor in
-                var succeeded = true
-                while unsaved {
-                    unsaved = false
-                    succeeded = await write(snapshot())
-                }
-                task = nil
-                return succeeded
+    func persist(_ snapshot: @escaping @MainActor () -> Data, afterWrite: (@Sendable () -> Void)? = nil) async -> Bool {
+        requested += 1
+        let change = requested
+        return await withCheckedContinuation { continuation in
+            waiters.append(Waiter(change: change, afterWrite: afterWrite, continuation: continuation))
+            if !writing {
+                writing = true
+                Task { @MainActor in await writeWhileWaited(snapshot) }
             }
         }
-        return await task?.value ?? lastWriteSucceeded
     }
 
-    private func write(_ data: Data) async -> Bool {
+    private func writeWhileWaited(_ snapshot: @escaping @MainActor () -> Data) async {
+        while !waiters.isEmpty {
+            // Everything asked for up to here is in this snapshot.
+            let covered = requested
+            let data = snapshot()
+            let batch = waiters.filter { $0.change <= covered }
+            waiters.removeAll { $0.change <= covered }
+            let succeeded = await write(data, afterWrite: batch.compactMap(\.afterWrite))
+            for waiter in batch { waiter.continuation.resume(returning: succeeded) }
+            // The callers just answered run before the next snapshot is encoded.
+            await Task.yield()
+        }
+        writing = false
+    }
+
+    private func write(_ data: Data, afterWrite hooks: [@Sendable () -> Void]) async -> Bool {
         let (url, logger) = (self.url, self.logger)
-        let succeeded = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let started = DetachedThread.start {
                 do {
                     try AtomicFile.write(data, to: url)
+                    for hook in hooks { hook() }
                     continuation.resume(returning: true)
                 } catch {
                     logger.error("cannot save \(url.path): \(error)")
@@ -55,7 +85,5 @@ final class GroupCommitFile {
                 continuation.resume(returning: false)
             }
         }
-        lastWriteSucceeded = succeeded
-        return succeeded
     }
 }
