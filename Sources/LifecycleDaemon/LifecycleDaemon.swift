@@ -621,7 +621,13 @@ package final class LifecycleDaemon {
         let (command, arguments) = HostEventBusCodec.encode(.terminate(reason))!
         await send(command, arguments, to: id)
         guard let process, registry[id]?.process === process else { return }
-        process.terminate(policy: configuration.termination) { [logger] step in
+        // Without its bus the command cannot reach the app: SIGTERM at once (LifecycledHost turns it
+        // into applicationWillTerminate), with the whole budget as its grace.
+        let termination = configuration.termination
+        let policy =
+            lostTheBus
+            ? TerminationPolicy(deadline: .zero, grace: termination.deadline + termination.grace) : termination
+        process.terminate(policy: policy) { [logger] step in
             logger.notice(
                 "\(id) did not exit in time: \(step == .sentTerminate ? "SIGTERM" : "SIGKILL")", metadata: .app(id))
         }
