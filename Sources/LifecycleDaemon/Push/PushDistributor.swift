@@ -439,17 +439,30 @@ final class PushDistributor {
         let arguments: [BusValue] =
             registration.version == 2
             ? [.vardict(["token": .string(registration.connectorToken)])] : [.string(registration.connectorToken)]
-        let connection = connection
-        await daemon.withCallOutstanding(
+        _ = try? await callConnector(of: registration, "Unregistered", arguments, timeout: .seconds(5))
+    }
+
+    /// Calls the connector of `registration` back (`NewEndpoint`, `Unregistered`): a stopped hosted
+    /// app is resumed for the call and not stopped while it is out (it would otherwise time out
+    /// unread). `Message` has its own path (``deliver(_:to:)``): it is marked on disk first.
+    private func callConnector(
+        of registration: PushRegistration, _ member: String, _ arguments: [BusValue], timeout: Duration
+    ) async throws {
+        let result: Result<Void, any Error> = await daemon.withCallOutstanding(
             to: registration.service,
             {
                 await daemon.resumeForCall(registration.service)
-                return
-                    (try? await connection.call(
+                do {
+                    _ = try await connection.call(
                         destination: registration.service, path: UnifiedPush.connectorPath,
-                        interface: registration.version == 2 ? UnifiedPush.connector2 : UnifiedPush.connector1,
-                        member: "Unregistered", arguments: arguments, timeout: .seconds(5))) != nil
-            }, reachedApp: { $0 })
+                        interface: registration.connectorInterface, member: member, arguments: arguments,
+                        timeout: timeout)
+                    return .success(())
+                } catch {
+                    return .failure(error)
+                }
+            }, reachedApp: { (try? $0.get()) != nil })
+        try result.get()
     }
 
     /// Only the connection that owns `service` may register or unregister it.
@@ -469,26 +482,13 @@ final class PushDistributor {
             registration.version == 2
             ? [.vardict(["token": .string(registration.connectorToken), "endpoint": .string(endpoint)])]
             : [.string(registration.connectorToken), .string(endpoint)]
-        let connection = connection
-        let logger = logger
-        // A stopped hosted app is resumed for it, and not stopped while it is out (it would
-        // otherwise time out unread); a lost one comes again when the connector next registers.
-        Task { @MainActor [daemon] in
-            await daemon.withCallOutstanding(
-                to: registration.service,
-                {
-                    await daemon.resumeForCall(registration.service)
-                    do {
-                        _ = try await connection.call(
-                            destination: registration.service, path: UnifiedPush.connectorPath,
-                            interface: registration.version == 2 ? UnifiedPush.connector2 : UnifiedPush.connector1,
-                            member: "NewEndpoint", arguments: arguments, timeout: .seconds(10))
-                        return true
-                    } catch {
-                        logger.notice("push: NewEndpoint to \(registration.service) failed: \(error)")
-                        return false
-                    }
-                }, reachedApp: { $0 })
+        // A lost one comes again when the connector next registers (every start of the app).
+        Task { @MainActor [weak self] in
+            do {
+                try await self?.callConnector(of: registration, "NewEndpoint", arguments, timeout: .seconds(10))
+            } catch {
+                self?.logger.notice("push: NewEndpoint to \(registration.service) failed: \(error)")
+            }
         }
     }
 
@@ -522,7 +522,7 @@ final class PushDistributor {
             // this push, and sends at most its in-flight window more until the queue drains.
             if heldForRoom.isEmpty {
                 logger.warning(
-                    "push: the queue of …\(envelope.token.suffix(4)) is full; the broker keeps \(envelope.id) and what follows until its app takes some"
+                    "push: the queue is full (\(queue.capacity) pushes for this device's apps); the broker keeps \(envelope.id) and what follows until apps take some"
                 )
             }
             heldForRoom.append((arrived, acknowledgement))
@@ -696,7 +696,7 @@ final class PushDistributor {
                 ])
             ] : [.string(registration.connectorToken), UnifiedPush.byteArray(push.body), .string(push.id)]
         let connection = connection
-        let interface = registration.version == 2 ? UnifiedPush.connector2 : UnifiedPush.connector1
+        let interface = registration.connectorInterface
         let timeout = Self.messageTimeout
         let send: @Sendable (String) -> BusPendingReply = { destination in
             connection.send(

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import LifecycledClient
 
 /// One app's registration with lifecycled's distributor, kept in `push-registrations.json`.
 struct PushRegistration: Codable, Equatable, Sendable {
@@ -17,6 +18,9 @@ struct PushRegistration: Codable, Equatable, Sendable {
     var version: Int
     /// When it was created (Unix milliseconds).
     var created: Int64
+
+    /// The interface its connector is called back on (`Connector2` or `Connector1`, by ``version``).
+    var connectorInterface: String { version == 2 ? UnifiedPush.connector2 : UnifiedPush.connector1 }
 
     /// A new endpoint token: 20 bytes from the kernel's CSPRNG, base64url (27 characters).
     static func makeEndpointToken() -> String {
