@@ -665,24 +665,14 @@ final class LoopbackHTTPClient {
 
     private func connectIfNeeded() throws {
         guard socketFD < 0 else { return }
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
+        let fd: Int32
+        do {
+            fd = try LoopbackSocket.connect(port: port)
+        } catch {
+            throw Failure(description: error.description)
+        }
         var one: Int32 = 1
         _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
-            let message = String(cString: strerror(errno))
-            close(fd)
-            throw Failure(description: "connect to 127.0.0.1:\(port): \(message)")
-        }
         socketFD = fd
         buffer = []
     }

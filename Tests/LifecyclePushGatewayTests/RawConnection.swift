@@ -1,3 +1,4 @@
+import BrokerTestSupport
 import Foundation
 import Glibc
 import SystemdBusTesting
@@ -14,22 +15,7 @@ final class RawConnection {
     /// Connects to `127.0.0.1:port` (the kernel completes the handshake even before the gateway
     /// accepts).
     init(port: Int) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw FixtureError("socket: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
-            let message = String(cString: strerror(errno))
-            close(fd)
-            throw FixtureError("connect 127.0.0.1:\(port): \(message)")
-        }
+        fd = try LoopbackSocket.connect(port: port)
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
     }
 
