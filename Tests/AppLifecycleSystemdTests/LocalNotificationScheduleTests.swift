@@ -25,6 +25,18 @@ private func scheduled(
         appID: app, payload: payload, buttons: [], scheduledAt: Date(timeIntervalSince1970: 0), occurrence: occurrence)
 }
 
+/// Saves a schedule of one valid notification (`good`, due at 2_000_000_000) to `url`, then puts
+/// hand-edited entries (JSON objects) in front of it, as a person editing the file would; returns `good`.
+private func writeSchedule(at url: URL, withHandEditedEntries entries: [String]) throws -> ScheduledLocalNotification {
+    let good = try scheduled(
+        "good", ["alertBody": .string("hi"), "fireDate": .date(Date(timeIntervalSince1970: 2_000_000_000))])
+    try LocalNotificationScheduleFile.save(.init(notifications: [good]), to: url)
+    let text = try String(contentsOf: url, encoding: .utf8).replacingOccurrences(
+        of: "\"notifications\":[", with: "\"notifications\":[" + entries.joined(separator: ",") + ",")
+    try text.write(to: url, atomically: true, encoding: .utf8)
+    return good
+}
+
 @Suite("local notification schedule")
 struct LocalNotificationScheduleTests {
     @Test func wallClockArithmeticKeepsTheTimeOfDayAndClampsMonthEnds() throws {
@@ -141,13 +153,8 @@ struct LocalNotificationScheduleTests {
             "schedule-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = directory.appendingPathComponent(LocalNotificationScheduleFile.fileName)
-        let good = try scheduled(
-            "good", ["alertBody": .string("hi"), "fireDate": .date(Date(timeIntervalSince1970: 2_000_000_000))])
-        try LocalNotificationScheduleFile.save(.init(notifications: [good]), to: url)
-        var text = try String(contentsOf: url, encoding: .utf8)
-        text = text.replacingOccurrences(
-            of: "\"notifications\":[", with: "\"notifications\":[{\"app\":\"org.example.Notes\",\"notification\":{}},")
-        try text.write(to: url, atomically: true, encoding: .utf8)
+        let good = try writeSchedule(
+            at: url, withHandEditedEntries: [#"{"app":"org.example.Notes","notification":{}}"#])
 
         let loaded = LocalNotificationScheduleFile.load(from: url)
         #expect(loaded.writable && loaded.problem == nil)
@@ -179,18 +186,12 @@ struct LocalNotificationScheduleTests {
             "schedule-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = directory.appendingPathComponent(LocalNotificationScheduleFile.fileName)
-        let good = try scheduled(
-            "good", ["alertBody": .string("hi"), "fireDate": .date(Date(timeIntervalSince1970: 2_000_000_000))])
-        try LocalNotificationScheduleFile.save(.init(notifications: [good]), to: url)
-        var text = try String(contentsOf: url, encoding: .utf8)
         let bad = [
             #"{"app":"org.example.Notes","scheduledAt":1e300,"occurrence":0,"notification":{"identifier":"far"}}"#,
             #"{"app":"org.example.Notes","scheduledAt":1790000000,"occurrence":9000000000000000000,"notification":{"identifier":"often","repeatInterval":"minute"}}"#,
             #"{"app":"org.example.Notes","scheduledAt":1790000000,"occurrence":-1,"notification":{"identifier":"before"}}"#,
         ]
-        text = text.replacingOccurrences(
-            of: "\"notifications\":[", with: "\"notifications\":[" + bad.joined(separator: ",") + ",")
-        try text.write(to: url, atomically: true, encoding: .utf8)
+        let good = try writeSchedule(at: url, withHandEditedEntries: bad)
         let loaded = LocalNotificationScheduleFile.load(from: url)
         #expect(loaded.notifications == [good])
         #expect(loaded.rejected.count == 3, "\(loaded.rejected.map(\.reason))")
