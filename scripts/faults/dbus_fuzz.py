@@ -267,12 +267,7 @@ def run(build, calls=20000, seed=None, keep=False, reply_timeout=25.0):
     started = time.monotonic()
     with R.Rig("dbus-fuzz", build, keep=keep) as rig:
         _, address = rig.start_bus()
-        users = {"device-one": "pw-device", "gateway": "pw-gateway", "operator": "pw-operator"}
-        _, mqtt_port = rig.start_broker(users)
-        config = rig.path("lifecycled.conf")
-        with open(config, "w") as f:
-            f.write(f"[broker]\nurl = mqtt://127.0.0.1:{mqtt_port}\nusername = device-one\npassword = pw-device\n"
-                    "device-id = device-one\n\n[push]\nendpoint-url = http://127.0.0.1:9\n")
+        _, _, config = rig.start_fleet_broker()
         apps = rig.path("apps")
         R.write_manifest(apps, APPS[0], "/usr/bin/python3", [HOSTED_APP, rig.path("app.log")])
         R.write_manifest(apps, APPS[1], "/usr/bin/sleep", ["300"])

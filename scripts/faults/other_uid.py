@@ -129,12 +129,7 @@ def run(build, keep=False):
     started = time.monotonic()
     with R.Rig("other-uid", build, keep=keep) as rig:
         _, address = rig.start_bus()
-        users = {"device-one": "pw-device", "gateway": "pw-gateway", "operator": "pw-operator"}
-        _, mqtt_port = rig.start_broker(users)
-        config = rig.path("lifecycled.conf")
-        with open(config, "w") as f:
-            f.write(f"[broker]\nurl = mqtt://127.0.0.1:{mqtt_port}\nusername = device-one\npassword = pw-device\n"
-                    "device-id = device-one\n\n[push]\nendpoint-url = http://127.0.0.1:9\n")
+        _, _, config = rig.start_fleet_broker()
         apps = rig.path("apps")
         R.write_manifest(apps, VICTIM, "/usr/bin/python3", [HOSTED_APP, rig.path("victim.log")])
         daemon = rig.start_lifecycled(address, apps, rig.path("state"), config, extra=["--enable-simulate"])

@@ -45,20 +45,16 @@ def run(build, pushes=5000, kills=30, seconds=90.0, seed=None, keep=False, say=p
     started = time.monotonic()
     with R.Rig("push-kills", build, keep=keep) as rig:
         _, address = rig.start_bus()
-        users = {"device-one": "pw-device", "gateway": "pw-gateway", "operator": "pw-operator"}
-        _, mqtt_port = rig.start_broker(users)
         http_port = R.free_port()
         gateway_url = f"http://127.0.0.1:{http_port}"
+        # The device's lifecycled.conf names the gateway it is reached through.
+        _, mqtt_port, config = rig.start_fleet_broker(endpoint_url=gateway_url, extra_broker_lines="keepalive = 10\n")
         with open(rig.path("gateway.password"), "w") as f:
             f.write("pw-gateway\n")
         rig.start("gateway", [rig.binary("lifecycle-push-gateway"), "--listen", f"127.0.0.1:{http_port}",
                               "--public-url", gateway_url, "--broker", f"mqtt://127.0.0.1:{mqtt_port}",
                               "--username", "gateway", "--password-file", rig.path("gateway.password")])
         R.wait_for("the gateway to listen", lambda: R.port_open(http_port))
-        config = rig.path("lifecycled.conf")
-        with open(config, "w") as f:
-            f.write(f"[broker]\nurl = mqtt://127.0.0.1:{mqtt_port}\nusername = device-one\npassword = pw-device\n"
-                    f"device-id = device-one\nkeepalive = 10\n\n[push]\nendpoint-url = {gateway_url}\n")
         apps, state = rig.path("apps"), rig.path("lifecycled-state")
         os.makedirs(apps)
         client = R.bus_connection(address)

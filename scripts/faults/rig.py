@@ -177,6 +177,20 @@ class Rig:
             raise CampaignError("mosquitto exited at start")
         return process, port
 
+    # The fleet's MQTT users: the device, the gateway and an operator, as the README's ACL has them.
+    FLEET_USERS = {"device-one": "pw-device", "gateway": "pw-gateway", "operator": "pw-operator"}
+
+    def start_fleet_broker(self, endpoint_url="http://127.0.0.1:9", extra_broker_lines=""):
+        """Starts mosquitto with the fleet's users and writes the device's lifecycled.conf for it.
+
+        Returns (mosquitto process, its port, the lifecycled.conf path)."""
+        process, port = self.start_broker(self.FLEET_USERS)
+        config = self.path("lifecycled.conf")
+        with open(config, "w") as f:
+            f.write(f"[broker]\nurl = mqtt://127.0.0.1:{port}\nusername = device-one\npassword = pw-device\n"
+                    f"device-id = device-one\n{extra_broker_lines}\n[push]\nendpoint-url = {endpoint_url}\n")
+        return process, port, config
+
     # -- lifecycled ------------------------------------------------------------------------------
 
     def lifecycled_argv(self, address, apps, state, config=None, extra=()):
