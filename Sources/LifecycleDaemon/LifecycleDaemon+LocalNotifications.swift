@@ -113,7 +113,7 @@ extension LifecycleDaemon {
             logger.error("local notifications: an entry of \(url.path) was rejected and kept: \(reason)")
         }
         for notification in loaded.notifications {
-            let key = LocalNotificationSchedule.Key(appID: notification.appID, identifier: notification.identifier)
+            let key = notification.key
             if let problem = admissionProblem(notification) {
                 logger.error(
                     "local notifications: '\(notification.identifier.prefix(64))' of \(notification.appID.prefix(64)) in \(url.path) refused at load: \(problem)"
@@ -170,7 +170,7 @@ extension LifecycleDaemon {
             return "\(error)"
         }
         guard budget else { return nil }
-        let key = LocalNotificationSchedule.Key(appID: notification.appID, identifier: notification.identifier)
+        let key = notification.key
         return local.budget.excess(Self.entryBytes(notification), for: key)
     }
 
@@ -269,7 +269,7 @@ extension LifecycleDaemon {
         local.budget.set(key, bytes)
         // What it replaces is no longer announced, nor on its way to a banner (this one cannot
         // have fired yet: every banner and delivery of this identifier is the old one's).
-        for ticket in local.delivering.filter({ Self.key(of: $0.value) == key }).map(\.key) {
+        for ticket in local.delivering.filter({ $0.value.key == key }).map(\.key) {
             local.delivering[ticket] = nil
         }
         if let replacedBanner = local.bannerIDs.removeValue(forKey: key) { withdrawBanner(replacedBanner) }
@@ -279,11 +279,6 @@ extension LifecycleDaemon {
             "\(id): scheduled local notification '\(notification.identifier)' (\(local.schedule.count) in all)",
             metadata: .app(id))
         return notification.identifier
-    }
-
-    /// The schedule's key of a notification.
-    static func key(of notification: ScheduledLocalNotification) -> LocalNotificationSchedule.Key {
-        .init(appID: notification.appID, identifier: notification.identifier)
     }
 
     /// `NotSaved`, with what to do about it.
@@ -394,10 +389,10 @@ extension LifecycleDaemon {
             // its way to a banner (if this write fails, nothing is written; the next one has them).
             let pending = local.pending
             let scheduled =
-                local.schedule.notifications().map(\.notification).filter { pending[Self.key(of: $0)] == nil }
+                local.schedule.notifications().map(\.notification).filter { pending[$0.key] == nil }
                 + pending.keys.sorted().compactMap { pending[$0]?.notification }
             let delivering = local.delivering.keys.sorted().compactMap { local.delivering[$0] }
-                .filter { pending[Self.key(of: $0)] == nil }
+                .filter { pending[$0.key] == nil }
             return .success(.init(notifications: scheduled, undelivered: kept + delivering, rejected: local.rejected))
         }
         if failure == nil {
@@ -470,7 +465,7 @@ extension LifecycleDaemon {
         for firing in firings where !firing.repeats {
             gone[firing.notification.appID, default: []].append(firing.notification.identifier)
             // Unless a call is saving a replacement: the budget counts that one.
-            let key = Self.key(of: firing.notification)
+            let key = firing.notification.key
             if local.pending[key] == nil { local.budget.set(key, nil) }
         }
         for (id, identifiers) in gone { sendScheduleChange(to: id, removed: identifiers) }

@@ -81,7 +81,7 @@ public struct LocalNotificationSchedule: Sendable {
         var notification = notification
         let (occurrence, instant) = notification.nextOccurrence(notBefore: now, in: timeZone)
         notification.occurrence = occurrence
-        let key = Key(appID: notification.appID, identifier: notification.identifier)
+        let key = notification.key
         let generation = nextGeneration
         nextGeneration += 1
         let old = entries.updateValue(

@@ -43,6 +43,8 @@ public struct ScheduledLocalNotification: Sendable, Hashable {
     public var appID: String
     /// The notification's identifier (unique per app).
     public var identifier: String
+    /// Its identity in a ``LocalNotificationSchedule``: its app and its identifier.
+    public var key: LocalNotificationSchedule.Key { .init(appID: appID, identifier: identifier) }
     /// The notification's property list (`LocalNotification/propertyList`).
     public var payload: [String: UserInfoValue]
     /// The banner's buttons beyond the default action.
