@@ -21,6 +21,8 @@ final class GroupCommitFile {
     private var requested = 0
     /// Callers waiting for a write that holds their change.
     private var waiters: [Waiter] = []
+    /// How the next write reads the contents: the last caller's (each caller snapshots the same state).
+    private var snapshot: (@MainActor () -> Data)?
     private var writing = false
 
     private struct Waiter {
@@ -43,17 +45,18 @@ final class GroupCommitFile {
     func persist(_ snapshot: @escaping @MainActor () -> Data, afterWrite: (@Sendable () -> Void)? = nil) async -> Bool {
         requested += 1
         let change = requested
+        self.snapshot = snapshot
         return await withCheckedContinuation { continuation in
             waiters.append(Waiter(change: change, afterWrite: afterWrite, continuation: continuation))
             if !writing {
                 writing = true
-                Task { @MainActor in await writeWhileWaited(snapshot) }
+                Task { @MainActor in await writeWhileWaited() }
             }
         }
     }
 
-    private func writeWhileWaited(_ snapshot: @escaping @MainActor () -> Data) async {
-        while !waiters.isEmpty {
+    private func writeWhileWaited() async {
+        while !waiters.isEmpty, let snapshot {
             // Everything asked for up to here is in this snapshot.
             let covered = requested
             let data = snapshot()
