@@ -41,7 +41,8 @@ build: deps
 TEST_TIME_LIMIT ?= 1200
 test: deps
 	scripts/timed.sh "format check" $(MAKE) --no-print-directory lint
-	scripts/timed.sh "build with tests" $(SWIFT) build --build-tests
+	scripts/timed.sh "build with tests (explicit target-dependency import check)" \
+		$(SWIFT) build --build-tests --explicit-target-dependency-import-check error
 	scripts/timed.sh "API documentation (DocC, no warnings)" $(MAKE) --no-print-directory docs
 	scripts/timed.sh "Web Push interop venv (pywebpush, http-ece, py-vapid)" scripts/webpush-venv.sh
 	scripts/timed.sh "unit and integration tests" \

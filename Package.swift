@@ -23,6 +23,12 @@ let package = Package(
         .library(name: "AppLifecycleService", targets: ["AppLifecycleService"]),
         .library(name: "WebPush", targets: ["WebPush"]),
         .library(name: "BrokerLink", targets: ["BrokerLink"]),
+        .library(name: "LifecycledProtocol", targets: ["LifecycledProtocol"]),
+        .library(name: "FleetProtocol", targets: ["FleetProtocol"]),
+        .library(name: "DesktopIntegration", targets: ["DesktopIntegration"]),
+        .library(name: "UnifiedPushClient", targets: ["UnifiedPushClient"]),
+        .library(name: "InProcessHost", targets: ["InProcessHost"]),
+        .library(name: "AppLifecycleMain", targets: ["AppLifecycleMain"]),
         .executable(name: "lifecycle-example", targets: ["LifecycleExample"]),
         .executable(name: "counter-app", targets: ["CounterApp"]),
         .executable(name: "lifecycle-bench", targets: ["LifecycleBench"]),
@@ -58,13 +64,57 @@ let package = Package(
         .target(name: "SystemdBus", dependencies: ["CSystemd", "CSystemdShim", logging]),
         // D-Bus fixtures: private bus daemons, python-dbusmock, child processes.
         .target(name: "SystemdBusTesting", dependencies: ["SystemdBus", "CLinuxSupport"]),
-        // lifecycled's protocol and the app side of it; UnixSignals traps SIGTERM for LifecycledHost.
+        // The whole contract of org.applifecycle.Lifecycled1 (members, signatures, errors, limits, the
+        // userInfo and command codecs) and the UnifiedPush D-Bus names lifecycled serves: declared once,
+        // shared by the daemon, its clients and lifecyclectl.
+        .target(name: "LifecycledProtocol", dependencies: ["AppLifecycle", "SystemdBus", logging]),
+        // The fleet's wire formats: topics, push envelopes, registration records, device identity.
+        .target(name: "FleetProtocol", dependencies: ["WebPush", "CSystemd"]),
+        // What both hosts use of the desktop: desktop entries, MIME apps, the URL opener,
+        // org.freedesktop.Application, org.freedesktop.Notifications, the idle inhibitor.
         .target(
-            name: "LifecycledClient", dependencies: ["AppLifecycle", "SystemdBus", "WebPush", logging, unixSignals]),
+            name: "DesktopIntegration", dependencies: ["AppLifecycle", "SystemdBus", "LifecycledProtocol", logging]),
+        // The one local-notification engine: schedule, its file and writer, the CLOCK_REALTIME alarm, banners.
+        // It takes local time and the kernel's clock interfaces from the bridge.
+        .target(
+            name: "LocalNotificationEngine",
+            dependencies: [
+                "AppLifecycle", "AppLifecycleSystemd", "SystemdBus", "DesktopIntegration", "CLinuxSupport", logging,
+            ]
+        ),
+        // The app's UnifiedPush connector, its registration state and Web Push decryption (only apps link it).
+        .target(
+            name: "UnifiedPushClient",
+            dependencies: ["AppLifecycle", "SystemdBus", "LifecycledProtocol", "WebPush", logging]
+        ),
+        // The app side of lifecycled: LifecycledHost (its signals from the bridge) and LifecycleSubscriber.
+        .target(
+            name: "LifecycledClient",
+            dependencies: [
+                "AppLifecycle", "SystemdBus", "AppLifecycleSystemd", "LifecycledProtocol", "DesktopIntegration",
+                "UnifiedPushClient", logging,
+            ]
+        ),
+        // The host bridge: the machine's facts (logind, clocks, memory pressure, ...) as HostEvents.
         .target(
             name: "AppLifecycleSystemd",
+            // UnixSignals (swift-service-lifecycle's small module, not ServiceLifecycle): SIGTERM and SIGINT as events.
+            dependencies: ["AppLifecycle", "SystemdBus", "CLinuxSupport", logging, unixSignals]
+        ),
+        // The in-process host: SystemdHost runs one app on the bridge, without lifecycled.
+        .target(
+            name: "InProcessHost",
             dependencies: [
-                "AppLifecycle", "SystemdBus", "LifecycledClient", "CLinuxSupport", logging,
+                "AppLifecycle", "AppLifecycleSystemd", "SystemdBus", "LifecycledProtocol", "DesktopIntegration",
+                "LocalNotificationEngine", "UnifiedPushClient", logging,
+            ]
+        ),
+        // Host selection and main, above both hosts.
+        .target(
+            name: "AppLifecycleMain",
+            dependencies: [
+                "AppLifecycle", "AppLifecycleSystemd", "InProcessHost", "LifecycledClient", "LifecycledProtocol",
+                "SystemdBus", logging,
             ]
         ),
         // An app as a swift-service-lifecycle Service. A module of its own so that lifecycled, which
@@ -75,14 +125,15 @@ let package = Package(
             name: "LifecycleExample",
             dependencies: [
                 "AppLifecycle", "AppLifecycleTesting", "SystemdBus", "SystemdBusTesting", "AppLifecycleSystemd",
-                argumentParser, logging,
+                "InProcessHost", "LifecycledProtocol", argumentParser, logging,
             ],
             path: "Examples/LifecycleExample"
         ),
         .executableTarget(
             name: "CounterApp",
             dependencies: [
-                "AppLifecycle", "AppLifecycleSystemd", "LifecycledClient", "SystemdBus", argumentParser, logging,
+                "AppLifecycle", "AppLifecycleMain", "InProcessHost", "AppLifecycleSystemd", "LifecycledClient",
+                "LifecycledProtocol", "SystemdBus", argumentParser, logging,
             ],
             path: "Examples/CounterApp"
         ),
@@ -93,15 +144,15 @@ let package = Package(
             pkgConfig: "libmosquitto",
             providers: [.apt(["libmosquitto-dev"])]
         ),
-        // An MQTT client (libmosquitto) on a SystemdBus event loop, and the fleet's topics and envelopes.
-        .target(name: "BrokerLink", dependencies: ["CMosquitto", "SystemdBus", "WebPush", logging]),
+        // An MQTT client (libmosquitto) on a SystemdBus event loop: transport only, no fleet schema.
+        .target(name: "BrokerLink", dependencies: ["CMosquitto", "SystemdBus", logging]),
         // The gateway's logic: routing, the checks of a push request, the HTTP/1.1 server and its limits,
         // the broker link and the command. A library so that its request decoding can be fuzzed.
         .target(
             name: "LifecyclePushGateway",
             dependencies: [
-                "WebPush", "BrokerLink", "SystemdBus", "CommandLineSupport", argumentParser, logging, nioCore, nioPosix,
-                nioHTTP1,
+                "WebPush", "FleetProtocol", "BrokerLink", "SystemdBus", "CommandLineSupport", argumentParser, logging,
+                nioCore, nioPosix, nioHTTP1,
             ]
         ),
         // The `lifecycle-push-gateway` binary: a main that runs LifecyclePushGateway's command.
@@ -114,8 +165,8 @@ let package = Package(
         .target(
             name: "LifecycleDaemon",
             dependencies: [
-                "AppLifecycle", "LifecycledClient", "AppLifecycleSystemd", "SystemdBus", "CLinuxSupport", "BrokerLink",
-                logging,
+                "AppLifecycle", "LifecycledProtocol", "AppLifecycleSystemd", "DesktopIntegration",
+                "LocalNotificationEngine", "SystemdBus", "CLinuxSupport", "BrokerLink", "FleetProtocol", logging,
             ]
         ),
         .executableTarget(
@@ -131,8 +182,8 @@ let package = Package(
             // subscriber the apps use, rather than a copy of them; it links no host bridge.
             // WebPush and BrokerLink: `push` encrypts as an app server does, `fleet` reads the broker.
             dependencies: [
-                "AppLifecycle", "SystemdBus", "LifecycledClient", "CommandLineSupport", "WebPush", "BrokerLink",
-                argumentParser,
+                "AppLifecycle", "SystemdBus", "LifecycledProtocol", "LifecycledClient", "DesktopIntegration",
+                "CommandLineSupport", "WebPush", "BrokerLink", "FleetProtocol", argumentParser,
             ]
         ),
         // libFuzzer targets for every decoder of outside input, one binary (Fuzz/README.md). The normal
@@ -141,8 +192,9 @@ let package = Package(
         .executableTarget(
             name: "LifecycleFuzz",
             dependencies: [
-                "LifecycleDaemon", "LifecyclePushGateway", "LifecycledClient", "AppLifecycleSystemd", "AppLifecycle",
-                "SystemdBus", "CSystemd", "WebPush", "BrokerLink", crypto, logging, nioCore,
+                "LifecycleDaemon", "LifecyclePushGateway", "LifecycledProtocol", "DesktopIntegration",
+                "LocalNotificationEngine", "UnifiedPushClient", "AppLifecycleSystemd", "AppLifecycle", "SystemdBus",
+                "CSystemd", "WebPush", "BrokerLink", "FleetProtocol", crypto, logging, nioCore,
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             path: "Fuzz/LifecycleFuzz"
@@ -153,8 +205,9 @@ let package = Package(
         .executableTarget(
             name: "LifecycleBench",
             dependencies: [
-                "AppLifecycle", "AppLifecycleSystemd", "LifecycledClient", "AppLifecycleTesting", "SystemdBus",
-                "SystemdBusTesting", "CAllocationCounter", "BrokerLink", "BrokerTestSupport", "WebPush", argumentParser,
+                "AppLifecycle", "AppLifecycleSystemd", "InProcessHost", "LifecycledProtocol", "LifecycledClient",
+                "AppLifecycleTesting", "SystemdBus", "SystemdBusTesting", "CAllocationCounter", "BrokerLink",
+                "FleetProtocol", "BrokerTestSupport", "WebPush", argumentParser,
                 logging,
             ],
             path: "Benchmarks/LifecycleBench"
@@ -167,45 +220,70 @@ let package = Package(
         .target(
             name: "LifecycledTestSupport",
             dependencies: [
-                "AppLifecycle", "LifecycledClient", "AppLifecycleTesting", "SystemdBus", "SystemdBusTesting",
+                "AppLifecycle", "LifecycledProtocol", "LifecycledClient", "AppLifecycleTesting", "SystemdBus",
+                "SystemdBusTesting",
             ],
             path: "Tests/LifecycledTestSupport"
         ),
         .testTarget(
+            name: "LifecycledProtocolTests", dependencies: ["LifecycledProtocol", "AppLifecycle", "SystemdBus"]),
+        .testTarget(name: "FleetProtocolTests", dependencies: ["FleetProtocol", "WebPush"]),
+        .testTarget(
+            name: "DesktopIntegrationTests",
+            // LifecycledClient: the URL opener is also tested as an app reaches it, through its host.
+            dependencies: [
+                "DesktopIntegration", "LifecycledClient", "AppLifecycle", "SystemdBus", "SystemdBusTesting",
+            ]
+        ),
+        .testTarget(
+            name: "LocalNotificationEngineTests",
+            dependencies: [
+                "LocalNotificationEngine", "AppLifecycleSystemd", "AppLifecycle", "SystemdBusTesting", logging,
+            ]
+        ),
+        .testTarget(
+            name: "AppLifecycleMainTests",
+            dependencies: [
+                "AppLifecycleMain", "InProcessHost", "AppLifecycleSystemd", "LifecycledClient", "LifecycledProtocol",
+                "AppLifecycle", "AppLifecycleTesting", "SystemdBus", "SystemdBusTesting", "LifecycledTestSupport",
+            ]
+        ),
+        .testTarget(
             name: "LifecycledClientTests",
             dependencies: [
-                "LifecycledClient", "AppLifecycle", "AppLifecycleTesting", "SystemdBusTesting", "LifecycledTestSupport",
-                "WebPush",
+                "LifecycledClient", "LifecycledProtocol", "DesktopIntegration", "UnifiedPushClient", "AppLifecycle",
+                "AppLifecycleTesting", "SystemdBus", "SystemdBusTesting", "LifecycledTestSupport", "WebPush",
             ]
         ),
         .testTarget(
             name: "AppLifecycleSystemdTests",
             dependencies: [
-                "AppLifecycleSystemd", "LifecycledClient", "AppLifecycle", "AppLifecycleTesting", "SystemdBusTesting",
-                "LifecycledTestSupport", unixSignals,
+                "AppLifecycleSystemd", "InProcessHost", "LifecycledProtocol", "AppLifecycle", "AppLifecycleTesting",
+                "SystemdBus", "SystemdBusTesting", "LifecycledTestSupport", unixSignals,
             ]
         ),
         .testTarget(
             name: "AppLifecycleServiceTests",
             dependencies: [
-                "AppLifecycleService", "AppLifecycleSystemd", "AppLifecycle", "AppLifecycleTesting", serviceLifecycle,
+                "AppLifecycleService", "AppLifecycleSystemd", "InProcessHost", "AppLifecycle", "AppLifecycleTesting",
+                serviceLifecycle,
             ]
         ),
         .testTarget(
             name: "LifecycledTests",
             dependencies: [
                 "lifecycled", "LifecycleDaemon", "AppLifecycle", "AppLifecycleTesting", "AppLifecycleSystemd",
-                "LifecycledClient",
-                "SystemdBus", "SystemdBusTesting", "LifecycledTestSupport", "BrokerLink", "BrokerTestSupport",
-                "WebPush",
+                "LifecycledProtocol", "LifecycledClient", "DesktopIntegration", "LocalNotificationEngine",
+                "UnifiedPushClient", "FleetProtocol", "AppLifecycleMain", "SystemdBus", "SystemdBusTesting",
+                "LifecycledTestSupport",
+                "BrokerLink", "BrokerTestSupport", "WebPush",
             ]
         ),
         .testTarget(
             name: "LifecyclectlTests",
             dependencies: [
-                "lifecyclectl", "AppLifecycle", "AppLifecycleTesting", "LifecycledClient", "SystemdBus",
-                "SystemdBusTesting",
-                "LifecycledTestSupport", argumentParser,
+                "lifecyclectl", "AppLifecycle", "AppLifecycleTesting", "LifecycledProtocol", "LifecycledClient",
+                "SystemdBus", "SystemdBusTesting", "LifecycledTestSupport", argumentParser,
             ]
         ),
         .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport", argumentParser]),
@@ -218,20 +296,20 @@ let package = Package(
         ),
         .testTarget(
             name: "BrokerLinkTests",
-            dependencies: ["BrokerLink", "BrokerTestSupport", "SystemdBus", "SystemdBusTesting"]
+            dependencies: ["BrokerLink", "FleetProtocol", "BrokerTestSupport", "SystemdBus", "SystemdBusTesting"]
         ),
         .testTarget(
             name: "LifecyclePushGatewayTests",
             dependencies: [
-                "LifecyclePushGateway", "lifecycle-push-gateway", "WebPush", "BrokerLink", "BrokerTestSupport",
-                "SystemdBus", "SystemdBusTesting", logging, nioCore, nioEmbedded,
+                "LifecyclePushGateway", "lifecycle-push-gateway", "WebPush", "FleetProtocol", "BrokerLink",
+                "BrokerTestSupport", "SystemdBus", "SystemdBusTesting", logging, nioCore, nioEmbedded,
             ]
         ),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "AppLifecycle", "AppLifecycleTesting", "AppLifecycleSystemd", "SystemdBus", "SystemdBusTesting",
-                "WebPush",
+                "AppLifecycle", "AppLifecycleTesting", "AppLifecycleSystemd", "InProcessHost", "DesktopIntegration",
+                "LocalNotificationEngine", "SystemdBus", "SystemdBusTesting", "WebPush",
             ]
         ),
     ]

@@ -3,6 +3,7 @@ import AppLifecycleSystemd
 import AppLifecycleTesting
 import ArgumentParser
 import Foundation
+import InProcessHost
 import Synchronization
 import SystemdBus
 import SystemdBusTesting

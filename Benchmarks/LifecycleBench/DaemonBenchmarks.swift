@@ -5,6 +5,7 @@ import ArgumentParser
 import Foundation
 import Glibc
 import LifecycledClient
+import LifecycledProtocol
 import Synchronization
 import SystemdBus
 import SystemdBusTesting

@@ -3,6 +3,8 @@ import AppLifecycleSystemd
 import ArgumentParser
 import Foundation
 import LifecycledClient
+import LifecycledProtocol
+import LocalNotificationEngine
 import Synchronization
 import SystemdBus
 

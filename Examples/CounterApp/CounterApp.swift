@@ -1,8 +1,10 @@
 import AppLifecycle
+import AppLifecycleMain
 import AppLifecycleSystemd
 import ArgumentParser
 import Foundation
 import LifecycledClient
+import LifecycledProtocol
 import Logging
 import SystemdBus
 

@@ -3,7 +3,8 @@ import AppLifecycleSystemd
 import AppLifecycleTesting
 import Foundation
 import Glibc
-import LifecycledClient
+import InProcessHost
+import LifecycledProtocol
 import SystemdBus
 import SystemdBusTesting
 

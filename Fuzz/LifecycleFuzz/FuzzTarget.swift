@@ -1,3 +1,6 @@
+import DesktopIntegration
+import FleetProtocol
+
 /// One fuzz target: a decoder of outside input, driven with one input at a time.
 ///
 /// `run` must return normally for every input: a decoder answers bad input with an error, never a

@@ -38,6 +38,9 @@ struct BusClients {
 }
 
 extension HostBridge {
+    /// The system bus connection, once the bridge has one (the in-process host's idle inhibitor uses it).
+    package var systemConnection: BusConnection? { bus.system }
+
     /// How long a bus may take to accept a connection (answer `Hello`) before its sources
     /// count as unavailable; the bridge's actor is never blocked meanwhile.
     static let connectTimeout: Duration = .seconds(10)

@@ -1,6 +1,5 @@
 import AppLifecycle
 import FoundationEssentials
-import LifecycledClient
 import Logging
 import SystemdBus
 
@@ -17,7 +16,7 @@ import SystemdBus
 /// (``Configuration/memoryWarningInterval``; a more severe level passes at once), and a time-zone
 /// change reported by both the localtime watch and timedated is delivered once (the midnight/DST
 /// timer then follows the new zone). It also holds logind's `sleep` and `shutdown` delay
-/// inhibitors for its user (``SystemdHost`` for one app, `lifecycled` for a session of apps),
+/// inhibitors for its user (`SystemdHost` for one app, `lifecycled` for a session of apps),
 /// who decides when to release them.
 @MainActor
 public final class HostBridge {
@@ -105,7 +104,7 @@ public final class HostBridge {
     public let notifier = ServiceManagerNotifier()
 
     let logger = Logger(label: "AppLifecycle.HostBridge")
-    var loop: EventLoop?
+    package var loop: EventLoop?
     var runner: ReadinessSourceRunner?
     var wallClock: WallClockTimer?
     var signalWatcher: TerminationSignalWatcher?

@@ -168,8 +168,8 @@ public final class LogindClient: Sendable {
     /// Returns once the subscriptions are installed and the session is resolved (or known to be missing,
     /// in which case `SessionNew` is followed). Calling it again after success does nothing.
     ///
-    /// - Throws: ``BusServiceError`` with ``BusServiceError/Code/serviceUnavailable`` when nobody owns
-    ///   `org.freedesktop.login1`, or ``BusServiceError/Code/busFailure`` when the bus refuses a subscription.
+    /// - Throws: `BusServiceError` with `BusServiceError/Code/serviceUnavailable` when nobody owns
+    ///   `org.freedesktop.login1`, or `BusServiceError/Code/busFailure` when the bus refuses a subscription.
     public func start() async throws(BusServiceError) {
         let proceed = state.withLock { state -> Bool in
             guard state.phase == .idle else { return false }
@@ -595,8 +595,8 @@ public final class LogindClient: Sendable {
     ///   - what: `sleep` or `shutdown`.
     ///   - who: A human-readable name of the app, shown by `systemd-inhibit --list`.
     ///   - why: Why the app delays, shown by `systemd-inhibit --list`.
-    /// - Throws: ``BusServiceError``: ``BusServiceError/Code/notStarted`` before ``start()``,
-    ///   ``BusServiceError/Code/busFailure`` if logind refuses, ``BusServiceError/Code/invalidReply`` if it
+    /// - Throws: `BusServiceError`: `BusServiceError/Code/notStarted` before ``start()``,
+    ///   `BusServiceError/Code/busFailure` if logind refuses, `BusServiceError/Code/invalidReply` if it
     ///   sends no fd.
     public func takeDelayLock(what: DelayLock, who: String, why: String) async throws(BusServiceError) {
         let proceed = state.withLock { state -> (take: Bool, releases: UInt64, owner: String?)? in

@@ -38,9 +38,9 @@ public final class LowMemoryMonitorClient: Sendable {
 
     /// Subscribes to `LowMemoryWarning`.
     ///
-    /// - Throws: ``BusServiceError`` with ``BusServiceError/Code/serviceUnavailable`` when nobody owns
+    /// - Throws: `BusServiceError` with `BusServiceError/Code/serviceUnavailable` when nobody owns
     ///   `org.freedesktop.LowMemoryMonitor` (the subscription is then cancelled), or
-    ///   ``BusServiceError/Code/busFailure``.
+    ///   `BusServiceError/Code/busFailure`.
     public func start() async throws(BusServiceError) {
         do {
             let subscription = try await connection.subscribe(

@@ -100,7 +100,7 @@ public final class ScreenSaverClient: Sendable {
     ///
     /// - Returns: The services that have an owner now; empty when none is on the bus yet (the
     ///   subscriptions stay, so a screensaver that starts later is heard).
-    /// - Throws: ``BusServiceError`` with ``BusServiceError/Code/busFailure`` when a subscription fails.
+    /// - Throws: `BusServiceError` with `BusServiceError/Code/busFailure` when a subscription fails.
     @discardableResult
     public func start() async throws(BusServiceError) -> [Service] {
         guard

@@ -49,9 +49,9 @@ public final class TimedatedClient: Sendable {
     /// Subscribes to `PropertiesChanged` and reads the current `Timezone` (which activates timedated).
     ///
     /// - Returns: The time zone in force.
-    /// - Throws: ``BusServiceError`` with ``BusServiceError/Code/serviceUnavailable`` when timedated is not
-    ///   on the bus and cannot be activated, ``BusServiceError/Code/invalidReply`` when `Timezone` is not a
-    ///   valid identifier, or ``BusServiceError/Code/busFailure``.
+    /// - Throws: `BusServiceError` with `BusServiceError/Code/serviceUnavailable` when timedated is not
+    ///   on the bus and cannot be activated, `BusServiceError/Code/invalidReply` when `Timezone` is not a
+    ///   valid identifier, or `BusServiceError/Code/busFailure`.
     @discardableResult
     public func start() async throws(BusServiceError) -> String {
         do {

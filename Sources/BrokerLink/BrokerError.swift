@@ -1,8 +1,7 @@
 internal import CMosquitto
 
 /// An error of BrokerLink: a bad configuration or argument, a refusal or failure reported by
-/// libmosquitto (with its own message), a full publish queue, a stopped connection, or an invalid
-/// fleet value (device identity, push envelope).
+/// libmosquitto (with its own message), a full publish queue, or a stopped connection.
 public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What kind of failure this is.
     public enum Code: Sendable, Equatable {
@@ -20,12 +19,6 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
         case queueFull
         /// The connection was stopped or aborted before the operation completed.
         case stopped
-        /// The device identity could not be derived (libsystemd's error number).
-        case identity(Int32)
-        /// A ``PushEnvelope`` failed to decode or validate.
-        case invalidEnvelope
-        /// A topic is not part of the fleet layout, or a topic level is invalid.
-        case invalidTopic
     }
 
     /// The kind of failure.

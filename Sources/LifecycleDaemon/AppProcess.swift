@@ -3,7 +3,7 @@ import AppLifecycleSystemd
 import CLinuxSupport
 import FoundationEssentials
 import Glibc
-import LifecycledClient
+import LifecycledProtocol
 import Logging
 import Synchronization
 import SystemdBus

@@ -1,6 +1,6 @@
+import DesktopIntegration
 import FoundationEssentials
 import Glibc
-import LifecycledClient
 import SystemdBus
 
 /// Who may call the daemon, and who a caller is.

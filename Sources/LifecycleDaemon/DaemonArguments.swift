@@ -1,7 +1,7 @@
 import AppLifecycle
 import AppLifecycleSystemd
 import FoundationEssentials
-import LifecycledClient
+import LifecycledProtocol
 import SystemdBus
 
 /// Reads and validates the arguments of the daemon's methods.

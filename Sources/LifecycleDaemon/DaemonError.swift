@@ -1,5 +1,5 @@
 import AppLifecycleSystemd
-import LifecycledClient
+import LifecycledProtocol
 import SystemdBus
 
 /// The D-Bus errors the daemon replies with, each a ``BusError`` with a protocol error name.

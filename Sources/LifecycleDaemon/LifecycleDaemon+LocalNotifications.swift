@@ -1,8 +1,10 @@
 import AppLifecycle
 import AppLifecycleSystemd
+import DesktopIntegration
 import FoundationEssentials
 import Glibc
-import LifecycledClient
+import LifecycledProtocol
+import LocalNotificationEngine
 import SystemdBus
 
 /// Local notifications, badges and the idle inhibitor.

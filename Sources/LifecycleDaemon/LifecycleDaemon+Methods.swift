@@ -2,7 +2,7 @@ import AppLifecycle
 import AppLifecycleSystemd
 import FoundationEssentials
 import Glibc
-import LifecycledClient
+import LifecycledProtocol
 import SystemdBus
 
 extension LifecycleDaemon {

@@ -1,6 +1,5 @@
 import AppLifecycle
 import FoundationEssentials
-import LifecycledClient
 import SystemdBus
 
 /// The daemon's side of push delivery: a hosted app is made reachable before its connector is called.

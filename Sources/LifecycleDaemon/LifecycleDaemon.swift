@@ -1,8 +1,9 @@
 import AppLifecycle
 import AppLifecycleSystemd
+import DesktopIntegration
 import FoundationEssentials
 import Glibc
-import LifecycledClient
+import LifecycledProtocol
 import Logging
 import SystemdBus
 

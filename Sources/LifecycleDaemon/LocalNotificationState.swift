@@ -1,7 +1,9 @@
 import AppLifecycle
 import AppLifecycleSystemd
+import DesktopIntegration
 import FoundationEssentials
-import LifecycledClient
+import LifecycledProtocol
+import LocalNotificationEngine
 import Logging
 import SystemdBus
 

@@ -1,6 +1,6 @@
 import AppLifecycle
 import AppLifecycleSystemd
-import LifecycledClient
+import LifecycledProtocol
 import SystemdBus
 
 /// A `Simulate(kind, arguments)` request, parsed: a host event to inject, or one app to end.

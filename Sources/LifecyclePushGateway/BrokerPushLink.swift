@@ -1,4 +1,5 @@
 import BrokerLink
+import FleetProtocol
 import FoundationEssentials
 import Glibc
 import Logging

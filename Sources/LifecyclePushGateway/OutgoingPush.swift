@@ -1,4 +1,5 @@
 import BrokerLink
+import FleetProtocol
 
 /// One accepted push message on its way to a device: the envelope for
 /// `applifecycle/v1/<device>/push`.

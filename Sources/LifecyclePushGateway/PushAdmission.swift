@@ -1,4 +1,5 @@
 import BrokerLink
+import FleetProtocol
 
 /// A push request whose head passed every check: what is left is its body and the publish.
 package struct PushAdmission: Sendable, Equatable {

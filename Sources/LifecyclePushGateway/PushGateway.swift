@@ -1,4 +1,5 @@
 import BrokerLink
+import FleetProtocol
 import FoundationEssentials
 import Logging
 import WebPush

@@ -1,4 +1,5 @@
 import BrokerLink
+import FleetProtocol
 import Synchronization
 
 /// The gateway's only state: token → (device, registration), rebuilt from the broker's retained

@@ -1,5 +1,6 @@
 import AppLifecycle
 import FoundationEssentials
+import LifecycledProtocol
 import Logging
 import Synchronization
 import SystemdBus

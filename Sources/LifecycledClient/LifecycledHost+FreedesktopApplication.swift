@@ -1,6 +1,9 @@
 import AppLifecycle
+import DesktopIntegration
 import FoundationEssentials
+import LifecycledProtocol
 import SystemdBus
+import UnifiedPushClient
 
 /// The app's `org.freedesktop.Application` (``FreedesktopApplicationService``) when lifecycled hosts it.
 extension LifecycledHost {

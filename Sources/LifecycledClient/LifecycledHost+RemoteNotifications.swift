@@ -1,11 +1,13 @@
 import AppLifecycle
+import DesktopIntegration
 import FoundationEssentials
 import SystemdBus
+import UnifiedPushClient
 
 /// Remote notifications when lifecycled hosts the app: a ``UnifiedPushConnector`` under the
 /// app's id, preferring lifecycled's own distributor.
 extension LifecycledHost {
-    /// Registers with the push distributor (``UnifiedPushConnector/register()``).
+    /// Registers with the push distributor (`UnifiedPushConnector/register()`).
     public func registerForRemoteNotifications(_ application: Application) {
         guard let pushConnector else {
             Task { @MainActor [weak application] in
@@ -29,14 +31,10 @@ extension LifecycledHost {
         let directory = RestorationArchive.defaultDirectory(
             applicationIdentifier: id, environment: configuration.environment)
         let connector = UnifiedPushConnector(appID: id, stateDirectory: directory, application: application)
-        connector.vapidPublicKey = configuration.environment[Self.vapidKeyEnvironment]
+        connector.vapidPublicKey = configuration.environment[UnifiedPushConnector.vapidKeyEnvironment]
         pushConnector = connector
         await connector.start(on: connection)
     }
-
-    /// `$LIFECYCLE_PUSH_VAPID_KEY`: the app server's VAPID public key (base64url), registered
-    /// with the distributor so that its gateway accepts only pushes signed with it.
-    public nonisolated static let vapidKeyEnvironment = "LIFECYCLE_PUSH_VAPID_KEY"
 
     /// Owns the app's id for the connector when the app does not serve `org.freedesktop.Application`.
     func requestPushName(on connection: BusConnection, id: String) async {

@@ -1,7 +1,11 @@
 import AppLifecycle
+import AppLifecycleSystemd
+import DesktopIntegration
 import FoundationEssentials
+import LifecycledProtocol
 import Logging
 import SystemdBus
+import UnifiedPushClient
 
 /// The host of an app that `lifecycled` hosts: the daemon's `Command` signals drive the app,
 /// and the app reports back what it does.
@@ -15,7 +19,7 @@ import SystemdBus
 /// `foreground`) are handed to the app before it launches, so it launches straight into the
 /// right state; the reply's launch options are kept in ``launchOptions``.
 ///
-/// From then on each `Command` is decoded with ``HostEventBusCodec`` and handed to
+/// From then on each `Command` is decoded with `HostEventBusCodec` and handed to
 /// `Application/handle(_:)`, in the order the daemon sent them. The app's state changes go
 /// to the daemon as `ReportState`, every notification it posts (all names, the app as object)
 /// as `ReportNotification`, and the background tasks it begins and ends as

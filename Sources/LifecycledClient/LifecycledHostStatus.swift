@@ -1,6 +1,9 @@
 import AppLifecycle
+import DesktopIntegration
 import FoundationEssentials
+import LifecycledProtocol
 import Synchronization
+import UnifiedPushClient
 
 /// Whether (and how) this process is hosted by `lifecycled`, readable from any thread.
 ///

@@ -1,7 +1,7 @@
 import AppLifecycle
 import ArgumentParser
 import Foundation
-import LifecycledClient
+import LifecycledProtocol
 import SystemdBus
 
 /// `lifecyclectl activate APP [--action TYPE] [--background] [--wait-for-name]`: launches (or

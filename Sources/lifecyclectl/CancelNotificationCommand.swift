@@ -1,5 +1,5 @@
 import ArgumentParser
-import LifecycledClient
+import LifecycledProtocol
 import SystemdBus
 
 /// `lifecyclectl cancel-notification APP ID`: cancels a local notification (`CancelNotification`);

@@ -2,7 +2,7 @@ import AppLifecycle
 import ArgumentParser
 import CommandLineSupport
 import Foundation
-import LifecycledClient
+import LifecycledProtocol
 import Synchronization
 import SystemdBus
 

@@ -1,6 +1,7 @@
 import AppLifecycle
 import ArgumentParser
 import BrokerLink
+import FleetProtocol
 import Foundation
 import Synchronization
 import SystemdBus

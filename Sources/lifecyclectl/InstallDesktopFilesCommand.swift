@@ -1,7 +1,8 @@
 import AppLifecycle
 import ArgumentParser
+import DesktopIntegration
 import Foundation
-import LifecycledClient
+import LifecycledProtocol
 import SystemdBus
 
 /// `lifecyclectl install-desktop-files [--data-home DIR]`: for each manifest, a desktop entry

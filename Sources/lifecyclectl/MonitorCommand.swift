@@ -3,6 +3,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import LifecycledClient
+import LifecycledProtocol
 import Synchronization
 import SystemdBus
 

@@ -1,7 +1,7 @@
 import AppLifecycle
 import ArgumentParser
 import Foundation
-import LifecycledClient
+import LifecycledProtocol
 import SystemdBus
 
 /// `lifecyclectl notifications [APP] [--json]`: the schedule of local notifications (`ListNotifications`).

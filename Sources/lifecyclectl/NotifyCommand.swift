@@ -2,6 +2,7 @@ import AppLifecycle
 import ArgumentParser
 import Foundation
 import LifecycledClient
+import LifecycledProtocol
 import SystemdBus
 
 /// `lifecyclectl notify APP --in SECONDS|--at TIME …`: schedules a local notification for an app

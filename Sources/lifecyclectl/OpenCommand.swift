@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import LifecycledClient
+import LifecycledProtocol
 import SystemdBus
 
 /// `lifecyclectl open URL`: asks lifecycled to open a URL in the app that claims its scheme

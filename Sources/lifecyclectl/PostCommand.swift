@@ -1,7 +1,7 @@
 import AppLifecycle
 import ArgumentParser
 import Foundation
-import LifecycledClient
+import LifecycledProtocol
 import SystemdBus
 
 /// `lifecyclectl post APP NAME [--user-info JSON]`: delivers a named notification into an

@@ -1,7 +1,7 @@
 import AppLifecycle
 import ArgumentParser
 import Foundation
-import LifecycledClient
+import LifecycledProtocol
 import SystemdBus
 
 /// `lifecyclectl simulate EVENT [LEVEL] [--app ID]`: injects a host event into lifecycled

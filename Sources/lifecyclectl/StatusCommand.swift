@@ -1,7 +1,7 @@
 import AppLifecycle
 import ArgumentParser
 import Foundation
-import LifecycledClient
+import LifecycledProtocol
 import SystemdBus
 
 /// `lifecyclectl status`: lifecycled's host state and a summary of its apps.

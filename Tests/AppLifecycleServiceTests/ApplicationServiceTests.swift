@@ -2,6 +2,7 @@ import AppLifecycle
 import AppLifecycleService
 import AppLifecycleSystemd
 import AppLifecycleTesting
+import InProcessHost
 import Logging
 import ServiceLifecycle
 import Testing

@@ -1,6 +1,5 @@
 import AppLifecycle
 import Foundation
-import LifecycledClient
 import Synchronization
 import SystemdBus
 import SystemdBusTesting

@@ -1,5 +1,6 @@
 import BrokerLink
 import BrokerTestSupport
+import FleetProtocol
 import Foundation
 import SystemdBus
 import SystemdBusTesting
@@ -112,7 +113,9 @@ import Testing
         let broker = try MosquittoBroker(users: Self.users)
         let topics = try FleetTopics(device: "dev1")
         let operatorTool = MosquittoClientTool(broker: broker, username: "operator")
-        let client = try Client(broker, user: "dev1", clientID: "dev1-will", will: topics.presenceWill)
+        let client = try Client(
+            broker, user: "dev1", clientID: "dev1-will",
+            will: BrokerWill(topic: topics.presence, payload: FleetTopics.offline, qos: 1, retain: true))
         #expect(await client.probe.waitForConnections())
         try await client.connection.boundedPublish(topic: topics.presence, payload: FleetTopics.online, retain: true)
         #expect(
@@ -129,7 +132,9 @@ import Testing
     @Test func stopSuppressesTheWill() async throws {
         let broker = try MosquittoBroker(users: Self.users)
         let topics = try FleetTopics(device: "dev1")
-        let client = try Client(broker, user: "dev1", clientID: "dev1-stop", will: topics.presenceWill)
+        let client = try Client(
+            broker, user: "dev1", clientID: "dev1-stop",
+            will: BrokerWill(topic: topics.presence, payload: FleetTopics.offline, qos: 1, retain: true))
         #expect(await client.probe.waitForConnections())
         try await client.connection.boundedPublish(topic: topics.presence, payload: FleetTopics.online, retain: true)
         client.close()

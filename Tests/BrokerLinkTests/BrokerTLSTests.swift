@@ -1,5 +1,6 @@
 import BrokerLink
 import BrokerTestSupport
+import FleetProtocol
 import Foundation
 import Glibc
 import SystemdBus

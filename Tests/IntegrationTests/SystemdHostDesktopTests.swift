@@ -1,8 +1,10 @@
 import AppLifecycle
 import AppLifecycleSystemd
 import AppLifecycleTesting
+import DesktopIntegration
 import Foundation
 import Glibc
+import InProcessHost
 import SystemdBus
 import SystemdBusTesting
 import Testing

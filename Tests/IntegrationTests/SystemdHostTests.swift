@@ -3,6 +3,7 @@ import AppLifecycleSystemd
 import AppLifecycleTesting
 import Foundation
 import Glibc
+import InProcessHost
 import SystemdBus
 import SystemdBusTesting
 import Testing

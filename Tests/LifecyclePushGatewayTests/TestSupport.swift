@@ -1,4 +1,5 @@
 import BrokerLink
+import FleetProtocol
 import Foundation
 import Synchronization
 import WebPush

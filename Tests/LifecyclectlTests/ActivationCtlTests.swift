@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import LifecycledClient
+import LifecycledProtocol
 import LifecycledTestSupport
 import SystemdBus
 import SystemdBusTesting

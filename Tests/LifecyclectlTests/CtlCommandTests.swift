@@ -2,7 +2,7 @@ import AppLifecycle
 import AppLifecycleTesting
 import Dispatch
 import Foundation
-import LifecycledClient
+import LifecycledProtocol
 import LifecycledTestSupport
 import Synchronization
 import SystemdBus

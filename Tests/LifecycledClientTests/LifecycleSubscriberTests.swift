@@ -2,6 +2,7 @@ import AppLifecycle
 import AppLifecycleTesting
 import Foundation
 import LifecycledClient
+import LifecycledProtocol
 import LifecycledTestSupport
 import Synchronization
 import SystemdBus

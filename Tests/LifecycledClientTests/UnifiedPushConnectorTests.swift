@@ -3,9 +3,11 @@ import AppLifecycleTesting
 import Foundation
 import Glibc
 import LifecycledClient
+import LifecycledProtocol
 import SystemdBus
 import SystemdBusTesting
 import Testing
+import UnifiedPushClient
 import WebPush
 
 /// The app side of UnifiedPush (``UnifiedPushConnector`` under a ``LifecycledHost``) against a

@@ -1,7 +1,7 @@
 import AppLifecycle
 import AppLifecycleTesting
 import Foundation
-import LifecycledClient
+import LifecycledProtocol
 import Synchronization
 import SystemdBus
 import SystemdBusTesting

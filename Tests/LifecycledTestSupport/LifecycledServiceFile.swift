@@ -1,4 +1,4 @@
-import LifecycledClient
+import LifecycledProtocol
 import SystemdBusTesting
 
 /// Writes lifecycled's D-Bus service file into a private bus's service directory, as `make install`

@@ -3,7 +3,7 @@ import AppLifecycleSystemd
 import AppLifecycleTesting
 import Foundation
 import Glibc
-import LifecycledClient
+import LifecycledProtocol
 import SystemdBus
 import SystemdBusTesting
 import Testing

@@ -1,9 +1,11 @@
 import AppLifecycle
+import AppLifecycleMain
 import AppLifecycleSystemd
 import AppLifecycleTesting
 import Foundation
 import Glibc
 import LifecycledClient
+import LifecycledProtocol
 import LifecycledTestSupport
 import Synchronization
 import SystemdBus

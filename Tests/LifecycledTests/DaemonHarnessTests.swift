@@ -4,6 +4,7 @@ import AppLifecycleTesting
 import Foundation
 import Glibc
 import LifecycledClient
+import LifecycledProtocol
 import LifecycledTestSupport
 import Synchronization
 import SystemdBus

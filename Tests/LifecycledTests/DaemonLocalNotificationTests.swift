@@ -1,8 +1,10 @@
 import AppLifecycle
 import AppLifecycleSystemd
+import DesktopIntegration
 import Foundation
 import Glibc
-import LifecycledClient
+import LifecycledProtocol
+import LocalNotificationEngine
 import Synchronization
 import SystemdBus
 import SystemdBusTesting

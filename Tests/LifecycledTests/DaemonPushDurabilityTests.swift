@@ -2,7 +2,6 @@ import BrokerLink
 import BrokerTestSupport
 import Foundation
 import Glibc
-import LifecycledClient
 import SystemdBus
 import SystemdBusTesting
 import Testing

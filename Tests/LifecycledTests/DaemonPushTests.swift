@@ -2,9 +2,10 @@ import AppLifecycle
 import AppLifecycleTesting
 import BrokerLink
 import BrokerTestSupport
+import FleetProtocol
 import Foundation
 import Glibc
-import LifecycledClient
+import LifecycledProtocol
 import SystemdBus
 import SystemdBusTesting
 import Testing

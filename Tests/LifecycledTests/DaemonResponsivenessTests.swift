@@ -1,6 +1,6 @@
 import AppLifecycle
 import Glibc
-import LifecycledClient
+import LifecycledProtocol
 import SystemdBus
 import SystemdBusTesting
 import Testing

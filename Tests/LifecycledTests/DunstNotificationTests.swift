@@ -1,7 +1,7 @@
 import AppLifecycle
 import Foundation
 import Glibc
-import LifecycledClient
+import LifecycledProtocol
 import SystemdBus
 import SystemdBusTesting
 import Testing

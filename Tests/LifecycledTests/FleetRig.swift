@@ -1,6 +1,7 @@
 import AppLifecycle
 import BrokerLink
 import BrokerTestSupport
+import FleetProtocol
 import Foundation
 import Synchronization
 import SystemdBus

@@ -1,8 +1,9 @@
 import AppLifecycle
 import AppLifecycleSystemd
+import DesktopIntegration
 import Foundation
 import Glibc
-import LifecycledClient
+import LifecycledProtocol
 import SystemdBus
 import SystemdBusTesting
 import Testing

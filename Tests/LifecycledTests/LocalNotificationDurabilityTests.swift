@@ -2,7 +2,8 @@ import AppLifecycle
 import AppLifecycleSystemd
 import Foundation
 import Glibc
-import LifecycledClient
+import LifecycledProtocol
+import LocalNotificationEngine
 import SystemdBus
 import SystemdBusTesting
 import Testing

@@ -8,6 +8,7 @@ import LifecycledClient
 import SystemdBus
 import SystemdBusTesting
 import Testing
+import UnifiedPushClient
 import WebPush
 
 @testable import LifecycleDaemon
@@ -50,7 +51,7 @@ struct PushChainTests {
                     appID: id, busAddress: .address(h.bus.address),
                     environment: [
                         "XDG_STATE_HOME": h.directory.path + "/xdg",
-                        LifecycledHost.vapidKeyEnvironment: vapid.publicKeyBase64URL,
+                        UnifiedPushConnector.vapidKeyEnvironment: vapid.publicKeyBase64URL,
                     ], handlesTerminationSignals: false))
             let delegate = PushDelegate()
             let app = Application(

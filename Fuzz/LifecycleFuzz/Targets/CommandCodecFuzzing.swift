@@ -1,5 +1,5 @@
 import AppLifecycle
-import LifecycledClient
+import LifecycledProtocol
 import SystemdBus
 
 /// lifecycled's commands to an app (`HostEventBusCodec`): a command name (most often a known one)

@@ -1,5 +1,5 @@
+import DesktopIntegration
 import FoundationEssentials
-import LifecycledClient
 
 /// Desktop entries (`.desktop` files): the input is the file, parsed as the URL opener and the
 /// MIME lookup parse it, then every accessor and `arguments(opening:)` for a web and a file URL.

@@ -1,5 +1,5 @@
-import BrokerLink
 import Dispatch
+import FleetProtocol
 import FoundationEssentials
 import Glibc
 import Logging

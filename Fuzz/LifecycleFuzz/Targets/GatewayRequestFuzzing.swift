@@ -1,4 +1,4 @@
-import BrokerLink
+import FleetProtocol
 import FoundationEssentials
 
 @testable import LifecyclePushGateway

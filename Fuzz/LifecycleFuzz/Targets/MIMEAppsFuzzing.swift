@@ -1,5 +1,5 @@
+import DesktopIntegration
 import FoundationEssentials
-import LifecycledClient
 
 /// `mimeapps.list` with the desktop entries it names: the input is split at lines of `--` into a
 /// `mimeapps.list` (in `$XDG_CONFIG_HOME`) and up to four desktop entries (`a.desktop`,

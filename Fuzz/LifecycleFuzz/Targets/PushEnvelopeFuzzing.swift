@@ -1,4 +1,4 @@
-import BrokerLink
+import FleetProtocol
 import FoundationEssentials
 
 /// Push envelopes (the JSON the gateway publishes to a device's push topic), decoded as lifecycled

@@ -1,4 +1,3 @@
-import BrokerLink
 import FoundationEssentials
 
 @testable import LifecycleDaemon

@@ -1,4 +1,4 @@
-import BrokerLink
+import FleetProtocol
 import FoundationEssentials
 
 /// Registration records (the retained JSON the gateway reads from the broker for every endpoint):

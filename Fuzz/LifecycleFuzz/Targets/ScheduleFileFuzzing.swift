@@ -2,6 +2,7 @@ import AppLifecycle
 import AppLifecycleSystemd
 import FoundationEssentials
 import Glibc
+import LocalNotificationEngine
 
 /// The local-notification schedule file (`local-notifications.json`): the input is the file.
 ///

@@ -1,7 +1,7 @@
 import AppLifecycle
 import SystemdBus
 
-@testable import LifecycledClient
+@testable import LifecycledProtocol
 
 /// The userInfo codec (`UserInfoBusCodec`): a D-Bus value tree drawn from the input
 /// (``BusValueGenerator``) and sent through sd-bus's marshalling (``WireMarshalling``) is decoded as a userInfo and as a single value, checked with the

@@ -1,4 +1,5 @@
 import BrokerLink
+import FleetProtocol
 
 /// What the device's state allows by a push's RFC 8030 urgency, as UnifiedPush asks of a
 /// distributor: `very-low` only on external power **and** an unmetered network (Wi-Fi),

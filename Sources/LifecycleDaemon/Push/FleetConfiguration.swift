@@ -1,5 +1,6 @@
 import AppLifecycle
 import BrokerLink
+import FleetProtocol
 import FoundationEssentials
 
 /// lifecycled's push and fleet settings: `lifecycled.conf`, an INI file.

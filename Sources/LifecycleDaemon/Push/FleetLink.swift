@@ -1,7 +1,8 @@
 import AppLifecycle
 import BrokerLink
+import FleetProtocol
 import FoundationEssentials
-import LifecycledClient
+import LifecycledProtocol
 import Logging
 import SystemdBus
 
@@ -39,7 +40,7 @@ final class FleetLink {
         self.configuration = configuration
         self.topics = try FleetTopics(device: configuration.deviceID)
         var broker = configuration.broker
-        broker.will = topics.presenceWill
+        broker.will = BrokerWill(topic: topics.presence, payload: FleetTopics.offline, qos: 1, retain: true)
         self.connection = BrokerConnection(configuration: broker, loop: loop, logger: logger)
         self.logger = logger
     }

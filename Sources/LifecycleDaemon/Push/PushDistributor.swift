@@ -1,8 +1,9 @@
 import AppLifecycle
 import BrokerLink
+import FleetProtocol
 import FoundationEssentials
 import Glibc
-import LifecycledClient
+import LifecycledProtocol
 import Logging
 import Synchronization
 import SystemdBus

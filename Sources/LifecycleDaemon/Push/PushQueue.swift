@@ -1,4 +1,5 @@
 import BrokerLink
+import FleetProtocol
 import FoundationEssentials
 
 /// The pushes lifecycled holds for apps, persisted in `push-queue.json` in its state directory:

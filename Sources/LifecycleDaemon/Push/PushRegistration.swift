@@ -1,5 +1,5 @@
 import FoundationEssentials
-import LifecycledClient
+import LifecycledProtocol
 
 /// One app's registration with lifecycled's distributor, kept in `push-registrations.json`.
 struct PushRegistration: Codable, Equatable, Sendable {

@@ -1,0 +1,96 @@
+import AppLifecycle
+import AppLifecycleSystemd
+import FoundationEssentials
+import Glibc
+import InProcessHost
+import LifecycledClient
+import Logging
+
+/// The hosts a ``HostSelection`` decides between are built here, beside ``SystemdHost``: the
+/// decision itself (`LifecycledClient`) knows no bridge.
+extension HostSelection {
+    /// Creates the host this selection decides on, and logs the decision.
+    ///
+    /// - Parameters:
+    ///   - appID: The app id for `LifecycledHost` (`nil`: `$LIFECYCLE_APP_ID`, else the app's identifier).
+    ///   - configuration: The bridge's configuration; its `HostBridge/Configuration/environment`
+    ///     and `HostBridge/Configuration/sessionBus` also drive the decision and the daemon's bus.
+    /// - Returns: The host and the decision that chose it.
+    @MainActor
+    public func makeHost(
+        appID: String? = nil, configuration: HostBridge.Configuration = HostBridge.Configuration()
+    ) async -> (host: any ApplicationHost, decision: Decision) {
+        let decision = await decide(environment: configuration.environment, sessionBus: configuration.sessionBus)
+        Logger(label: "AppLifecycle.HostSelection").info("host: \(decision)")
+        switch decision.host {
+        case .lifecycled:
+            let host = LifecycledHost(
+                configuration: LifecycledHost.Configuration(
+                    appID: appID, busAddress: configuration.sessionBus, environment: configuration.environment))
+            return (host, decision)
+        default:
+            return (SystemdHost(configuration: configuration), decision)
+        }
+    }
+
+    /// Creates the host ``automatic`` decides on, and logs the decision.
+    ///
+    /// - Parameters:
+    ///   - appID: The app id for `LifecycledHost`.
+    ///   - configuration: The bridge's configuration (also the environment and bus of the decision).
+    @MainActor
+    public static func makeHost(
+        appID: String? = nil, configuration: HostBridge.Configuration = HostBridge.Configuration()
+    ) async -> any ApplicationHost {
+        await HostSelection.automatic.makeHost(appID: appID, configuration: configuration).host
+    }
+
+    /// Picks the host, runs the app until it terminates, and exits the process.
+    ///
+    /// Like `Application/main(delegate:host:launchOptions:configuration:)`, but with a
+    /// `LifecycledHost` the host is prepared first, so the launch options `lifecycled` returns
+    /// from `RegisterApp` are the ones the app launches with; and the last reports are flushed
+    /// before the process exits.
+    ///
+    /// - Parameters:
+    ///   - delegate: The app's delegate.
+    ///   - selection: Which host to use.
+    ///   - appID: The app id for `LifecycledHost`.
+    ///   - configuration: The bridge's configuration.
+    ///   - applicationConfiguration: The app's limits.
+    @MainActor
+    public static func main(
+        delegate: any ApplicationDelegate, selection: HostSelection = .automatic, appID: String? = nil,
+        configuration: HostBridge.Configuration = HostBridge.Configuration(),
+        applicationConfiguration: Application.Configuration = Application.Configuration()
+    ) async -> Never {
+        let (host, _) = await selection.makeHost(appID: appID, configuration: configuration)
+        let app = Application(delegate: delegate, host: host, configuration: applicationConfiguration)
+        // run() lets the host prepare and lays lifecycled's launch options over these.
+        await app.run(launchOptions: .fromServiceManager(environment: configuration.environment))
+        if let hosted = host as? LifecycledHost { await hosted.flush() }
+        exit(0)
+    }
+}
+
+extension Application {
+    /// Creates the app, picks its host, runs it until it terminates, and exits: `UIApplicationMain`
+    /// for an app that `lifecycled` may host.
+    ///
+    /// With ``HostSelection/automatic`` (the default) the app connects to `lifecycled` when the
+    /// daemon launched it (`$LIFECYCLE_APP_ID`), when `$LIFECYCLE_USE_DAEMON=1`, or when the daemon's
+    /// name has an owner or is activatable on the session bus (and not when `$LIFECYCLE_USE_DAEMON=0`); otherwise it
+    /// runs on the in-process bridge (``SystemdHost``). The same delegate works both ways.
+    ///
+    /// - Parameters:
+    ///   - hostSelection: Which host to use.
+    ///   - appID: The app id for lifecycled (default: `$LIFECYCLE_APP_ID`, else the configuration's identifier).
+    ///   - configuration: The app's limits.
+    public static func main(
+        delegate: any ApplicationDelegate, hostSelection: HostSelection = .automatic, appID: String? = nil,
+        configuration: Application.Configuration = Application.Configuration()
+    ) async -> Never {
+        await HostSelection.main(
+            delegate: delegate, selection: hostSelection, appID: appID, applicationConfiguration: configuration)
+    }
+}

@@ -1,0 +1,72 @@
+import AppLifecycle
+import Foundation
+import Glibc
+import LocalNotificationEngine
+import Logging
+import SystemdBusTesting
+import Testing
+
+@Suite("The schedule writer: out of space is decided on errno", .serialized)
+struct LocalNotificationScheduleWriterTests {
+    /// `ENOSPC` and `EDQUOT` are out of space whatever the message says; another errno is not,
+    /// even when the message has the words of `ENOSPC` in it (a path, or another locale's wording).
+    @Test func outOfSpaceIsTheErrnoENOSPCOrEDQUOTNotTheMessagesWording() {
+        let url = URL(fileURLWithPath: "/state/local-notifications.json")
+        typealias Failure = LocalNotificationScheduleWriter.Failure
+        #expect(Failure(saving: url, ApplicationError(.io, "write x: Plus de place", errno: ENOSPC)).isOutOfSpace)
+        #expect(Failure(saving: url, ApplicationError(.io, "write x: quota", errno: EDQUOT)).isOutOfSpace)
+        let enospcWords = String(cString: strerror(ENOSPC))
+        #expect(!Failure(saving: url, ApplicationError(.io, "rename /\(enospcWords)/x: I/O", errno: EIO)).isOutOfSpace)
+        #expect(!Failure(saving: url, ApplicationError(.io, "write x: \(enospcWords)")).isOutOfSpace)
+        #expect(Failure(saving: url, ApplicationError(.io, "x", errno: ENOSPC)).description.hasPrefix("cannot save "))
+    }
+
+    /// A real full disk (a 64 KiB tmpfs; root mounts it, as the lifecycled durability tests do):
+    /// `AtomicFile.write` throws with `ENOSPC`, and the writer says the disk is full.
+    @Test func aFullFileSystemIsENOSPCFromTheWriteAndOutOfSpaceFromTheWriter() async throws {
+        let directory = try TemporaryDirectory(prefix: "schedule-writer-full")
+        defer { directory.remove() }
+        let mount = try ChildProcess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", directory.path])
+        try #require(mount.status == 0, "mount: \(mount.output)")
+        defer {
+            let unmount = try? ChildProcess.run("/bin/umount", [directory.path])
+            if unmount?.status != 0 { Issue.record("umount \(directory.path): \(unmount?.output ?? "")") }
+        }
+        let big = URL(fileURLWithPath: directory.path + "/big")
+        do {
+            try AtomicFile.write(Data(repeating: 0x78, count: 256 * 1024), to: big)
+            Issue.record("256 KiB were written to a 64 KiB file system")
+        } catch let error as ApplicationError {
+            #expect(error.code == .io)
+            #expect(error.errno == ENOSPC, "\(error)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: big.path))
+
+        // The schedule's writer on the same file system, once it is full.
+        let fd = open(directory.path + "/filler", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        try #require(fd >= 0)
+        let chunk = [UInt8](repeating: 0, count: 4096)
+        while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
+        close(fd)
+        let note = try ScheduledLocalNotification(
+            appID: "org.example.Full",
+            payload: [
+                "identifier": .string("n"), "alertBody": .string(String(repeating: "y", count: 8 * 1024)),
+                "fireDate": .date(Date().addingTimeInterval(60)),
+            ], buttons: [], scheduledAt: Date())
+        let failure = await LocalNotificationScheduleWriter.persistOnce(
+            .init(notifications: [note]), to: URL(fileURLWithPath: directory.path + "/schedule.json"))
+        #expect(failure?.isOutOfSpace == true, "\(String(describing: failure))")
+    }
+}
+
+extension LocalNotificationScheduleWriter {
+    /// One write of `contents` to `url` with a writer of its own.
+    @MainActor
+    static func persistOnce(_ contents: LocalNotificationScheduleFile.Contents, to url: URL) async
+        -> LocalNotificationScheduleWriter.Failure?
+    {
+        let writer = LocalNotificationScheduleWriter(url: url, logger: Logger(label: "test"))
+        return await writer.persist { .success(contents) }
+    }
+}
