@@ -149,9 +149,8 @@ extension LifecycleDaemon {
             process.killNow(reason: "purged under memory pressure (suspended)")
             await waitForExit(id)
         }
-        guard let (command, arguments) = HostEventBusCodec.encode(.memoryWarning(warning)) else { return }
         for id in plan.warn where registry[id]?.isRegistered == true {
-            await send(command, arguments, to: id)
+            await send(.hostEvent(.memoryWarning(warning)), to: id)
         }
     }
 }

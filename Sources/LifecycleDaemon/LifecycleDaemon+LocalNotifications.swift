@@ -419,19 +419,16 @@ extension LifecycleDaemon {
     func sendSchedule(to id: String) {
         ensureScheduleLoaded()
         guard registry[id]?.isRegistered == true else { return }
-        let list = local.schedule.notifications(appID: id).map { $0.notification.notification.propertyList }
+        let list = local.schedule.notifications(appID: id).map(\.notification.notification)
         guard !list.isEmpty else { return }
-        Task { @MainActor in await send("scheduled-local-notifications", ["notifications": .array(list)], to: id) }
+        Task { @MainActor in await send(.hostEvent(.scheduledLocalNotifications(list)), to: id) }
     }
 
     /// Tells a registered app what changed in its schedule (a fact: it does not wake a suspended
     /// app): the notifications added or replaced, and the identifiers that left.
     func sendScheduleChange(to id: String, removed: [String] = [], updated: [LocalNotification] = []) {
         guard registry[id]?.isRegistered == true, !(removed.isEmpty && updated.isEmpty) else { return }
-        let arguments: UserInfo = [
-            "removed": .array(removed.map(UserInfoValue.string)), "updated": .array(updated.map(\.propertyList)),
-        ]
-        Task { @MainActor in await send("scheduled-local-notifications", arguments, to: id) }
+        Task { @MainActor in await send(.scheduleChanged(removed: removed, updated: updated), to: id) }
     }
 
     private func armAlarm() {
@@ -499,7 +496,7 @@ extension LifecycleDaemon {
         }
         if app.isRegistered, app.state == .active {
             Task { @MainActor in
-                await send("local-notification", ["notification": notification.propertyList], to: id)
+                await send(.hostEvent(.localNotification(notification)), to: id)
             }
             return
         }
@@ -605,7 +602,7 @@ extension LifecycleDaemon {
         local.keptBytes -= waiting.reduce(0) { $0 + $1.bytes }
         Task { @MainActor in
             for kept in waiting {
-                await send("local-notification", ["notification": kept.notification.notification.propertyList], to: id)
+                await send(.hostEvent(.localNotification(kept.notification.notification)), to: id)
             }
             await persist()
         }
@@ -663,11 +660,9 @@ extension LifecycleDaemon {
     /// A click on the banner: the app comes to the foreground with the notification, or is launched with it.
     func openFromBanner(_ banner: LocalNotificationState.Banner, activationToken: String?) async {
         let id = banner.appID
-        var arguments: UserInfo = ["notification": banner.notification.propertyList]
-        if let activationToken { arguments["activation-token"] = .string(activationToken) }
         if let app = registry[id], app.isRegistered || app.isRunning {
             registry[id]?.foreground = true
-            await send("local-notification-opened", arguments, to: id)
+            await send(.hostEvent(.localNotificationOpened(banner.notification)), to: id)
             return
         }
         guard let manifest = store.manifest(id: id) else {
@@ -691,15 +686,14 @@ extension LifecycleDaemon {
         _ button: ScheduledLocalNotification.Button, of banner: LocalNotificationState.Banner, activationToken: String?
     ) async {
         let id = banner.appID
-        let arguments: UserInfo = [
-            "identifier": .string(button.identifier), "notification": banner.notification.propertyList,
-        ]
+        let action = LifecycledCommand.hostEvent(
+            .localNotificationAction(identifier: button.identifier, notification: banner.notification))
         if let app = registry[id], app.isRegistered || app.isRunning {
             if button.foreground {
                 registry[id]?.foreground = true
-                await send("foreground", ["value": .bool(true)], to: id)
+                await send(.hostEvent(.foreground(true)), to: id)
             }
-            await send("local-notification-action", arguments, to: id)
+            await send(action, to: id)
             return
         }
         guard let manifest = store.manifest(id: id) else {
@@ -714,7 +708,7 @@ extension LifecycleDaemon {
                 manifest, options: options,
                 environment: activationToken.map { ["XDG_ACTIVATION_TOKEN": $0] } ?? [:])
             // Queued until the app registers, then sent after its launch.
-            await send("local-notification-action", arguments, to: id)
+            await send(action, to: id)
         } catch {
             logger.error("\(id): cannot launch for an action: \(error)", metadata: .app(id))
         }
@@ -732,7 +726,7 @@ extension LifecycleDaemon {
             logger.warning("\(id): cannot announce the badge: \(error)", metadata: .app(id))
         }
         if registry[id]?.isRegistered == true {
-            Task { @MainActor in await send("badge", ["value": .int(Int64(count))], to: id) }
+            Task { @MainActor in await send(.hostEvent(.applicationIconBadgeNumber(count)), to: id) }
         }
     }
 

@@ -230,7 +230,7 @@ extension LifecycleDaemon {
             guard app.isRegistered || app.isRunning else {
                 throw DaemonError.notRegistered("\(id) is not running; Post needs a running app")
             }
-            await send("post", ["name": .string(name), "userInfo": .dictionary(userInfo.values)], to: id)
+            await send(.post(name: name, userInfo: userInfo), to: id)
         case Method.simulate: try await simulate(call)
         case Method.getState:
             let id = try DaemonArguments.appID(arguments, 0)
@@ -404,8 +404,7 @@ extension LifecycleDaemon {
         if let app = registry[id], app.isRegistered || app.isRunning {
             var openOptions = OpenURLOptions(userInfo: options)
             openOptions.sourceApplication = source
-            let (command, arguments) = HostEventBusCodec.encode(.openURL(url, openOptions))!
-            await send(command, arguments, to: id)
+            await send(.hostEvent(.openURL(url, openOptions)), to: id)
         } else {
             var launchOptions = LaunchOptions()
             launchOptions.url = url
@@ -437,9 +436,9 @@ extension LifecycleDaemon {
             registry[id]?.foreground = true
             if let item = options.shortcutItem {
                 // The quick action brings the app to the foreground itself (performActionFor first).
-                await send("shortcut-item", ["item": item.propertyList], to: id)
+                await send(.hostEvent(.shortcutItem(item)), to: id)
             } else {
-                await send("foreground", ["value": .bool(true)], to: id)
+                await send(.hostEvent(.foreground(true)), to: id)
             }
             return
         }

@@ -371,31 +371,14 @@ package final class LifecycleDaemon {
 
     // MARK: Commands
 
-    /// Whether a command may change a suspended app's state, so a stopped app is resumed for it.
-    ///
-    /// A suspended app runs no code. A fact that cannot move it out of `suspended` (the
-    /// machine sleeps, the session locks or goes inactive, the clock changes) stays queued in
-    /// its bus socket and is read, in order, when the app is next resumed; everything else
-    /// (wake, unlock to foreground, open-url, post, terminate…) resumes it first.
-    static func wakesSuspendedApp(_ command: String, _ arguments: UserInfo) -> Bool {
-        switch command {
-        case "sleeping", "foreground", "session-active":
-            // sleeping(false), foreground(true), session-active(true) can bring it back.
-            return (arguments["value"]?.boolValue ?? true) == (command != "sleeping")
-        case "locked", "time-change", "memory-warning", "scheduled-local-notifications", "badge":
-            return false
-        default:
-            return true
-        }
-    }
-
     /// Sends a `Command` to one app, resuming it first if it is stopped and the command can wake it.
     ///
     /// A launched app that has not registered yet gets the command when it registers.
     ///
     /// - Parameters:
-    ///   - command: The command.
-    func send(_ command: String, _ arguments: UserInfo, to id: String) async {
+    ///   - command: The command; a host event no daemon forwards (``HostEventBusCodec``) is not sent.
+    func send(_ command: LifecycledCommand, to id: String) async {
+        guard let (name, arguments) = command.encode() else { return }
         guard let app = registry[id] else { return }
         guard app.isRegistered else {
             guard app.isRunning else { return }
@@ -406,15 +389,15 @@ package final class LifecycleDaemon {
                     "\(id) has not registered; its oldest queued command was dropped (\(Self.maximumPendingCommands) at most)",
                     metadata: .app(id))
             }
-            registry[id]?.pendingCommands.append((command, arguments))
+            registry[id]?.pendingCommands.append((name, arguments))
             return
         }
-        if let process = app.process, Self.wakesSuspendedApp(command, arguments) {
+        if let process = app.process, command.resumesSuspendedApp {
             await resume(id, process)
         }
         // For the app alone: its payload (a posted userInfo, an opened URL) is no one else's business.
         emit(
-            LifecycledProtocol.Signal.command, [.string(id), .string(command), UserInfoBusCodec.encode(arguments)],
+            LifecycledProtocol.Signal.command, [.string(id), .string(name), UserInfoBusCodec.encode(arguments)],
             to: app.busName)
     }
 
@@ -423,9 +406,9 @@ package final class LifecycleDaemon {
     /// - Parameters:
     ///   - event: The event; one without a command (``HostEventBusCodec``) is not sent.
     func broadcast(_ event: HostEvent) async {
-        guard let (command, arguments) = HostEventBusCodec.encode(event) else { return }
+        guard HostEventBusCodec.encode(event) != nil else { return }
         for app in registry.registered {
-            await send(command, arguments, to: app.id)
+            await send(.hostEvent(event), to: app.id)
         }
     }
 
@@ -619,8 +602,7 @@ package final class LifecycleDaemon {
         if process != nil { registry[id]?.terminating = true }
         // Queued like any command when the app runs but has not registered yet (launched a moment
         // ago by OpenURL, say): it gets it right after its registration and can exit by itself.
-        let (command, arguments) = HostEventBusCodec.encode(.terminate(reason))!
-        await send(command, arguments, to: id)
+        await send(.hostEvent(.terminate(reason)), to: id)
         guard let process, registry[id]?.process === process else { return }
         // Without its bus the command cannot reach the app: SIGTERM at once (LifecycledHost turns it
         // into applicationWillTerminate), with the whole budget as its grace.

@@ -359,40 +359,15 @@ public final class LifecycledHost: ApplicationHost {
 
     private func receive(_ item: Inbound) {
         switch item {
-        case .command(LifecycledProtocol.postCommand, let arguments):
-            // `lifecyclectl post`: a named notification into the app's own center, from the app object.
-            guard let application, let name = arguments["name"]?.stringValue, !name.isEmpty,
-                name.utf8.count <= LifecycledProtocol.Limits.notificationNameLength
-            else {
-                logger.notice("dropped Command 'post' with arguments \(arguments): no valid name")
-                return
-            }
-            let userInfo = UserInfo(arguments["userInfo"]?.dictionaryValue ?? [:])
-            application.notificationCenter.post(
-                name: LifecycleNotification.Name(name), object: application, userInfo: userInfo)
-            reportSuspendedAgainIfStill()
-        case .command("scheduled-local-notifications", let arguments) where arguments["notifications"] == nil:
-            // A change to the schedule: applied to what the app has.
-            guard let application, let removed = arguments["removed"]?.arrayValue?.compactMap(\.stringValue),
-                let updatedValues = arguments["updated"]?.arrayValue
-            else {
-                logger.notice("dropped Command 'scheduled-local-notifications' with arguments \(arguments)")
-                return
-            }
-            let updated = updatedValues.compactMap(LocalNotification.init(propertyList:))
-            let changed = Set(removed).union(updated.map(\.identifier))
-            let kept = (application.scheduledLocalNotifications ?? []).filter { !changed.contains($0.identifier) }
-            application.handle(.scheduledLocalNotifications(kept + updated))
-        case .command(let command, let arguments):
-            guard let event = HostEventBusCodec.decode(command: command, arguments: arguments) else {
+        case .command(let name, let arguments):
+            guard let command = LifecycledCommand.decode(command: name, arguments: arguments) else {
                 logger.notice(
-                    "dropped Command '\(command)' with arguments \(arguments): unknown command or invalid argument")
+                    "dropped Command '\(name)' with arguments \(arguments): unknown command or invalid argument")
                 return
             }
-            record(event)
-            logger.debug("command \(command) \(arguments)")
-            application?.handle(event)
-            if Self.daemonResumesApp(for: event) { reportSuspendedAgainIfStill() }
+            logger.debug("command \(name) \(arguments)")
+            apply(command)
+            if command.resumesSuspendedApp { reportSuspendedAgainIfStill() }
         case .ownerChanged(let change):
             let current = status.snapshot
             if change.newOwner != nil, registrationsInFlight > 0 {
@@ -522,16 +497,23 @@ public final class LifecycledHost: ApplicationHost {
 
     // MARK: Outbound
 
-    /// Whether lifecycled continues a stopped app to deliver this event (it leaves pure facts
-    /// such as a lock or a time change queued in the socket until the app next runs).
-    static func daemonResumesApp(for event: HostEvent) -> Bool {
-        switch event {
-        case .sleeping(false), .foreground(true), .sessionActive(true), .openURL, .remoteNotification,
-            .localNotification, .localNotificationOpened, .localNotificationAction, .shortcutItem, .backgroundFetch,
-            .terminate:
-            return true
-        default:
-            return false
+    /// Applies one of the daemon's commands to the app.
+    private func apply(_ command: LifecycledCommand) {
+        switch command {
+        case .post(let name, let userInfo):
+            // `lifecyclectl post`: a named notification into the app's own center, from the app object.
+            guard let application else { return }
+            application.notificationCenter.post(
+                name: LifecycleNotification.Name(name), object: application, userInfo: userInfo)
+        case .scheduleChanged(let removed, let updated):
+            // A change to the schedule: applied to what the app has.
+            guard let application else { return }
+            let changed = Set(removed).union(updated.map(\.identifier))
+            let kept = (application.scheduledLocalNotifications ?? []).filter { !changed.contains($0.identifier) }
+            application.handle(.scheduledLocalNotifications(kept + updated))
+        case .hostEvent(let event):
+            record(event)
+            application?.handle(event)
         }
     }
 

@@ -23,8 +23,11 @@ import SystemdBus
 /// | `.shortcutItem(i)` | `shortcut-item` | `item: a{sv}` (`type`, `localizedTitle`, …) |
 /// | `.backgroundFetch` | `background-fetch` | — |
 ///
-/// Other events have no command (they are not host facts a daemon forwards) and encode to `nil`.
+/// The other events are not host facts a daemon forwards (the app's own push registration, user
+/// activities, the status bar): each is listed in ``encode(_:)``'s exhaustive switch and encodes to
+/// `nil`, so a new `HostEvent` case does not compile until it is given a command or declared local.
 /// Decoding validates every argument and returns `nil` for an unknown command or a bad argument.
+/// The daemon's other commands are ``LifecycledCommand``'s.
 public enum HostEventBusCodec {
     /// The command and arguments for an event, or `nil` when it is not forwarded.
     public static func encode(_ event: HostEvent) -> (command: String, arguments: UserInfo)? {
@@ -60,7 +63,11 @@ public enum HostEventBusCodec {
             return ("shortcut-item", ["item": item.propertyList])
         case .backgroundFetch:
             return ("background-fetch", [:])
-        default:
+        case .remoteNotificationAction, .registeredForRemoteNotifications, .failedToRegisterForRemoteNotifications,
+            .unregisteredForRemoteNotifications, .backgroundURLSessionEvents, .willContinueUserActivity,
+            .continueUserActivity, .failedToContinueUserActivity, .userActivityUpdated, .statusBarOrientation,
+            .statusBarFrame:
+            // The app's own facts (its connector, its activities, its window): no daemon sends them.
             return nil
         }
     }

@@ -30,7 +30,7 @@ import SystemdBus
 /// | `ListManifests` | method | → `aa{sv}` | every manifest: `id`, `name`, `urlSchemes`, `shortcutItems`, `backgroundModes` (for desktop files) |
 /// | `Notification` | signal | `ssa{sv}` | app id, notification name, userInfo: every lifecycle notification of every app |
 /// | `StateChanged` | signal | `sss` | app id, previous state, new state |
-/// | `Command` | signal | `ssa{sv}` | app id, command, arguments: the daemon tells a hosted app a host fact (``HostEventBusCodec``) |
+/// | `Command` | signal | `ssa{sv}` | app id, command, arguments: the daemon tells a hosted app a host fact or another command (``LifecycledCommand``) |
 /// | `HostState` | property | `a{sv}` | `sleeping`, `locked`, `session-active` (Booleans) |
 /// | `Apps` | property | `a(sssu)` | as `ListApps` |
 /// | `SimulationEnabled` | property | `b` | whether `Simulate` is accepted |
@@ -54,11 +54,6 @@ public enum LifecycledProtocol {
     public static let launchOptionsEnvironment = "LIFECYCLE_LAUNCH_OPTIONS"
     /// The environment variable that forces the in-process bridge (`0`) or lifecycled (`1`).
     public static let useDaemonEnvironment = "LIFECYCLE_USE_DAEMON"
-
-    /// The `Command` that `Post` sends to an app: arguments `name` (s) and `userInfo` (a{sv});
-    /// the app posts that named notification into its own center. Not a host fact, so it is not
-    /// part of ``HostEventBusCodec``.
-    public static let postCommand = "post"
 
     /// Method names.
     public enum Method {

@@ -148,7 +148,7 @@ struct LifecycledHostTests {
             try fake.object.emitSignal(
                 LifecycledProtocol.Signal.command,
                 arguments: [
-                    .string(FakeLifecycled.counterID), .string(LifecycledProtocol.postCommand),
+                    .string(FakeLifecycled.counterID), .string(LifecycledCommand.postName),
                     UserInfoBusCodec.encode(
                         UserInfo([
                             "name": "UIApplicationDidReceiveMemoryWarningNotification",

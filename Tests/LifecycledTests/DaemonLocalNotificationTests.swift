@@ -179,7 +179,7 @@ struct DaemonLocalNotificationTests {
             // The app's mirror of its schedule gets changes, not the whole list: added, then fired.
             let changes = h.emitted.all.filter {
                 $0.member == LifecycledProtocol.Signal.command && $0.arguments[0].stringValue == app.id
-                    && $0.arguments[1].stringValue == "scheduled-local-notifications"
+                    && $0.arguments[1].stringValue == LifecycledCommand.scheduleChangedName
             }.compactMap { try? UserInfoBusCodec.decodeUserInfo($0.arguments[2]) }
             #expect(changes.count == 2, "\(changes)")
             #expect(

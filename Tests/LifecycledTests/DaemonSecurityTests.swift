@@ -214,21 +214,27 @@ struct DaemonSecurityTests {
     }
 
     @Test func onlyCommandsThatCanMoveASuspendedAppResumeIt() {
-        #expect(LifecycleDaemon.wakesSuspendedApp("sleeping", ["value": .bool(false)]))
-        #expect(!LifecycleDaemon.wakesSuspendedApp("sleeping", ["value": .bool(true)]))
-        #expect(LifecycleDaemon.wakesSuspendedApp("foreground", ["value": .bool(true)]))
-        #expect(!LifecycleDaemon.wakesSuspendedApp("foreground", ["value": .bool(false)]))
-        #expect(LifecycleDaemon.wakesSuspendedApp("session-active", ["value": .bool(true)]))
-        #expect(!LifecycleDaemon.wakesSuspendedApp("locked", ["value": .bool(false)]))
-        #expect(!LifecycleDaemon.wakesSuspendedApp("time-change", ["reason": .string("midnight")]))
-        for command in [
-            "open-url", "post", "terminate", "background-fetch", "local-notification", "local-notification-opened",
-            "local-notification-action", "shortcut-item",
+        func resumes(_ event: HostEvent) -> Bool { LifecycledCommand.hostEvent(event).resumesSuspendedApp }
+        #expect(resumes(.sleeping(false)))
+        #expect(!resumes(.sleeping(true)))
+        #expect(resumes(.foreground(true)))
+        #expect(!resumes(.foreground(false)))
+        #expect(resumes(.sessionActive(true)))
+        #expect(!resumes(.locked(false)))
+        #expect(!resumes(.significantTimeChange(SignificantTimeChange(reason: .midnight))))
+        let note = LocalNotification(identifier: "n")
+        for event: HostEvent in [
+            .openURL(URL(string: "counter://x")!, OpenURLOptions()), .terminate(.hostRequest), .backgroundFetch,
+            .localNotification(note), .localNotificationOpened(note),
+            .localNotificationAction(identifier: "a", notification: note),
+            .shortcutItem(ShortcutItem(type: "t", localizedTitle: "T")),
         ] {
-            #expect(LifecycleDaemon.wakesSuspendedApp(command, [:]))
+            #expect(resumes(event), "\(event)")
         }
+        #expect(LifecycledCommand.post(name: "n", userInfo: [:]).resumesSuspendedApp)
         // Facts about the schedule and the badge wait in the socket until the app runs again.
-        #expect(!LifecycleDaemon.wakesSuspendedApp("scheduled-local-notifications", ["removed": .array([])]))
-        #expect(!LifecycleDaemon.wakesSuspendedApp("badge", ["value": .int(1)]))
+        #expect(!LifecycledCommand.scheduleChanged(removed: [], updated: []).resumesSuspendedApp)
+        #expect(!resumes(.scheduledLocalNotifications([])))
+        #expect(!resumes(.applicationIconBadgeNumber(1)))
     }
 }

@@ -2,15 +2,16 @@ import AppLifecycle
 import LifecycledProtocol
 import SystemdBus
 
-/// lifecycled's commands to an app (`HostEventBusCodec`): a command name (most often a known one)
+/// lifecycled's commands to an app (`LifecycledCommand`, host facts through `HostEventBusCodec`): a command name (most often a known one)
 /// and an `a{sv}` of arguments drawn from the input, marshalled by sd-bus (``WireMarshalling``) and
-/// decoded through `UserInfoBusCodec` as the app's subscriber does; an event that decodes must
-/// encode to a command that decodes to the same event.
+/// decoded through `UserInfoBusCodec` as the app's subscriber does; a command that decodes must
+/// encode to one that decodes to the same command.
 enum CommandCodecFuzzing {
     static let commands = [
         "sleeping", "locked", "session-active", "foreground", "terminate", "time-change", "memory-warning",
         "open-url", "remote-notification", "local-notification", "local-notification-opened",
         "local-notification-action", "scheduled-local-notifications", "badge", "shortcut-item", "background-fetch",
+        LifecycledCommand.postName, LifecycledCommand.scheduleChangedName,
     ]
 
     static let target = FuzzTarget(name: "command-codec", summary: "Command signal codec (generated arguments)") {
@@ -20,8 +21,8 @@ enum CommandCodecFuzzing {
         guard let wire = WireMarshalling.roundTrip(generator.vardict()),
             let arguments = try? UserInfoBusCodec.decodeUserInfo(wire)
         else { return }
-        guard let event = HostEventBusCodec.decode(command: command, arguments: arguments) else { return }
-        guard let (again, againArguments) = HostEventBusCodec.encode(event) else {
+        guard let event = LifecycledCommand.decode(command: command, arguments: arguments) else { return }
+        guard let (again, againArguments) = event.encode() else {
             FuzzTarget.fail("\(command) decoded to \(event), which does not encode")
         }
         // Through the bus form, as the signal carries it.
@@ -30,7 +31,7 @@ enum CommandCodecFuzzing {
         else {
             FuzzTarget.fail("the arguments of \(event) do not decode")
         }
-        guard let reread = HostEventBusCodec.decode(command: again, arguments: wire) else {
+        guard let reread = LifecycledCommand.decode(command: again, arguments: wire) else {
             FuzzTarget.fail("\(event) encodes to a command that does not decode: \(again) \(wire)")
         }
         if !FuzzValues.containsNaN(.dictionary(arguments.values)), reread != event {
