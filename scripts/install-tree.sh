@@ -19,7 +19,7 @@ trap 'rm -rf "$work"' EXIT
 # place zsh looks by default is share/zsh/site-functions.
 if [ "$prefix" = /usr ]; then zsh_dir=share/zsh/vendor-completions; else zsh_dir=share/zsh/site-functions; fi
 
-install -d "$root/bin" "$root/lib/systemd/user" "$root/share/dbus-1/services" \
+install -d "$root/bin" "$root/lib/systemd/user" "$root/share/dbus-1/services" "$root/share/dbus-1/interfaces" \
     "$root/share/man/man1" "$root/share/man/man8" "$root/share/bash-completion/completions" \
     "$root/$zsh_dir" "$root/share/fish/vendor_completions.d"
 for program in lifecycled lifecyclectl; do
@@ -35,6 +35,9 @@ sed "s|^ExecStart=.*|ExecStart=$prefix/bin/lifecycled|" dist/systemd/user/lifecy
 install -m 0644 "$work/unit" "$root/lib/systemd/user/lifecycled.service"
 sed "s|^Exec=.*|Exec=$prefix/bin/lifecycled|" dist/dbus-1/services/org.applifecycle.Lifecycled1.service >"$work/dbus"
 install -m 0644 "$work/dbus" "$root/share/dbus-1/services/org.applifecycle.Lifecycled1.service"
+# The interface as introspection XML, for bindings in other languages (LifecycledProtocol generates it).
+install -m 0644 dist/dbus-1/interfaces/org.applifecycle.Lifecycled1.xml \
+    "$root/share/dbus-1/interfaces/org.applifecycle.Lifecycled1.xml"
 gzip -9n <dist/man/lifecycled.8 >"$work/lifecycled.8.gz"
 gzip -9n <dist/man/lifecyclectl.1 >"$work/lifecyclectl.1.gz"
 install -m 0644 "$work/lifecycled.8.gz" "$root/share/man/man8/lifecycled.8.gz"

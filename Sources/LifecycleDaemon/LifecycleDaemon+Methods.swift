@@ -16,49 +16,34 @@ extension LifecycleDaemon {
     /// The exported interface: every method of ``LifecycledProtocol`` with its handler, the
     /// three signals, and the four properties, readable by the daemon's own user only.
     func makeInterface() -> ExportedInterface {
-        typealias Method = LifecycledProtocol.Method
-        // Answered in arrival order on the main actor (``serveCalls(of:)``), not by handlers.
-        func method(_ name: String, _ inSignature: String, _ outSignature: String = "") -> ExportedInterface.Method {
-            ExportedInterface.Method(name, inSignature: inSignature, outSignature: outSignature)
-        }
+        // Declared once in LifecycledProtocol: names, argument names and signatures. Answered in
+        // arrival order on the main actor (``serveCalls(of:)``), not by handlers.
         var interface = ExportedInterface(
             name: LifecycledProtocol.interface,
-            methods: [
-                method(Method.registerApp, "s", "a{sv}a{sv}"),
-                method(Method.reportState, "ss"),
-                method(Method.reportNotification, "ssa{sv}"),
-                method(Method.backgroundTaskBegan, "sus"),
-                method(Method.backgroundTaskEnded, "su"),
-                method(Method.openURL, "sa{sv}", "s"),
-                method(Method.launch, "sa{sv}"),
-                method(Method.terminate, "s"),
-                method(Method.post, "ssa{sv}"),
-                method(Method.simulate, "sa{sv}"),
-                method(Method.getState, "s", "s"),
-                method(Method.listApps, "", "a(sssu)"),
-                method(Method.scheduleNotification, "sa{sv}", "s"),
-                method(Method.cancelNotification, "ss"),
-                method(Method.listNotifications, "s", "aa{sv}"),
-                method(Method.presentNotification, "sa{sv}"),
-                method(Method.setBadge, "sx"),
-                method(Method.setIdleTimerDisabled, "sb"),
-                method(Method.listManifests, "", "aa{sv}"),
-            ],
-            signals: [
-                .init(LifecycledProtocol.Signal.notification, signature: "ssa{sv}"),
-                .init(LifecycledProtocol.Signal.stateChanged, signature: "sss"),
-                .init(LifecycledProtocol.Signal.command, signature: "ssa{sv}"),
-            ],
-            properties: [
-                .init(LifecycledProtocol.Property.hostState, initialValue: UserInfoBusCodec.encode(hostFacts.userInfo)),
-                .init(LifecycledProtocol.Property.apps, initialValue: registry.listValue),
-                .init(
-                    LifecycledProtocol.Property.simulationEnabled, initialValue: .bool(configuration.simulationEnabled),
-                    changeSignal: .constant),
-                .init(
-                    LifecycledProtocol.Property.version, initialValue: .uint32(LifecycledProtocol.version),
-                    changeSignal: .constant),
-            ],
+            methods: LifecycledProtocol.Method.allCases.map { method in
+                var exported = ExportedInterface.Method(
+                    method.name, inSignature: method.inSignature, outSignature: method.outSignature)
+                exported.argumentNames = method.arguments.map(\.name)
+                exported.resultNames = method.results.map(\.name)
+                return exported
+            },
+            signals: LifecycledProtocol.Signal.allCases.map { signal in
+                ExportedInterface.Signal(
+                    signal.name, signature: signal.signature, argumentNames: signal.arguments.map(\.name))
+            },
+            properties: LifecycledProtocol.Property.allCases.map { property in
+                let value: BusValue
+                switch property {
+                case .hostState: value = UserInfoBusCodec.encode(hostFacts.userInfo)
+                case .apps: value = registry.listValue
+                case .simulationEnabled: value = .bool(configuration.simulationEnabled)
+                case .version: value = .uint32(LifecycledProtocol.version)
+                }
+                precondition(
+                    value.signature == property.signature, "\(property.name) is declared \(property.signature)")
+                return ExportedInterface.Property(
+                    property.name, initialValue: value, changeSignal: property.isConstant ? .constant : .emitsValue)
+            },
             // Reading the properties is a call like any other: the same uid check as the methods.
             propertyAccessCheck: { [policy] credentials throws(BusError) in
                 try policy.check(credentials, member: "org.freedesktop.DBus.Properties")
@@ -110,29 +95,32 @@ extension LifecycleDaemon {
         // While stopping, apps still report (their final state); launches are refused in `launch`.
         guard phase != .stopped else { throw BusError(name: BusError.Name.failed, message: "lifecycled has stopped") }
         let arguments = call.arguments
-        typealias Method = LifecycledProtocol.Method
-        switch call.member {
-        case Method.registerApp: return try await registerApp(call)
-        case Method.reportState: try reportState(call)
-        case Method.scheduleNotification:
+        // sd-bus routes only the declared members here; an unknown one would be a bug of the vtable.
+        guard let method = LifecycledProtocol.Method(rawValue: call.member) else {
+            throw BusError(name: BusError.Name.unknownMethod, message: "no method \(call.member)")
+        }
+        switch method {
+        case .registerApp: return try await registerApp(call)
+        case .reportState: try reportState(call)
+        case .scheduleNotification:
             let id = try DaemonArguments.appID(arguments, 0)
             let info = try DaemonArguments.userInfo(arguments, 1, "notification")
             return [.string(try await scheduleNotification(id, info))]
-        case Method.cancelNotification:
+        case .cancelNotification:
             let id = try DaemonArguments.appID(arguments, 0)
             try await cancelNotifications(id, identifier: try DaemonArguments.string(arguments, 1, "identifier"))
-        case Method.listNotifications:
+        case .listNotifications:
             let id = try DaemonArguments.string(arguments, 0, "app id")
             guard id.isEmpty || LifecycledProtocol.isValidAppID(id) else {
                 throw DaemonError.invalidArgs("'\(id.prefix(64))' is not a valid app id")
             }
             return [listNotifications(id)]
-        case Method.presentNotification:
+        case .presentNotification:
             let id = try DaemonArguments.appID(arguments, 0)
             let info = try DaemonArguments.userInfo(arguments, 1, "notification")
             _ = try registeredApp(id, call)
             try presentNotification(id, info)
-        case Method.setBadge:
+        case .setBadge:
             let id = try DaemonArguments.appID(arguments, 0)
             guard arguments.count > 1, case .int64(let count) = arguments[1], let value = Int32(exactly: count) else {
                 throw DaemonError.invalidArgs("the badge must be a 32-bit count")
@@ -143,7 +131,7 @@ extension LifecycleDaemon {
             // The badge is the app's own, like every app-only method: only its registered connection sets it.
             _ = try registeredApp(id, call)
             setBadge(id, Int(value))
-        case Method.listManifests:
+        case .listManifests:
             return [
                 .array(
                     elementSignature: "a{sv}",
@@ -157,21 +145,22 @@ extension LifecycleDaemon {
                         return UserInfoBusCodec.encode(info)
                     })
             ]
-        case Method.setIdleTimerDisabled:
+        case .setIdleTimerDisabled:
             let id = try DaemonArguments.appID(arguments, 0)
             guard arguments.count > 1, let disabled = arguments[1].boolValue else {
                 throw DaemonError.invalidArgs("expected a Boolean")
             }
             _ = try registeredApp(id, call)
             setIdleTimerDisabled(id, disabled)
-        case Method.reportNotification:
+        case .reportNotification:
             let id = try DaemonArguments.appID(arguments, 0)
             let name = try DaemonArguments.notificationName(arguments, 1)
             let userInfo = try DaemonArguments.userInfo(arguments, 2)
             _ = try registeredApp(id, call)
             emit(
-                LifecycledProtocol.Signal.notification, [.string(id), .string(name), UserInfoBusCodec.encode(userInfo)])
-        case Method.backgroundTaskBegan:
+                LifecycledProtocol.Signal.notification.name,
+                [.string(id), .string(name), UserInfoBusCodec.encode(userInfo)])
+        case .backgroundTaskBegan:
             let id = try DaemonArguments.appID(arguments, 0)
             let task = try DaemonArguments.uint32(arguments, 1, "task id")
             let name = try DaemonArguments.string(arguments, 2, "task name")
@@ -188,15 +177,15 @@ extension LifecycleDaemon {
                     "more than \(LifecycleDaemon.maximumBackgroundTasks) background tasks at once")
             }
             registry[id]?.backgroundTasks[task] = name
-        case Method.backgroundTaskEnded:
+        case .backgroundTaskEnded:
             let id = try DaemonArguments.appID(arguments, 0)
             let task = try DaemonArguments.uint32(arguments, 1, "task id")
             _ = try registeredApp(id, call)
             registry[id]?.backgroundTasks[task] = nil
             // The last task of an app that reported suspended may have been what held sleep.
             checkSleepRelease()
-        case Method.openURL: return [.string(try await openURL(call))]
-        case Method.launch:
+        case .openURL: return [.string(try await openURL(call))]
+        case .launch:
             let id = try DaemonArguments.appID(arguments, 0)
             var options = LaunchOptions(userInfo: try DaemonArguments.userInfo(arguments, 1, "launch options"))
             // A URL launch goes through OpenURL, which checks the scheme; the source is the
@@ -218,11 +207,11 @@ extension LifecycleDaemon {
                 options.launchedInBackground = false
             }
             try await launchApp(id, options: options)
-        case Method.terminate:
+        case .terminate:
             let id = try DaemonArguments.appID(arguments, 0)
             guard registry[id] != nil else { throw DaemonError.unknownApp(id) }
             await terminateApp(id, reason: .hostRequest)
-        case Method.post:
+        case .post:
             let id = try DaemonArguments.appID(arguments, 0)
             let name = try DaemonArguments.notificationName(arguments, 1)
             let userInfo = try DaemonArguments.userInfo(arguments, 2)
@@ -231,15 +220,13 @@ extension LifecycleDaemon {
                 throw DaemonError.notRegistered("\(id) is not running; Post needs a running app")
             }
             await send(.post(name: name, userInfo: userInfo), to: id)
-        case Method.simulate: try await simulate(call)
-        case Method.getState:
+        case .simulate: try await simulate(call)
+        case .getState:
             let id = try DaemonArguments.appID(arguments, 0)
             guard let app = registry[id] else { throw DaemonError.unknownApp(id) }
             return [.string(app.state.rawValue)]
-        case Method.listApps:
+        case .listApps:
             return [registry.listValue]
-        default:
-            throw BusError(name: BusError.Name.unknownMethod, message: "no method \(call.member)")
         }
         return []
     }
@@ -315,13 +302,13 @@ extension LifecycleDaemon {
             let signals = pending.map {
                 [BusValue.string(id), .string($0.command), UserInfoBusCodec.encode($0.arguments)]
             }
-            for arguments in signals { noteEmitted(LifecycledProtocol.Signal.command, arguments, to: sender) }
+            for arguments in signals { noteEmitted(LifecycledProtocol.Signal.command.name, arguments, to: sender) }
             let logger = self.logger
             call.afterReply {
                 for arguments in signals {
                     do {
                         try object.emitSignal(
-                            LifecycledProtocol.Signal.command, arguments: arguments, destination: sender)
+                            LifecycledProtocol.Signal.command.name, arguments: arguments, destination: sender)
                     } catch {
                         logger.warning("cannot emit a queued command: \(error)")
                     }

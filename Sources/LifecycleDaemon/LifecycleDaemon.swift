@@ -308,7 +308,7 @@ package final class LifecycleDaemon {
     /// Publishes the `Apps` property (after any change of an app's state, pid or registration).
     func publishApps() {
         do {
-            try object?.setProperty(LifecycledProtocol.Property.apps, registry.listValue)
+            try object?.setProperty(LifecycledProtocol.Property.apps.name, registry.listValue)
         } catch {
             logger.debug("cannot update Apps: \(error)")
         }
@@ -317,7 +317,8 @@ package final class LifecycleDaemon {
     /// Publishes the `HostState` property.
     func publishHostState() {
         do {
-            try object?.setProperty(LifecycledProtocol.Property.hostState, UserInfoBusCodec.encode(hostFacts.userInfo))
+            try object?.setProperty(
+                LifecycledProtocol.Property.hostState.name, UserInfoBusCodec.encode(hostFacts.userInfo))
         } catch {
             logger.debug("cannot update HostState: \(error)")
         }
@@ -362,7 +363,8 @@ package final class LifecycleDaemon {
         registry[id] = app
         logger.info("\(id): \(previous) -> \(state)", metadata: .app(id))
         emit(
-            LifecycledProtocol.Signal.stateChanged, [.string(id), .string(previous.rawValue), .string(state.rawValue)])
+            LifecycledProtocol.Signal.stateChanged.name,
+            [.string(id), .string(previous.rawValue), .string(state.rawValue)])
         publishApps()
         checkSleepRelease()
         updateIdleInhibitor(id)
@@ -397,7 +399,7 @@ package final class LifecycleDaemon {
         }
         // For the app alone: its payload (a posted userInfo, an opened URL) is no one else's business.
         emit(
-            LifecycledProtocol.Signal.command, [.string(id), .string(name), UserInfoBusCodec.encode(arguments)],
+            LifecycledProtocol.Signal.command.name, [.string(id), .string(name), UserInfoBusCodec.encode(arguments)],
             to: app.busName)
     }
 

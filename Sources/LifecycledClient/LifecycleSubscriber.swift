@@ -157,7 +157,7 @@ public final class LifecycleSubscriber: Sendable {
         let notifications = try await connection.subscribe(
             sender: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
             interface: LifecycledProtocol.interface,
-            member: LifecycledProtocol.Signal.notification, signature: "ssa{sv}", arg0: appID
+            member: LifecycledProtocol.Signal.notification.name, signature: "ssa{sv}", arg0: appID
         ) { [weak self] signal in
             guard let app = signal.arguments[0].stringValue, let name = signal.arguments[1].stringValue else { return }
             guard LifecycledProtocol.isValidAppID(app), !name.isEmpty,
@@ -177,7 +177,7 @@ public final class LifecycleSubscriber: Sendable {
         let states = try await connection.subscribe(
             sender: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
             interface: LifecycledProtocol.interface,
-            member: LifecycledProtocol.Signal.stateChanged, signature: "sss", arg0: appID
+            member: LifecycledProtocol.Signal.stateChanged.name, signature: "sss", arg0: appID
         ) { [weak self] signal in
             guard let app = signal.arguments[0].stringValue, let previous = signal.arguments[1].stringValue,
                 let state = signal.arguments[2].stringValue
@@ -279,7 +279,7 @@ public final class LifecycleSubscriber: Sendable {
     public func listApps() async throws -> [LifecycledApp] {
         let reply = try await connection.call(
             destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
-            interface: LifecycledProtocol.interface, member: LifecycledProtocol.Method.listApps)
+            interface: LifecycledProtocol.interface, member: LifecycledProtocol.Method.listApps.name)
         return LifecycledApp.list(from: reply.first)
     }
 

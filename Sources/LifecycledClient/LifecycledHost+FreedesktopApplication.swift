@@ -95,7 +95,7 @@ extension LifecycledHost {
         guard let appID, status.isHosted else { return }
         outbound?.yield(
             .report(
-                member: LifecycledProtocol.Method.launch,
+                member: LifecycledProtocol.Method.launch.name,
                 arguments: [.string(appID), UserInfoBusCodec.encode(UserInfo())]
             ))
     }

@@ -260,7 +260,7 @@ public final class LifecycledHost: ApplicationHost {
             subscriptions.append(
                 try await connection.subscribe(
                     sender: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
-                    interface: LifecycledProtocol.interface, member: LifecycledProtocol.Signal.command,
+                    interface: LifecycledProtocol.interface, member: LifecycledProtocol.Signal.command.name,
                     signature: "ssa{sv}", arg0: id
                 ) { signal in
                     guard signal.arguments[0].stringValue == id, let command = signal.arguments[1].stringValue else {
@@ -323,7 +323,8 @@ public final class LifecycledHost: ApplicationHost {
         guard let appID else { return }
         outbound?.yield(
             .report(
-                member: LifecycledProtocol.Method.reportState, arguments: [.string(appID), .string(state.rawValue)]))
+                member: LifecycledProtocol.Method.reportState.name,
+                arguments: [.string(appID), .string(state.rawValue)]))
     }
 
     /// Sends the last reports, then disconnects.
@@ -430,7 +431,7 @@ public final class LifecycledHost: ApplicationHost {
         do {
             let reply = try await connection.call(
                 destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
-                interface: LifecycledProtocol.interface, member: LifecycledProtocol.Method.registerApp,
+                interface: LifecycledProtocol.interface, member: LifecycledProtocol.Method.registerApp.name,
                 arguments: [.string(appID)], timeout: configuration.callTimeout)
             guard reply.count == 2 else {
                 throw ApplicationError(
@@ -525,7 +526,7 @@ public final class LifecycledHost: ApplicationHost {
         guard let application, application.applicationState == .suspended, let appID else { return }
         outbound?.yield(
             .report(
-                member: LifecycledProtocol.Method.reportState,
+                member: LifecycledProtocol.Method.reportState.name,
                 arguments: [.string(appID), .string(ApplicationState.suspended.rawValue)]))
     }
 
@@ -540,7 +541,7 @@ public final class LifecycledHost: ApplicationHost {
         }
         outbound?.yield(
             .report(
-                member: LifecycledProtocol.Method.reportNotification,
+                member: LifecycledProtocol.Method.reportNotification.name,
                 arguments: [
                     .string(appID), .string(notification.name.rawValue), UserInfoBusCodec.encode(userInfo),
                 ]))
@@ -559,7 +560,7 @@ public final class LifecycledHost: ApplicationHost {
         guard let appID else { return }
         outbound?.yield(
             .report(
-                member: LifecycledProtocol.Method.backgroundTaskBegan,
+                member: LifecycledProtocol.Method.backgroundTaskBegan.name,
                 arguments: [.string(appID), .uint32(UInt32(clamping: identifier.rawValue)), .string(name ?? "")]))
     }
 
@@ -569,7 +570,7 @@ public final class LifecycledHost: ApplicationHost {
         guard let appID else { return }
         outbound?.yield(
             .report(
-                member: LifecycledProtocol.Method.backgroundTaskEnded,
+                member: LifecycledProtocol.Method.backgroundTaskEnded.name,
                 arguments: [.string(appID), .uint32(UInt32(clamping: identifier.rawValue))]))
     }
 
@@ -591,14 +592,15 @@ public final class LifecycledHost: ApplicationHost {
             application.handle(.scheduledLocalNotifications(kept))
             return
         }
-        report(LifecycledProtocol.Method.scheduleNotification, [.string(appID), Self.payload(notification, actions)])
+        report(
+            LifecycledProtocol.Method.scheduleNotification.name, [.string(appID), Self.payload(notification, actions)])
     }
 
     /// Cancels notifications in lifecycled (`CancelNotification`; all of them with `""`).
     public func application(_ application: Application, cancelLocalNotifications identifiers: [String]?) {
         guard let appID else { return }
         for identifier in identifiers ?? [""] {
-            report(LifecycledProtocol.Method.cancelNotification, [.string(appID), .string(identifier)])
+            report(LifecycledProtocol.Method.cancelNotification.name, [.string(appID), .string(identifier)])
         }
     }
 
@@ -608,19 +610,20 @@ public final class LifecycledHost: ApplicationHost {
         let actions =
             notification.category.flatMap { application.currentUserNotificationSettings?.category($0) }?
             .actions ?? []
-        report(LifecycledProtocol.Method.presentNotification, [.string(appID), Self.payload(notification, actions)])
+        report(
+            LifecycledProtocol.Method.presentNotification.name, [.string(appID), Self.payload(notification, actions)])
     }
 
     /// Announces the badge (`SetBadge`).
     public func application(_ application: Application, didChangeApplicationIconBadgeNumber number: Int) {
         guard let appID else { return }
-        report(LifecycledProtocol.Method.setBadge, [.string(appID), .int64(Int64(number))])
+        report(LifecycledProtocol.Method.setBadge.name, [.string(appID), .int64(Int64(number))])
     }
 
     /// Asks for (or gives up) the idle inhibitor (`SetIdleTimerDisabled`).
     public func application(_ application: Application, didChangeIdleTimerDisabled disabled: Bool) {
         guard let appID else { return }
-        report(LifecycledProtocol.Method.setIdleTimerDisabled, [.string(appID), .bool(disabled)])
+        report(LifecycledProtocol.Method.setIdleTimerDisabled.name, [.string(appID), .bool(disabled)])
     }
 
     /// Opens a URL: through lifecycled when a hosted app claims its scheme (the daemon names this
@@ -640,7 +643,7 @@ public final class LifecycledHost: ApplicationHost {
                 do {
                     _ = try await connection.call(
                         destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
-                        interface: LifecycledProtocol.interface, member: LifecycledProtocol.Method.openURL,
+                        interface: LifecycledProtocol.interface, member: LifecycledProtocol.Method.openURL.name,
                         arguments: [.string(url.absoluteString), UserInfoBusCodec.encode(UserInfo())], timeout: timeout)
                     completionHandler(true)
                 } catch {
@@ -710,19 +713,20 @@ public final class LifecycledHost: ApplicationHost {
             guard let application, let appID, status.isHosted else { return true }
             // Resynchronise: the new daemon knows nothing of this process.
             await call(
-                LifecycledProtocol.Method.reportState, [.string(appID), .string(application.applicationState.rawValue)])
+                LifecycledProtocol.Method.reportState.name,
+                [.string(appID), .string(application.applicationState.rawValue)])
             for task in reportedTasks {
                 await call(
-                    LifecycledProtocol.Method.backgroundTaskBegan,
+                    LifecycledProtocol.Method.backgroundTaskBegan.name,
                     [.string(appID), .uint32(UInt32(clamping: task.id.rawValue)), .string(task.name)])
             }
             // The new daemon holds no inhibitor and knows no badge of this app.
             if application.isIdleTimerDisabled {
-                await call(LifecycledProtocol.Method.setIdleTimerDisabled, [.string(appID), .bool(true)])
+                await call(LifecycledProtocol.Method.setIdleTimerDisabled.name, [.string(appID), .bool(true)])
             }
             if application.applicationIconBadgeNumber != 0 {
                 await call(
-                    LifecycledProtocol.Method.setBadge,
+                    LifecycledProtocol.Method.setBadge.name,
                     [.string(appID), .int64(Int64(application.applicationIconBadgeNumber))])
             }
         case .report(let member, let arguments):
@@ -756,8 +760,8 @@ public final class LifecycledHost: ApplicationHost {
                 _ = try await reply.value()
             } catch {
                 // A refused schedule is a notification that will not fire: the app must hear of it.
-                if member == LifecycledProtocol.Method.scheduleNotification
-                    || member == LifecycledProtocol.Method.presentNotification
+                if member == LifecycledProtocol.Method.scheduleNotification.name
+                    || member == LifecycledProtocol.Method.presentNotification.name
                 {
                     logger.error("\(member) refused by lifecycled: \(error)")
                 } else {

@@ -38,6 +38,11 @@ import SystemdBus
 ///
 /// Errors are `org.applifecycle.Lifecycled1.Error.<Name>` (``ErrorName``), or the standard
 /// `org.freedesktop.DBus.Error.AccessDenied` / `InvalidArgs`.
+///
+/// The members are declared once, with their arguments' names and signatures: ``Method``,
+/// ``Signal`` and ``Property``. The daemon exports exactly these, and ``introspectionXML()`` is the
+/// interface as shipped in `/usr/share/dbus-1/interfaces/org.applifecycle.Lifecycled1.xml` (a test
+/// holds the running daemon's introspection to it).
 public enum LifecycledProtocol {
     /// The well-known name, versioned.
     public static let busName = "org.applifecycle.Lifecycled1"
@@ -54,70 +59,6 @@ public enum LifecycledProtocol {
     public static let launchOptionsEnvironment = "LIFECYCLE_LAUNCH_OPTIONS"
     /// The environment variable that forces the in-process bridge (`0`) or lifecycled (`1`).
     public static let useDaemonEnvironment = "LIFECYCLE_USE_DAEMON"
-
-    /// Method names.
-    public enum Method {
-        /// `RegisterApp(s) → (a{sv}, a{sv})`.
-        public static let registerApp = "RegisterApp"
-        /// `ReportState(ss)`.
-        public static let reportState = "ReportState"
-        /// `ReportNotification(ssa{sv})`.
-        public static let reportNotification = "ReportNotification"
-        /// `BackgroundTaskBegan(sus)`.
-        public static let backgroundTaskBegan = "BackgroundTaskBegan"
-        /// `BackgroundTaskEnded(su)`.
-        public static let backgroundTaskEnded = "BackgroundTaskEnded"
-        /// `OpenURL(sa{sv}) → s`.
-        public static let openURL = "OpenURL"
-        /// `Launch(sa{sv})`.
-        public static let launch = "Launch"
-        /// `Terminate(s)`.
-        public static let terminate = "Terminate"
-        /// `Post(ssa{sv})`.
-        public static let post = "Post"
-        /// `Simulate(sa{sv})`.
-        public static let simulate = "Simulate"
-        /// `GetState(s) → s`.
-        public static let getState = "GetState"
-        /// `ListApps() → a(sssu)`.
-        public static let listApps = "ListApps"
-        /// `ScheduleNotification(sa{sv}) → s`.
-        public static let scheduleNotification = "ScheduleNotification"
-        /// `CancelNotification(ss)`.
-        public static let cancelNotification = "CancelNotification"
-        /// `ListNotifications(s) → aa{sv}`.
-        public static let listNotifications = "ListNotifications"
-        /// `PresentNotification(sa{sv})`.
-        public static let presentNotification = "PresentNotification"
-        /// `SetBadge(sx)`.
-        public static let setBadge = "SetBadge"
-        /// `SetIdleTimerDisabled(sb)`.
-        public static let setIdleTimerDisabled = "SetIdleTimerDisabled"
-        /// `ListManifests() → aa{sv}`.
-        public static let listManifests = "ListManifests"
-    }
-
-    /// Signal names.
-    public enum Signal {
-        /// `Notification(ssa{sv})`.
-        public static let notification = "Notification"
-        /// `StateChanged(sss)`.
-        public static let stateChanged = "StateChanged"
-        /// `Command(ssa{sv})`.
-        public static let command = "Command"
-    }
-
-    /// Property names.
-    public enum Property {
-        /// `HostState a{sv}`.
-        public static let hostState = "HostState"
-        /// `Apps a(sssu)`.
-        public static let apps = "Apps"
-        /// `SimulationEnabled b`.
-        public static let simulationEnabled = "SimulationEnabled"
-        /// `Version u`.
-        public static let version = "Version"
-    }
 
     /// Error names (`org.applifecycle.Lifecycled1.Error.*`).
     public enum ErrorName {

@@ -81,6 +81,11 @@ public struct ExportedInterface: Sendable {
         public var inSignature: String
         /// The output signature; a handler result with another signature becomes a `Failed` error.
         public var outSignature: String
+        /// The names of the input arguments, one per complete type of ``inSignature``, shown by
+        /// introspection (`<arg name=…>`); empty leaves them unnamed.
+        public var argumentNames: [String] = []
+        /// The names of the results, one per complete type of ``outSignature``.
+        public var resultNames: [String] = []
         /// Whether only privileged callers may call it (sd-bus checks `CAP_SYS_ADMIN` or the same
         /// uid on untrusted buses); `false` lets everyone call it, and the handler checks
         /// ``BusMethodCall/credentials`` itself.
@@ -133,15 +138,19 @@ public struct ExportedInterface: Sendable {
         public var name: String
         /// The signature of its arguments.
         public var signature: String
+        /// The names of its arguments, one per complete type of ``signature``; empty leaves them unnamed.
+        public var argumentNames: [String]
 
         /// Creates a signal declaration.
         ///
         /// - Parameters:
         ///   - name: The signal name.
         ///   - signature: The signature of its arguments.
-        public init(_ name: String, signature: String = "") {
+        ///   - argumentNames: Their names, for introspection.
+        public init(_ name: String, signature: String = "", argumentNames: [String] = []) {
             self.name = name
             self.signature = signature
+            self.argumentNames = argumentNames
         }
     }
 

@@ -40,6 +40,16 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
         return copy
     }
 
+    /// sd-bus's argument names (`SD_BUS_PARAM`): each name followed by a NUL, then one more NUL, so
+    /// a missing name reads as none.
+    private func keep(names: [String]) -> UnsafeMutablePointer<CChar> {
+        let bytes: [UInt8] = names.flatMap { Array($0.utf8) + [0] } + [0]
+        let copy = malloc(bytes.count)!.bindMemory(to: CChar.self, capacity: bytes.count)
+        for (index, byte) in bytes.enumerated() { copy[index] = CChar(bitPattern: byte) }
+        strings.append(copy)
+        return copy
+    }
+
     /// Builds the C vtable. Loop thread only.
     func buildVTable() -> UnsafeMutablePointer<sd_bus_vtable> {
         connection.connection?.loop.preconditionOnLoopThread()
@@ -51,13 +61,17 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
         let empty = keep("")
         for method in interface.methods {
             let flags = method.requiresPrivilege ? 0 : csd_vtable_flag_unprivileged()
+            let names =
+                method.argumentNames.isEmpty && method.resultNames.isEmpty
+                ? empty : keep(names: method.argumentNames + method.resultNames)
             csd_vtable_set_method(
                 table, index, keep(method.name), keep(method.inSignature), keep(method.outSignature),
-                empty, ObjectBox.methodTrampoline, flags)
+                names, ObjectBox.methodTrampoline, flags)
             index += 1
         }
         for signal in interface.signals {
-            csd_vtable_set_signal(table, index, keep(signal.name), keep(signal.signature), empty, 0)
+            let names = signal.argumentNames.isEmpty ? empty : keep(names: signal.argumentNames)
+            csd_vtable_set_signal(table, index, keep(signal.name), keep(signal.signature), names, 0)
             index += 1
         }
         for property in interface.properties {

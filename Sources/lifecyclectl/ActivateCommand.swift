@@ -68,11 +68,11 @@ struct ActivateCommand: CtlCommand {
             let tracker = try await client.connection.trackNameOwner(app)
             if urls.isEmpty {
                 _ = try await client.call(
-                    LifecycledProtocol.Method.launch, [.string(app), UserInfoBusCodec.encode(options.userInfo)])
+                    LifecycledProtocol.Method.launch.name, [.string(app), UserInfoBusCodec.encode(options.userInfo)])
             }
             for url in urls {
                 let opener = try await client.call(
-                    LifecycledProtocol.Method.openURL, [.string(url), UserInfoBusCodec.encode(UserInfo())])
+                    LifecycledProtocol.Method.openURL.name, [.string(url), UserInfoBusCodec.encode(UserInfo())])
                 guard opener.first?.stringValue == app else {
                     throw BusError(
                         name: BusError.Name.failed,

@@ -33,7 +33,7 @@ struct CancelNotificationCommand: CtlCommand {
             throw ValidationError("give a notification identifier or --all, not both")
         }
         _ = try await DaemonClient.with(daemon.busAddress) { client in
-            try await client.call(LifecycledProtocol.Method.cancelNotification, [.string(app), .string(id ?? "")])
+            try await client.call(LifecycledProtocol.Method.cancelNotification.name, [.string(app), .string(id ?? "")])
         }
         output.out(all ? "cancelled every notification of \(app)" : "cancelled \(id ?? "") of \(app)")
     }

@@ -210,7 +210,7 @@ final class DaemonClient: Sendable {
 
     /// `ListApps`.
     func listApps() async throws -> [LifecycledApp] {
-        LifecycledApp.list(from: try await call(LifecycledProtocol.Method.listApps).first)
+        LifecycledApp.list(from: try await call(LifecycledProtocol.Method.listApps.name).first)
     }
 }
 

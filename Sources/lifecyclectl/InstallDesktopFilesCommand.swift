@@ -140,7 +140,7 @@ struct InstallDesktopFilesCommand: CtlCommand {
         var entries: [BusValue] = []
         if manifests.isEmpty {
             let reply = try await DaemonClient.with(daemon.busAddress) { client in
-                try await client.call(LifecycledProtocol.Method.listManifests)
+                try await client.call(LifecycledProtocol.Method.listManifests.name)
             }
             guard reply.count == 1, case .array(_, let listed) = reply[0] else {
                 throw BusError(

@@ -22,7 +22,7 @@ struct NotificationsCommand: CtlCommand {
     func execute(output: CtlOutput) async throws {
         let app = try self.app.map(validatedAppID) ?? ""
         let reply = try await DaemonClient.with(daemon.busAddress) { client in
-            try await client.call(LifecycledProtocol.Method.listNotifications, [.string(app)])
+            try await client.call(LifecycledProtocol.Method.listNotifications.name, [.string(app)])
         }
         guard reply.count == 1, case .array(_, let entries) = reply[0] else {
             throw BusError(

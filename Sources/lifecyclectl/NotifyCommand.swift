@@ -154,7 +154,7 @@ struct NotifyCommand: CtlCommand {
         let (notification, buttons) = try notification()
         let identifier = try await DaemonClient.with(daemon.busAddress) { client in
             try await client.call(
-                LifecycledProtocol.Method.scheduleNotification,
+                LifecycledProtocol.Method.scheduleNotification.name,
                 [.string(app), LifecycledHost.payload(notification, buttons)])
         }
         output.out("scheduled \(identifier.first?.stringValue ?? notification.identifier) for \(app)")

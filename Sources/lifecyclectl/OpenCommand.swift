@@ -34,7 +34,7 @@ struct OpenCommand: CtlCommand {
     func execute(output: CtlOutput) async throws {
         let url = try validatedURL()
         let reply = try await DaemonClient.with(daemon.busAddress) { client in
-            try await client.call(LifecycledProtocol.Method.openURL, [.string(url.absoluteString), .vardict([:])])
+            try await client.call(LifecycledProtocol.Method.openURL.name, [.string(url.absoluteString), .vardict([:])])
         }
         guard let appID = reply.first?.stringValue else {
             throw BusError(

@@ -51,7 +51,7 @@ struct PostCommand: CtlCommand {
         let userInfo = try validatedUserInfo()
         _ = try await DaemonClient.with(daemon.busAddress) { client in
             try await client.call(
-                LifecycledProtocol.Method.post, [.string(app), .string(name), UserInfoBusCodec.encode(userInfo)])
+                LifecycledProtocol.Method.post.name, [.string(app), .string(name), UserInfoBusCodec.encode(userInfo)])
         }
         output.out("posted \(name) to \(app)")
     }

@@ -67,7 +67,7 @@ struct SimulateCommand: CtlCommand {
         let (event, arguments) = try simulateArguments()
         _ = try await DaemonClient.with(daemon.busAddress) { client in
             try await client.call(
-                LifecycledProtocol.Method.simulate, [.string(event), UserInfoBusCodec.encode(arguments)])
+                LifecycledProtocol.Method.simulate.name, [.string(event), UserInfoBusCodec.encode(arguments)])
         }
         output.out("simulated \(event)\(level.map { " \($0.rawValue)" } ?? "")\(app.map { " for \($0)" } ?? "")")
     }

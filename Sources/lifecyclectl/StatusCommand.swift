@@ -33,11 +33,12 @@ struct StatusCommand: CtlCommand {
             let owner = try await client.requireDaemon()
             let properties = try await client.properties()
             let host =
-                try properties[LifecycledProtocol.Property.hostState].map(UserInfoBusCodec.decodeUserInfo) ?? UserInfo()
+                try properties[LifecycledProtocol.Property.hostState.name].map(UserInfoBusCodec.decodeUserInfo)
+                ?? UserInfo()
             return Report(
-                daemon: owner, version: properties[LifecycledProtocol.Property.version]?.uint32Value, host: host,
-                simulationEnabled: properties[LifecycledProtocol.Property.simulationEnabled]?.boolValue,
-                apps: LifecycledApp.list(from: properties[LifecycledProtocol.Property.apps]))
+                daemon: owner, version: properties[LifecycledProtocol.Property.version.name]?.uint32Value, host: host,
+                simulationEnabled: properties[LifecycledProtocol.Property.simulationEnabled.name]?.boolValue,
+                apps: LifecycledApp.list(from: properties[LifecycledProtocol.Property.apps.name]))
         }
         if json {
             output.out(jsonLine(report))

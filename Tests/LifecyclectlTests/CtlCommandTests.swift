@@ -100,13 +100,13 @@ struct CtlCommandTests {
             #expect(openStatus == 0)
             #expect(open.out == [FakeLifecycled.counterID])
             #expect(
-                env.fake.log.calls(LifecycledProtocol.Method.openURL).first?.arguments.first
+                env.fake.log.calls(LifecycledProtocol.Method.openURL.name).first?.arguments.first
                     == .string("counter://increment?by=2"))
 
             let (postStatus, _) = await env.run(
                 PostCommand.self, [FakeLifecycled.counterID, "Refresh", "--user-info", #"{"count": 3, "tag": "x"}"#])
             #expect(postStatus == 0)
-            let post = try #require(env.fake.log.calls(LifecycledProtocol.Method.post).first)
+            let post = try #require(env.fake.log.calls(LifecycledProtocol.Method.post.name).first)
             #expect(post.arguments[0] == .string(FakeLifecycled.counterID))
             #expect(post.arguments[1] == .string("Refresh"))
             #expect(try UserInfoBusCodec.decodeUserInfo(post.arguments[2]) == ["count": .int(3), "tag": "x"])
@@ -115,7 +115,7 @@ struct CtlCommandTests {
             #expect(simStatus == 0)
             #expect(await env.run(SimulateCommand.self, ["sleep"]).status == 0)
             #expect(await env.run(SimulateCommand.self, ["terminate", "--app", FakeLifecycled.counterID]).status == 0)
-            let simulated = env.fake.log.calls(LifecycledProtocol.Method.simulate)
+            let simulated = env.fake.log.calls(LifecycledProtocol.Method.simulate.name)
             #expect(
                 simulated.map { $0.arguments[0] } == [
                     .string("memory-warning"), .string("sleep"), .string("terminate"),

@@ -73,16 +73,16 @@ struct LifecycleSubscriberTests {
             // Dropped: a spoofed signal, a wrong signature from the owner, an undecodable userInfo.
             try spoof.emitSignal(
                 path: LifecycledProtocol.objectPath, interface: LifecycledProtocol.interface,
-                member: LifecycledProtocol.Signal.notification,
+                member: LifecycledProtocol.Signal.notification.name,
                 arguments: [.string(FakeLifecycled.counterID), .string("Spoofed"), .vardict([:])])
             try await busBarrier(spoof)
             try fake.connection.emitSignal(
                 path: LifecycledProtocol.objectPath, interface: LifecycledProtocol.interface,
-                member: LifecycledProtocol.Signal.notification,
+                member: LifecycledProtocol.Signal.notification.name,
                 arguments: [.string(FakeLifecycled.counterID), .string("WrongSignature")])
             try fake.connection.emitSignal(
                 path: LifecycledProtocol.objectPath, interface: LifecycledProtocol.interface,
-                member: LifecycledProtocol.Signal.notification,
+                member: LifecycledProtocol.Signal.notification.name,
                 arguments: [
                     .string(FakeLifecycled.counterID), .string("Undecodable"),
                     .vardict(["k": .variant(.dictionary(keySignature: "i", valueSignature: "s", []))]),

@@ -76,7 +76,7 @@ struct LifecycledHostTests {
             defer { hosted.host.stop() }
             await hosted.host.prepare(hosted.app)
             #expect(
-                fake.log.calls(LifecycledProtocol.Method.registerApp).map(CallLog.strings) == [
+                fake.log.calls(LifecycledProtocol.Method.registerApp.name).map(CallLog.strings) == [
                     [FakeLifecycled.counterID]
                 ])
             #expect(hosted.host.status.isHosted)
@@ -91,7 +91,7 @@ struct LifecycledHostTests {
             let spoofed = HostEventBusCodec.encode(.terminate(.hostRequest))!
             try spoof.emitSignal(
                 path: LifecycledProtocol.objectPath, interface: LifecycledProtocol.interface,
-                member: LifecycledProtocol.Signal.command,
+                member: LifecycledProtocol.Signal.command.name,
                 arguments: [
                     .string(FakeLifecycled.counterID), .string(spoofed.command),
                     UserInfoBusCodec.encode(spoofed.arguments),
@@ -111,21 +111,21 @@ struct LifecycledHostTests {
             #expect(hosted.host.hostFacts["sleeping"] == .bool(true))
 
             // Reports: every state in order, and the notifications the app posted.
-            try await fake.log.wait(for: LifecycledProtocol.Method.reportState, "suspended") {
+            try await fake.log.wait(for: LifecycledProtocol.Method.reportState.name, "suspended") {
                 CallLog.strings($0) == [FakeLifecycled.counterID, "suspended"]
             }
-            try await fake.log.wait(for: LifecycledProtocol.Method.reportNotification, Self.didEnterBackground) {
+            try await fake.log.wait(for: LifecycledProtocol.Method.reportNotification.name, Self.didEnterBackground) {
                 CallLog.strings($0).dropFirst().first == Self.didEnterBackground
             }
-            let states = fake.log.calls(LifecycledProtocol.Method.reportState).map { CallLog.strings($0)[1] }
+            let states = fake.log.calls(LifecycledProtocol.Method.reportState.name).map { CallLog.strings($0)[1] }
             #expect(states == ["inactive", "active", "inactive", "background", "suspended"])
-            let names = fake.log.calls(LifecycledProtocol.Method.reportNotification).map { CallLog.strings($0)[1] }
+            let names = fake.log.calls(LifecycledProtocol.Method.reportNotification.name).map { CallLog.strings($0)[1] }
             #expect(names.contains("UIApplicationDidFinishLaunchingNotification"))
             #expect(
                 names.firstIndex(of: "UIApplicationWillResignActiveNotification")! < names.firstIndex(
                     of: Self.didEnterBackground)!)
             #expect(
-                fake.log.calls(LifecycledProtocol.Method.reportNotification).allSatisfy {
+                fake.log.calls(LifecycledProtocol.Method.reportNotification.name).allSatisfy {
                     $0.arguments[0] == .string(FakeLifecycled.counterID)
                 })
         }
@@ -146,7 +146,7 @@ struct LifecycledHostTests {
             { levels.append($0.warning.level) }
             defer { token.cancel() }
             try fake.object.emitSignal(
-                LifecycledProtocol.Signal.command,
+                LifecycledProtocol.Signal.command.name,
                 arguments: [
                     .string(FakeLifecycled.counterID), .string(LifecycledCommand.postName),
                     UserInfoBusCodec.encode(
@@ -180,23 +180,23 @@ struct LifecycledHostTests {
             try await hosted.waitForDelegateCall("applicationDidEnterBackground(_:)")
             #expect(hosted.app.applicationState == .background)
             let task = hosted.delegate.task
-            try await fake.log.wait(for: LifecycledProtocol.Method.backgroundTaskBegan)
+            try await fake.log.wait(for: LifecycledProtocol.Method.backgroundTaskBegan.name)
             hosted.app.endBackgroundTask(task)
             #expect(hosted.app.applicationState == .suspended)
-            try await fake.log.wait(for: LifecycledProtocol.Method.backgroundTaskEnded)
-            try await fake.log.wait(for: LifecycledProtocol.Method.reportState, "suspended") {
+            try await fake.log.wait(for: LifecycledProtocol.Method.backgroundTaskEnded.name)
+            try await fake.log.wait(for: LifecycledProtocol.Method.reportState.name, "suspended") {
                 CallLog.strings($0).last == "suspended"
             }
 
-            let began = try #require(fake.log.calls(LifecycledProtocol.Method.backgroundTaskBegan).first)
+            let began = try #require(fake.log.calls(LifecycledProtocol.Method.backgroundTaskBegan.name).first)
             #expect(
                 began.arguments == [.string(FakeLifecycled.counterID), .uint32(UInt32(task.rawValue)), .string("save")])
-            let ended = try #require(fake.log.calls(LifecycledProtocol.Method.backgroundTaskEnded).first)
+            let ended = try #require(fake.log.calls(LifecycledProtocol.Method.backgroundTaskEnded.name).first)
             #expect(ended.arguments == [.string(FakeLifecycled.counterID), .uint32(UInt32(task.rawValue))])
             // The task ended before the app reported suspended.
             let order = fake.log.all.map(\.member)
-            let lastState = order.lastIndex(of: LifecycledProtocol.Method.reportState)!
-            #expect(order.firstIndex(of: LifecycledProtocol.Method.backgroundTaskEnded)! < lastState)
+            let lastState = order.lastIndex(of: LifecycledProtocol.Method.reportState.name)!
+            #expect(order.firstIndex(of: LifecycledProtocol.Method.backgroundTaskEnded.name)! < lastState)
         }
     }
 
@@ -221,12 +221,14 @@ struct LifecycledHostTests {
             address: bus.address, loop: loop,
             facts: ["sleeping": false, "locked": false, "session-active": true, "foreground": true])
         defer { second.connection.close() }
-        try await second.log.wait(for: LifecycledProtocol.Method.registerApp)
-        try await second.log.wait(for: LifecycledProtocol.Method.reportState, "resync") {
+        try await second.log.wait(for: LifecycledProtocol.Method.registerApp.name)
+        try await second.log.wait(for: LifecycledProtocol.Method.reportState.name, "resync") {
             CallLog.strings($0) == [FakeLifecycled.counterID, "active"]
         }
         #expect(
-            second.log.calls(LifecycledProtocol.Method.registerApp).map(CallLog.strings) == [[FakeLifecycled.counterID]]
+            second.log.calls(LifecycledProtocol.Method.registerApp.name).map(CallLog.strings) == [
+                [FakeLifecycled.counterID]
+            ]
         )
         #expect(hosted.host.status.snapshot.registrations == 2)
         #expect(hosted.host.status.snapshot.daemonOwner == second.connection.uniqueName)
@@ -271,7 +273,7 @@ struct LifecycledHostTests {
 
         let fake = try await FakeLifecycled.start(address: bus.address, loop: loop)
         defer { fake.connection.close() }
-        try await fake.log.wait(for: LifecycledProtocol.Method.reportState, "resync") {
+        try await fake.log.wait(for: LifecycledProtocol.Method.reportState.name, "resync") {
             CallLog.strings($0).last == "active"
         }
         #expect(hosted.host.status.isHosted)
@@ -302,7 +304,8 @@ struct LifecycledHostTests {
             ExportedInterface(
                 name: LifecycledProtocol.interface,
                 methods: [
-                    .init(LifecycledProtocol.Method.registerApp, inSignature: "s", outSignature: "a{sv}a{sv}") { _ in
+                    .init(LifecycledProtocol.Method.registerApp.name, inSignature: "s", outSignature: "a{sv}a{sv}") {
+                        _ in
                         arrival.yield()
                         for await _ in released { break }
                         throw BusError(name: BusError.Name.failed, message: "going away")
@@ -322,8 +325,9 @@ struct LifecycledHostTests {
         defer { second.connection.close() }
         release.yield()
         await preparing.value
-        _ = try await second.log.wait(for: LifecycledProtocol.Method.registerApp, "from the app, after the failure")
-        #expect(second.log.calls(LifecycledProtocol.Method.registerApp).count == 1)
+        _ = try await second.log.wait(
+            for: LifecycledProtocol.Method.registerApp.name, "from the app, after the failure")
+        #expect(second.log.calls(LifecycledProtocol.Method.registerApp.name).count == 1)
         #expect(await eventually { hosted.host.status.isHosted })
         #expect(hosted.host.status.snapshot.daemonOwner == second.connection.uniqueName)
     }

@@ -122,19 +122,19 @@ public final class FakeLifecycled: Sendable {
     public func command(_ appID: String, _ event: HostEvent) throws {
         let (command, arguments) = HostEventBusCodec.encode(event)!
         try object.emitSignal(
-            LifecycledProtocol.Signal.command,
+            LifecycledProtocol.Signal.command.name,
             arguments: [.string(appID), .string(command), UserInfoBusCodec.encode(arguments)])
     }
 
     public func notification(_ appID: String, _ name: String, _ userInfo: UserInfo = [:]) throws {
         try object.emitSignal(
-            LifecycledProtocol.Signal.notification,
+            LifecycledProtocol.Signal.notification.name,
             arguments: [.string(appID), .string(name), UserInfoBusCodec.encode(userInfo)])
     }
 
     public func stateChanged(_ appID: String, _ previous: String, _ state: String) throws {
         try object.emitSignal(
-            LifecycledProtocol.Signal.stateChanged, arguments: [.string(appID), .string(previous), .string(state)])
+            LifecycledProtocol.Signal.stateChanged.name, arguments: [.string(appID), .string(previous), .string(state)])
     }
 
     public static func makeInterface(
@@ -156,55 +156,55 @@ public final class FakeLifecycled: Sendable {
         return ExportedInterface(
             name: LifecycledProtocol.interface,
             methods: [
-                recorded(LifecycledProtocol.Method.registerApp, "s", "a{sv}a{sv}") { _ in
+                recorded(LifecycledProtocol.Method.registerApp.name, "s", "a{sv}a{sv}") { _ in
                     [UserInfoBusCodec.encode(launchOptions), UserInfoBusCodec.encode(facts)]
                 },
-                recorded(LifecycledProtocol.Method.reportState, "ss"),
-                recorded(LifecycledProtocol.Method.reportNotification, "ssa{sv}"),
-                recorded(LifecycledProtocol.Method.backgroundTaskBegan, "sus"),
-                recorded(LifecycledProtocol.Method.backgroundTaskEnded, "su"),
-                recorded(LifecycledProtocol.Method.openURL, "sa{sv}", "s") { call in
+                recorded(LifecycledProtocol.Method.reportState.name, "ss"),
+                recorded(LifecycledProtocol.Method.reportNotification.name, "ssa{sv}"),
+                recorded(LifecycledProtocol.Method.backgroundTaskBegan.name, "sus"),
+                recorded(LifecycledProtocol.Method.backgroundTaskEnded.name, "su"),
+                recorded(LifecycledProtocol.Method.openURL.name, "sa{sv}", "s") { call in
                     let url = call.arguments[0].stringValue ?? ""
                     guard url.hasPrefix("counter:") else {
                         throw error(LifecycledProtocol.ErrorName.noHandler, "no app claims \(url)")
                     }
                     return [.string(counterID)]
                 },
-                recorded(LifecycledProtocol.Method.launch, "sa{sv}"),
-                recorded(LifecycledProtocol.Method.terminate, "s"),
-                recorded(LifecycledProtocol.Method.post, "ssa{sv}") { call in
+                recorded(LifecycledProtocol.Method.launch.name, "sa{sv}"),
+                recorded(LifecycledProtocol.Method.terminate.name, "s"),
+                recorded(LifecycledProtocol.Method.post.name, "ssa{sv}") { call in
                     let app = call.arguments[0].stringValue ?? ""
                     guard known.contains(app) else {
                         throw error(LifecycledProtocol.ErrorName.unknownApp, "no app \(app)")
                     }
                     return []
                 },
-                recorded(LifecycledProtocol.Method.simulate, "sa{sv}") { _ in
+                recorded(LifecycledProtocol.Method.simulate.name, "sa{sv}") { _ in
                     guard simulationEnabled else {
                         throw error(LifecycledProtocol.ErrorName.simulationDisabled, "Simulate is not enabled")
                     }
                     return []
                 },
-                recorded(LifecycledProtocol.Method.getState, "s", "s") { call in
+                recorded(LifecycledProtocol.Method.getState.name, "s", "s") { call in
                     let app = call.arguments[0].stringValue ?? ""
                     guard let entry = apps.first(where: { $0.id == app }) else {
                         throw error(LifecycledProtocol.ErrorName.unknownApp, "no app \(app)")
                     }
                     return [.string(entry.state)]
                 },
-                recorded(LifecycledProtocol.Method.listApps, "", "a(sssu)") { _ in [appsValue] },
+                recorded(LifecycledProtocol.Method.listApps.name, "", "a(sssu)") { _ in [appsValue] },
             ],
             signals: [
-                .init(LifecycledProtocol.Signal.notification, signature: "ssa{sv}"),
-                .init(LifecycledProtocol.Signal.stateChanged, signature: "sss"),
-                .init(LifecycledProtocol.Signal.command, signature: "ssa{sv}"),
+                .init(LifecycledProtocol.Signal.notification.name, signature: "ssa{sv}"),
+                .init(LifecycledProtocol.Signal.stateChanged.name, signature: "sss"),
+                .init(LifecycledProtocol.Signal.command.name, signature: "ssa{sv}"),
             ],
             properties: [
-                .init(LifecycledProtocol.Property.hostState, initialValue: UserInfoBusCodec.encode(facts)),
-                .init(LifecycledProtocol.Property.apps, initialValue: appsValue),
-                .init(LifecycledProtocol.Property.simulationEnabled, initialValue: .bool(simulationEnabled)),
+                .init(LifecycledProtocol.Property.hostState.name, initialValue: UserInfoBusCodec.encode(facts)),
+                .init(LifecycledProtocol.Property.apps.name, initialValue: appsValue),
+                .init(LifecycledProtocol.Property.simulationEnabled.name, initialValue: .bool(simulationEnabled)),
                 .init(
-                    LifecycledProtocol.Property.version, initialValue: .uint32(LifecycledProtocol.version),
+                    LifecycledProtocol.Property.version.name, initialValue: .uint32(LifecycledProtocol.version),
                     changeSignal: .constant),
             ])
     }

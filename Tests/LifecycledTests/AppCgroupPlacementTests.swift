@@ -89,7 +89,7 @@ struct AppCgroupPlacementTests {
             }
         ) { (h: DaemonHarness) async throws in
             try await h.client.call(
-                LifecycledProtocol.Method.launch,
+                LifecycledProtocol.Method.launch.name,
                 [.string("org.example.Test"), UserInfoBusCodec.encode([:] as UserInfo)])
             let process = try #require(h.daemon.registry["org.example.Test"]?.process)
             #expect(process.suspensionMethod == .stopSignal)
@@ -121,7 +121,7 @@ struct AppCgroupPlacementTests {
             }
         ) { (h: DaemonHarness) async throws in
             try await h.client.call(
-                LifecycledProtocol.Method.launch, [.string(notes), UserInfoBusCodec.encode([:] as UserInfo)])
+                LifecycledProtocol.Method.launch.name, [.string(notes), UserInfoBusCodec.encode([:] as UserInfo)])
             try await h.client.log.waitForState(notes, .active)
             let pid = try #require(h.pid(notes))
             let cgroup = parent.path + "/app-\(notes)-1"
@@ -129,24 +129,24 @@ struct AppCgroupPlacementTests {
             #expect(ProcFS.read(cgroup + "/cgroup.procs")?.split(separator: "\n").contains(Substring("\(pid)")) == true)
 
             try await h.client.call(
-                LifecycledProtocol.Method.simulate, [.string("sleep"), UserInfoBusCodec.encode([:] as UserInfo)])
+                LifecycledProtocol.Method.simulate.name, [.string("sleep"), UserInfoBusCodec.encode([:] as UserInfo)])
             #expect(try await h.waitForSleepRelease() == "all-suspended")
             #expect(CgroupFreezer(directory: cgroup).isFrozen == true)
             // Frozen, not job-control stopped: the app's parent sees no stop.
             #expect(processState(pid) != "T")
 
             try await h.client.call(
-                LifecycledProtocol.Method.simulate, [.string("wake"), UserInfoBusCodec.encode([:] as UserInfo)])
+                LifecycledProtocol.Method.simulate.name, [.string("wake"), UserInfoBusCodec.encode([:] as UserInfo)])
             try await h.client.log.waitForState(notes, .active)
             #expect(CgroupFreezer(directory: cgroup).isFrozen == false)
 
-            try await h.client.call(LifecycledProtocol.Method.terminate, [.string(notes)])
+            try await h.client.call(LifecycledProtocol.Method.terminate.name, [.string(notes)])
             #expect(h.exits.first { $0.id == notes }?.status == .exited(code: 0))
             #expect(access(cgroup, F_OK) != 0, "\(cgroup) was not removed")
 
             // An app that leaves a process behind in a new session: killed with its cgroup.
             try await h.client.call(
-                LifecycledProtocol.Method.launch, [.string(leaver), UserInfoBusCodec.encode([:] as UserInfo)])
+                LifecycledProtocol.Method.launch.name, [.string(leaver), UserInfoBusCodec.encode([:] as UserInfo)])
             #expect(try await h.waitForExit(leaver) == .exited(code: 0))
             let straggler = try #require(
                 pid_t(logLines(stragglerFile).first ?? ""), "the straggler's pid was not recorded")

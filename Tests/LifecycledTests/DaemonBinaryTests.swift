@@ -136,7 +136,7 @@ struct DaemonBinaryTests {
             "\(cgroups.stderr)")
 
         // It hosts: an app launched through it, then SIGTERM ends the app and the daemon.
-        try await client.call(LifecycledProtocol.Method.launch, [.string("org.example.Polite"), encodeInfo([:])])
+        try await client.call(LifecycledProtocol.Method.launch.name, [.string("org.example.Polite"), encodeInfo([:])])
         try await client.log.waitForState("org.example.Polite", .active)
         kill(daemon.process.processIdentifier, SIGTERM)
         #expect(await daemon.exitStatus() == 0)
@@ -157,9 +157,9 @@ struct DaemonBinaryTests {
             dir, id: "org.example.Polite", executable: try writePythonApp(dir), arguments: [dir.path + "/polite.log"])
         let daemon = try await rig.start()
         defer { daemon.kill() }
-        try await client.call(LifecycledProtocol.Method.launch, [.string("org.example.Polite"), encodeInfo([:])])
+        try await client.call(LifecycledProtocol.Method.launch.name, [.string("org.example.Polite"), encodeInfo([:])])
         try await client.log.waitForState("org.example.Polite", .active)
-        let apps = try await client.call(LifecycledProtocol.Method.listApps)
+        let apps = try await client.call(LifecycledProtocol.Method.listApps.name)
         let entry = try #require(
             apps.first?.arrayValue?.first { $0.structValue?.first?.stringValue == "org.example.Polite" })
         let appPID = try #require(entry.structValue?[3].uint32Value.flatMap { pid_t(exactly: $0) })

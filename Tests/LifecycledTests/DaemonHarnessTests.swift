@@ -32,20 +32,20 @@ final class DaemonSignalLog: Sendable {
 
     /// `from->to` of every StateChanged of an app, in order.
     func stateChanges(_ id: String) -> [String] {
-        all.filter { $0.member == LifecycledProtocol.Signal.stateChanged && $0.arguments[0].stringValue == id }
+        all.filter { $0.member == LifecycledProtocol.Signal.stateChanged.name && $0.arguments[0].stringValue == id }
             .map { "\($0.arguments[1].stringValue ?? "?")->\($0.arguments[2].stringValue ?? "?")" }
     }
 
     /// The commands sent to an app, in order.
     func commands(_ id: String) -> [String] {
-        all.filter { $0.member == LifecycledProtocol.Signal.command && $0.arguments[0].stringValue == id }
+        all.filter { $0.member == LifecycledProtocol.Signal.command.name && $0.arguments[0].stringValue == id }
             .map { $0.arguments[1].stringValue ?? "?" }
     }
 
     /// The userInfo of every `Notification` an app posted with this name, in order.
     func notifications(_ id: String, _ name: String) -> [UserInfo] {
         all.filter {
-            $0.member == LifecycledProtocol.Signal.notification && $0.arguments[0].stringValue == id
+            $0.member == LifecycledProtocol.Signal.notification.name && $0.arguments[0].stringValue == id
                 && $0.arguments[1].stringValue == name
         }.compactMap { try? UserInfoBusCodec.decodeUserInfo($0.arguments[2]) }
     }
@@ -111,7 +111,7 @@ final class DaemonTestClient: Sendable {
     /// Waits until the daemon has emitted everything it emitted before this call returns.
     func barrier() async throws {
         // The daemon answers in order after its earlier signals; the bus routes them in order.
-        _ = try await call(LifecycledProtocol.Method.listApps)
+        _ = try await call(LifecycledProtocol.Method.listApps.name)
     }
 
     func close() {
@@ -258,12 +258,12 @@ final class FakeApp: Sendable {
 
     /// `RegisterApp`; returns the launch options and the host facts.
     func register() async throws -> (options: UserInfo, facts: UserInfo) {
-        let reply = try await client.call(LifecycledProtocol.Method.registerApp, [.string(id)])
+        let reply = try await client.call(LifecycledProtocol.Method.registerApp.name, [.string(id)])
         return (try UserInfoBusCodec.decodeUserInfo(reply[0]), try UserInfoBusCodec.decodeUserInfo(reply[1]))
     }
 
     func report(_ state: ApplicationState) async throws {
-        try await client.call(LifecycledProtocol.Method.reportState, [.string(id), .string(state.rawValue)])
+        try await client.call(LifecycledProtocol.Method.reportState.name, [.string(id), .string(state.rawValue)])
     }
 
     func close() { client.close() }

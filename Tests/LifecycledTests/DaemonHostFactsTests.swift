@@ -15,12 +15,12 @@ import Testing
 struct DaemonHostFactsTests {
     private func simulate(_ h: DaemonHarness, _ kind: String, _ arguments: UserInfo = [:]) async throws {
         try await h.client.call(
-            LifecycledProtocol.Method.simulate, [.string(kind), UserInfoBusCodec.encode(arguments)])
+            LifecycledProtocol.Method.simulate.name, [.string(kind), UserInfoBusCodec.encode(arguments)])
     }
 
     private func launch(_ h: DaemonHarness, _ id: String, background: Bool = false) async throws {
         let options: UserInfo = background ? [LaunchOptions.Key.launchedInBackground.rawValue: .bool(true)] : [:]
-        try await h.client.call(LifecycledProtocol.Method.launch, [.string(id), UserInfoBusCodec.encode(options)])
+        try await h.client.call(LifecycledProtocol.Method.launch.name, [.string(id), UserInfoBusCodec.encode(options)])
     }
 
     @Test func lockSleepWakeUnlockMoveEveryAppInOrderAndSleepReallyStopsThem() async throws {
@@ -45,7 +45,8 @@ struct DaemonHostFactsTests {
             try await h.client.log.waitForState(counter, .inactive)
             try await h.client.log.waitForState(notes, .inactive)
             #expect(
-                try await h.client.property(LifecycledProtocol.Property.hostState).dictionaryValue?["locked"]?.unwrapped
+                try await h.client.property(LifecycledProtocol.Property.hostState.name).dictionaryValue?["locked"]?
+                    .unwrapped
                     == .bool(true))
 
             try await simulate(h, "sleep")
@@ -111,13 +112,13 @@ struct DaemonHostFactsTests {
             _ = try await app.register()
             try await app.report(.background)
             try await app.client.call(
-                LifecycledProtocol.Method.backgroundTaskBegan,
+                LifecycledProtocol.Method.backgroundTaskBegan.name,
                 [.string("org.example.Tasked"), .uint32(1), .string("upload")])
             try await simulate(h, "sleep")
             try await app.report(.suspended)
             #expect(h.releases.isEmpty, "released while a background task ran: \(h.releases)")
             try await app.client.call(
-                LifecycledProtocol.Method.backgroundTaskEnded, [.string("org.example.Tasked"), .uint32(1)])
+                LifecycledProtocol.Method.backgroundTaskEnded.name, [.string("org.example.Tasked"), .uint32(1)])
             #expect(try await h.waitForSleepRelease() == "all-suspended")
         }
     }
@@ -135,7 +136,7 @@ struct DaemonHostFactsTests {
                 $0.commands("org.example.Stubborn") == ["sleeping"]
             }
             #expect(
-                try await h.client.property(LifecycledProtocol.Property.hostState).dictionaryValue?["sleeping"]?
+                try await h.client.property(LifecycledProtocol.Property.hostState.name).dictionaryValue?["sleeping"]?
                     .unwrapped == .bool(true))
         }
     }
@@ -191,7 +192,7 @@ struct DaemonHostFactsTests {
             #expect(try await h.waitForExit(small) == .signaled(signal: SIGKILL, coreDumped: false))
             #expect(log.commands(large).isEmpty && log.commands(small).isEmpty)
             #expect(
-                try await h.client.call(LifecycledProtocol.Method.getState, [.string(running)]).first?.stringValue
+                try await h.client.call(LifecycledProtocol.Method.getState.name, [.string(running)]).first?.stringValue
                     == "active")
         }
     }
@@ -219,13 +220,13 @@ struct DaemonHostFactsTests {
             let reader = try FIFOReader(path: fifo, loop: h.client.loop)
             try await launch(h, "org.example.Hung")
             #expect(try await reader.line() == "ready")
-            try await h.client.call(LifecycledProtocol.Method.terminate, [.string("org.example.Hung")])
+            try await h.client.call(LifecycledProtocol.Method.terminate.name, [.string("org.example.Hung")])
             // Terminate returns once the process is gone.
             #expect(
                 h.exits.first { $0.id == "org.example.Hung" }?.status == .signaled(signal: SIGKILL, coreDumped: false))
             #expect(logLines(marks) == ["TERM"])
             #expect(
-                try await h.client.call(LifecycledProtocol.Method.getState, [.string("org.example.Hung")]).first?
+                try await h.client.call(LifecycledProtocol.Method.getState.name, [.string("org.example.Hung")]).first?
                     .stringValue == "not-running")
         }
     }
@@ -260,8 +261,9 @@ struct DaemonHostFactsTests {
             try await h.client.log.waitForState(id, .suspended)
             // The post continues the app; it says "suspended" again, and that report arrives after
             // the terminate command went out. It must not freeze the app before it reads terminate.
-            try await h.client.call(LifecycledProtocol.Method.post, [.string(id), .string("Refresh"), encodeInfo([:])])
-            try await h.client.call(LifecycledProtocol.Method.terminate, [.string(id)])
+            try await h.client.call(
+                LifecycledProtocol.Method.post.name, [.string(id), .string("Refresh"), encodeInfo([:])])
+            try await h.client.call(LifecycledProtocol.Method.terminate.name, [.string(id)])
             #expect(h.exits.first { $0.id == id }?.status == .exited(code: 0))
         }
     }
@@ -276,9 +278,10 @@ struct DaemonHostFactsTests {
             let data = try JSONSerialization.data(withJSONObject: manifest, options: [.sortedKeys])
             try dir.write("apps/\(id).json", String(decoding: data, as: UTF8.self))
         }) { (h: DaemonHarness) async throws in
-            try await h.client.call(LifecycledProtocol.Method.openURL, [.string("notes://open/1"), encodeInfo([:])])
+            try await h.client.call(
+                LifecycledProtocol.Method.openURL.name, [.string("notes://open/1"), encodeInfo([:])])
             // Not registered yet: the command waits for the registration instead of being skipped.
-            try await h.client.call(LifecycledProtocol.Method.terminate, [.string(id)])
+            try await h.client.call(LifecycledProtocol.Method.terminate.name, [.string(id)])
             #expect(h.exits.first { $0.id == id }?.status == .exited(code: 0))
             #expect(h.emitted.commands(id) == ["terminate"])
         }
@@ -294,11 +297,11 @@ struct DaemonHostFactsTests {
         }) { (h: DaemonHarness) async throws in
             try await launch(h, "org.example.Polite")
             try await h.client.log.waitForState("org.example.Polite", .active)
-            try await h.client.call(LifecycledProtocol.Method.terminate, [.string("org.example.Polite")])
+            try await h.client.call(LifecycledProtocol.Method.terminate.name, [.string("org.example.Polite")])
             #expect(h.exits.first { $0.id == "org.example.Polite" }?.status == .exited(code: 0))
             #expect(h.emitted.commands("org.example.Polite") == ["terminate"])
             #expect(
-                try await h.client.call(LifecycledProtocol.Method.getState, [.string("org.example.Polite")]).first?
+                try await h.client.call(LifecycledProtocol.Method.getState.name, [.string("org.example.Polite")]).first?
                     .stringValue == "not-running")
         }
     }

@@ -36,7 +36,7 @@ struct DaemonHostingTests {
     @Test func openURLLaunchesTheClaimingAppWithTheURLAndTheCallerAsSourceThenSendsOpenURL() async throws {
         try await withNotesApp { h, appLog in
             let id = try await h.client.call(
-                LifecycledProtocol.Method.openURL, [.string("notes://open/42"), encodeInfo([:])])
+                LifecycledProtocol.Method.openURL.name, [.string("notes://open/42"), encodeInfo([:])])
             #expect(id.first?.stringValue == "org.example.Notes")
             try await h.client.log.waitForState("org.example.Notes", .active)
             #expect(h.client.log.stateChanges("org.example.Notes") == ["not-running->inactive", "inactive->active"])
@@ -49,9 +49,10 @@ struct DaemonHostingTests {
 
             // Running now: the second URL is a command, not a second process.
             let pid = try #require(h.pid("org.example.Notes"))
-            try await h.client.call(LifecycledProtocol.Method.openURL, [.string("notes://open/43"), encodeInfo([:])])
+            try await h.client.call(
+                LifecycledProtocol.Method.openURL.name, [.string("notes://open/43"), encodeInfo([:])])
             try await h.emitted.wait(for: "open-url command") { $0.commands("org.example.Notes").contains("open-url") }
-            let command = try #require(h.emitted.all.last { $0.member == LifecycledProtocol.Signal.command })
+            let command = try #require(h.emitted.all.last { $0.member == LifecycledProtocol.Signal.command.name })
             let arguments = try UserInfoBusCodec.decodeUserInfo(command.arguments[2])
             #expect(arguments["url"]?.stringValue == "notes://open/43")
             #expect(arguments[OpenURLOptions.Key.sourceApplication.rawValue]?.stringValue == me)
@@ -59,15 +60,16 @@ struct DaemonHostingTests {
 
             // Unknown scheme and bad URLs.
             #expect(
-                await h.client.errorName(LifecycledProtocol.Method.openURL, [.string("mail://x"), encodeInfo([:])])
+                await h.client.errorName(
+                    LifecycledProtocol.Method.openURL.name, [.string("mail://x"), encodeInfo([:])])
                     == LifecycledProtocol.ErrorName.noHandler)
             #expect(
                 await h.client.errorName(
-                    LifecycledProtocol.Method.openURL, [.string("no scheme here"), encodeInfo([:])])
+                    LifecycledProtocol.Method.openURL.name, [.string("no scheme here"), encodeInfo([:])])
                     == LifecycledProtocol.ErrorName.invalidURL)
             let long = "notes://" + String(repeating: "a", count: LifecycledProtocol.Limits.urlLength)
             #expect(
-                await h.client.errorName(LifecycledProtocol.Method.openURL, [.string(long), encodeInfo([:])])
+                await h.client.errorName(LifecycledProtocol.Method.openURL.name, [.string(long), encodeInfo([:])])
                     == LifecycledProtocol.ErrorName.invalidURL)
         }
     }
@@ -77,13 +79,13 @@ struct DaemonHostingTests {
             // A URL through Launch would skip OpenURL's scheme check: refused.
             #expect(
                 await h.client.errorName(
-                    LifecycledProtocol.Method.launch,
+                    LifecycledProtocol.Method.launch.name,
                     [
                         .string("org.example.Notes"),
                         encodeInfo([LaunchOptions.Key.url.rawValue: "mail://not-its-scheme"]),
                     ]) == BusError.Name.invalidArgs)
             try await h.client.call(
-                LifecycledProtocol.Method.launch,
+                LifecycledProtocol.Method.launch.name,
                 [
                     .string("org.example.Notes"),
                     encodeInfo([LaunchOptions.Key.sourceApplication.rawValue: "org.example.Forged"]),
@@ -105,10 +107,12 @@ struct DaemonHostingTests {
                     dir, id: "org.example.Mute", executable: "/bin/sleep", arguments: ["600"], schemes: ["mute"])
             }
         ) { (h: DaemonHarness) async throws in
-            try await h.client.call(LifecycledProtocol.Method.launch, [.string("org.example.Mute"), encodeInfo([:])])
+            try await h.client.call(
+                LifecycledProtocol.Method.launch.name, [.string("org.example.Mute"), encodeInfo([:])])
             let limit = LifecycleDaemon.maximumPendingCommands
             for n in 0..<(limit + 6) {
-                try await h.client.call(LifecycledProtocol.Method.openURL, [.string("mute://\(n)"), encodeInfo([:])])
+                try await h.client.call(
+                    LifecycledProtocol.Method.openURL.name, [.string("mute://\(n)"), encodeInfo([:])])
             }
             let pending = try #require(h.daemon.registry["org.example.Mute"]?.pendingCommands)
             #expect(pending.count == limit)
@@ -132,28 +136,28 @@ struct DaemonHostingTests {
             try await app.report(.inactive)
             try await app.report(.active)
             try await app.client.call(
-                LifecycledProtocol.Method.reportNotification,
+                LifecycledProtocol.Method.reportNotification.name,
                 [
                     .string("org.example.Fake"), .string("UIApplicationDidBecomeActiveNotification"),
                     encodeInfo(["k": .int(1)]),
                 ])
             try await h.client.log.wait(for: "the Notification signal") {
-                $0.all.contains { $0.member == LifecycledProtocol.Signal.notification }
+                $0.all.contains { $0.member == LifecycledProtocol.Signal.notification.name }
             }
             let notification = try #require(
-                h.client.log.all.first { $0.member == LifecycledProtocol.Signal.notification })
+                h.client.log.all.first { $0.member == LifecycledProtocol.Signal.notification.name })
             #expect(notification.arguments[0].stringValue == "org.example.Fake")
             #expect(notification.arguments[1].stringValue == "UIApplicationDidBecomeActiveNotification")
             #expect(try UserInfoBusCodec.decodeUserInfo(notification.arguments[2]) == ["k": .int(1)])
             #expect(
-                try await h.client.call(LifecycledProtocol.Method.getState, [.string("org.example.Fake")]).first?
+                try await h.client.call(LifecycledProtocol.Method.getState.name, [.string("org.example.Fake")]).first?
                     .stringValue == "active")
 
             try await h.client.call(
-                LifecycledProtocol.Method.post,
+                LifecycledProtocol.Method.post.name,
                 [.string("org.example.Fake"), .string("Refresh"), encodeInfo(["n": .int(2)])])
             try await app.client.log.wait(for: "the post command") { $0.commands("org.example.Fake") == ["post"] }
-            let post = try #require(app.client.log.all.first { $0.member == LifecycledProtocol.Signal.command })
+            let post = try #require(app.client.log.all.first { $0.member == LifecycledProtocol.Signal.command.name })
             let arguments = try UserInfoBusCodec.decodeUserInfo(post.arguments[2])
             #expect(arguments["name"]?.stringValue == "Refresh")
             #expect(arguments["userInfo"] == .dictionary(["n": .int(2)]))
@@ -161,7 +165,7 @@ struct DaemonHostingTests {
             try await h.client.barrier()
             #expect(h.client.log.commands("org.example.Fake").isEmpty)
             #expect(
-                h.emitted.all.last { $0.member == LifecycledProtocol.Signal.command }?.destination
+                h.emitted.all.last { $0.member == LifecycledProtocol.Signal.command.name }?.destination
                     == app.client.connection.uniqueName)
 
             // Another connection cannot report for it, nor take its id.
@@ -169,10 +173,10 @@ struct DaemonHostingTests {
             defer { other.close() }
             #expect(
                 await other.client.errorName(
-                    LifecycledProtocol.Method.reportState, [.string("org.example.Fake"), .string("background")])
+                    LifecycledProtocol.Method.reportState.name, [.string("org.example.Fake"), .string("background")])
                     == LifecycledProtocol.ErrorName.notRegistered)
             #expect(
-                await other.client.errorName(LifecycledProtocol.Method.registerApp, [.string("org.example.Fake")])
+                await other.client.errorName(LifecycledProtocol.Method.registerApp.name, [.string("org.example.Fake")])
                     == LifecycledProtocol.ErrorName.notRegistered)
 
             // Leaving the bus is leaving: not-running.
@@ -183,10 +187,10 @@ struct DaemonHostingTests {
                     "not-running->inactive", "inactive->active", "active->not-running",
                 ])
             // Known only from its registration, it is then forgotten.
-            let listed = try await h.client.call(LifecycledProtocol.Method.listApps, [])
+            let listed = try await h.client.call(LifecycledProtocol.Method.listApps.name, [])
             #expect(!"\(listed)".contains("org.example.Fake"), "\(listed)")
             #expect(
-                await h.client.errorName(LifecycledProtocol.Method.getState, [.string("org.example.Fake")])
+                await h.client.errorName(LifecycledProtocol.Method.getState.name, [.string("org.example.Fake")])
                     == LifecycledProtocol.ErrorName.unknownApp)
         }
     }
@@ -209,7 +213,7 @@ struct DaemonHostingTests {
             let reader = try FIFOReader(path: fifo, loop: h.client.loop)
             // Launched in the background; an impostor then tries to take its id and is refused.
             try await h.client.call(
-                LifecycledProtocol.Method.launch,
+                LifecycledProtocol.Method.launch.name,
                 [
                     .string("org.example.Script"),
                     encodeInfo([LaunchOptions.Key.launchedInBackground.rawValue: .bool(true)]),
@@ -217,7 +221,8 @@ struct DaemonHostingTests {
             let impostor = try await FakeApp("org.example.Script", address: h.bus.address)
             defer { impostor.close() }
             #expect(
-                await impostor.client.errorName(LifecycledProtocol.Method.registerApp, [.string("org.example.Script")])
+                await impostor.client.errorName(
+                    LifecycledProtocol.Method.registerApp.name, [.string("org.example.Script")])
                     == LifecycledProtocol.ErrorName.notRegistered)
             // The script's own gdbus got the launch options and the host facts.
             let reply = try await reader.line()
@@ -259,7 +264,8 @@ struct DaemonHostingTests {
             }
         }
         do {
-            try await client.call(LifecycledProtocol.Method.launch, [.string("org.example.Counter"), encodeInfo([:])])
+            try await client.call(
+                LifecycledProtocol.Method.launch.name, [.string("org.example.Counter"), encodeInfo([:])])
             appPID = try #require(first.registry["org.example.Counter"]?.process?.pid)
             try await client.log.waitForState("org.example.Counter", .active)
         } catch {
@@ -274,14 +280,14 @@ struct DaemonHostingTests {
         do {
             try await client.log.wait(for: "the app to re-register and report active") { log in
                 log.all.contains { signal in
-                    signal.member == LifecycledProtocol.Signal.stateChanged
+                    signal.member == LifecycledProtocol.Signal.stateChanged.name
                         && signal.arguments[0].stringValue == "org.example.Counter"
                         && signal.arguments[1].stringValue == "not-running"
                         && signal.arguments[2].stringValue == "active"
                         && signal.sender != log.all.first?.sender
                 }
             }
-            let apps = try await client.call(LifecycledProtocol.Method.listApps)
+            let apps = try await client.call(LifecycledProtocol.Method.listApps.name)
             let entry = try #require(
                 apps.first?.arrayValue?.first { $0.structValue?.first?.stringValue == "org.example.Counter" })
             #expect(entry.structValue?[1].stringValue == "active")

@@ -77,7 +77,7 @@ struct DaemonLocalNotificationTests {
         try await withCounterAndNotificationServer { h, server, appLog in
             let server = try #require(server)
             let id = try await h.client.call(
-                LifecycledProtocol.Method.scheduleNotification,
+                LifecycledProtocol.Method.scheduleNotification.name,
                 [.string(counter), notification("r1", in: 0.5, title: "Stretch", actions: [("increment", "+1")])])
             #expect(id.first?.stringValue == "r1")
             // Not running: a banner, with the default action and the category's button, naming the app.
@@ -87,7 +87,7 @@ struct DaemonLocalNotificationTests {
             #expect(call.contains("['default', 'Open', 'increment', '+1']"), "\(call)")
             #expect(call.contains("'desktop-entry': <'org.example.Counter'>"), "\(call)")
             #expect(
-                try await h.client.call(LifecycledProtocol.Method.listNotifications, [.string(counter)]).first
+                try await h.client.call(LifecycledProtocol.Method.listNotifications.name, [.string(counter)]).first
                     == .array(elementSignature: "a{sv}", []))
 
             // A spoofed ActionInvoked from a peer that does not own org.freedesktop.Notifications does nothing.
@@ -131,7 +131,7 @@ struct DaemonLocalNotificationTests {
 
             // Active now: the next one goes to the delegate, not to a banner.
             try await h.client.call(
-                LifecycledProtocol.Method.scheduleNotification,
+                LifecycledProtocol.Method.scheduleNotification.name,
                 [.string(counter), notification("r2", in: 0, title: "Now")])
             #expect(
                 try await eventually { callbacks(appLog).contains("didReceive local notification r2") },
@@ -145,7 +145,7 @@ struct DaemonLocalNotificationTests {
         try await withCounterAndNotificationServer { h, server, appLog in
             let server = try #require(server)
             try await h.client.call(
-                LifecycledProtocol.Method.scheduleNotification,
+                LifecycledProtocol.Method.scheduleNotification.name,
                 [.string(counter), notification("r3", in: 0, title: "Water", actions: [("increment", "+1")])])
             #expect(try await eventually { try notifyCalls(server).count == 1 }, "no Notify call")
             try server.emitSignal(
@@ -172,13 +172,13 @@ struct DaemonLocalNotificationTests {
             _ = try await app.register()
             try await app.report(.background)
             try await h.client.call(
-                LifecycledProtocol.Method.scheduleNotification,
+                LifecycledProtocol.Method.scheduleNotification.name,
                 [.string(app.id), notification("q1", in: 0, title: "Later")])
             try await Task.sleep(for: .milliseconds(300))
             #expect(!h.emitted.commands(app.id).contains("local-notification"))
             // The app's mirror of its schedule gets changes, not the whole list: added, then fired.
             let changes = h.emitted.all.filter {
-                $0.member == LifecycledProtocol.Signal.command && $0.arguments[0].stringValue == app.id
+                $0.member == LifecycledProtocol.Signal.command.name && $0.arguments[0].stringValue == app.id
                     && $0.arguments[1].stringValue == LifecycledCommand.scheduleChangedName
             }.compactMap { try? UserInfoBusCodec.decodeUserInfo($0.arguments[2]) }
             #expect(changes.count == 2, "\(changes)")
@@ -209,7 +209,7 @@ struct DaemonLocalNotificationTests {
         let first = LifecycleDaemon(configuration: configuration)
         try await first.start()
         try await client.call(
-            LifecycledProtocol.Method.scheduleNotification,
+            LifecycledProtocol.Method.scheduleNotification.name,
             [.string(counter), notification("p1", in: 2, title: "Kept")])
         // Bad input: a clear D-Bus error, and the schedule is unchanged.
         let hugeInfo: UserInfo = [
@@ -217,11 +217,11 @@ struct DaemonLocalNotificationTests {
         ]
         let huge = UserInfoBusCodec.encode(hugeInfo)
         #expect(
-            await client.errorName(LifecycledProtocol.Method.scheduleNotification, [.string(counter), huge])
+            await client.errorName(LifecycledProtocol.Method.scheduleNotification.name, [.string(counter), huge])
                 == "org.freedesktop.DBus.Error.InvalidArgs")
         #expect(
             await client.errorName(
-                LifecycledProtocol.Method.scheduleNotification,
+                LifecycledProtocol.Method.scheduleNotification.name,
                 [.string("org.example.Nobody"), notification("n", in: 1, title: "x")])
                 == LifecycledProtocol.ErrorName.unknownApp)
         first.abandonForTesting()
@@ -259,7 +259,7 @@ struct DaemonLocalNotificationTests {
             func closed() throws -> [String] { try server.calls("CloseNotification") }
             func schedule(_ id: String, in seconds: Double) async throws {
                 try await app.client.call(
-                    LifecycledProtocol.Method.scheduleNotification,
+                    LifecycledProtocol.Method.scheduleNotification.name,
                     [.string(app.id), notification(id, in: seconds, title: id, actions: [("archive", "Archive")])])
             }
             // Handled: the action runs once, however often the server reports it; the banner goes.
@@ -279,7 +279,8 @@ struct DaemonLocalNotificationTests {
             // Cancelled: its banner is withdrawn.
             try await schedule("c1", in: 0)
             #expect(try await eventually { try notifyCalls(server).count == 2 })
-            try await app.client.call(LifecycledProtocol.Method.cancelNotification, [.string(app.id), .string("c1")])
+            try await app.client.call(
+                LifecycledProtocol.Method.cancelNotification.name, [.string(app.id), .string("c1")])
             #expect(try await eventually { try closed().count == 2 })
             let closedCalls2 = try closed()
             #expect(closedCalls2.last.map { closes($0, 2) } == true, "\(closedCalls2)")
@@ -296,14 +297,16 @@ struct DaemonLocalNotificationTests {
             // Never existed: a distinct error; the app's "cancel all" of nothing is not one.
             #expect(
                 await app.client.errorName(
-                    LifecycledProtocol.Method.cancelNotification, [.string(app.id), .string("never")])
+                    LifecycledProtocol.Method.cancelNotification.name, [.string(app.id), .string("never")])
                     == LifecycledProtocol.ErrorName.unknownNotification)
-            try await app.client.call(LifecycledProtocol.Method.cancelNotification, [.string(app.id), .string("r1")])
+            try await app.client.call(
+                LifecycledProtocol.Method.cancelNotification.name, [.string(app.id), .string("r1")])
             #expect(
                 await app.client.errorName(
-                    LifecycledProtocol.Method.cancelNotification, [.string(app.id), .string("r1")])
+                    LifecycledProtocol.Method.cancelNotification.name, [.string(app.id), .string("r1")])
                     == LifecycledProtocol.ErrorName.unknownNotification)
-            try await app.client.call(LifecycledProtocol.Method.cancelNotification, [.string(app.id), .string("")])
+            try await app.client.call(
+                LifecycledProtocol.Method.cancelNotification.name, [.string(app.id), .string("")])
             // The mock's replies to Notify came after its second ActionInvoked for banner 1, so
             // that one was handled by now: ignored, the action ran once.
             #expect(h.emitted.commands(app.id).filter { $0 == "local-notification-action" }.count == 1)
@@ -346,7 +349,7 @@ struct DaemonLocalNotificationTests {
             func entered(_ call: Int) -> Bool { FileManager.default.fileExists(atPath: gate.path + "/entered-\(call)") }
             func schedule(_ id: String, in seconds: Double) async throws {
                 try await app.client.call(
-                    LifecycledProtocol.Method.scheduleNotification,
+                    LifecycledProtocol.Method.scheduleNotification.name,
                     [.string(app.id), notification(id, in: seconds, title: id)])
             }
             let scheduleURL = h.daemon.local.scheduleURL
@@ -360,7 +363,7 @@ struct DaemonLocalNotificationTests {
             #expect(h.daemon.local.delivering.count == 1)
             #expect(
                 await app.client.errorName(
-                    LifecycledProtocol.Method.cancelNotification, [.string(app.id), .string("c1")])
+                    LifecycledProtocol.Method.cancelNotification.name, [.string(app.id), .string("c1")])
                     == nil)
             release(1)
             #expect(try await eventually { try server.calls("CloseNotification").contains { closes($0, 101) } })
@@ -405,7 +408,7 @@ struct DaemonLocalNotificationTests {
                 })
             let reply = Task {
                 await app.client.errorName(
-                    LifecycledProtocol.Method.scheduleNotification,
+                    LifecycledProtocol.Method.scheduleNotification.name,
                     [.string(app.id), notification("due", in: -1, title: "Due")])
             }
             #expect(await eventually { gate.entered }, "the write did not start")
@@ -440,7 +443,8 @@ struct DaemonLocalNotificationTests {
             defer { app.close() }
             _ = try await app.register()
             try await app.report(.inactive)
-            try await app.client.call(LifecycledProtocol.Method.setIdleTimerDisabled, [.string(app.id), .bool(true)])
+            try await app.client.call(
+                LifecycledProtocol.Method.setIdleTimerDisabled.name, [.string(app.id), .bool(true)])
             try await Task.sleep(for: .milliseconds(200))
             #expect(try !idleInhibitors(), "held while only inactive")
             try await app.report(.active)
@@ -453,12 +457,13 @@ struct DaemonLocalNotificationTests {
             #expect(try screensaver.methodCalls("UnInhibit").contains("4242"), "UnInhibit without the cookie")
             try await app.report(.active)
             #expect(try await eventually { try idleInhibitors() })
-            try await app.client.call(LifecycledProtocol.Method.setIdleTimerDisabled, [.string(app.id), .bool(false)])
+            try await app.client.call(
+                LifecycledProtocol.Method.setIdleTimerDisabled.name, [.string(app.id), .bool(false)])
             #expect(try await eventually { try !idleInhibitors() }, "still held after isIdleTimerDisabled = false")
             // Another connection may not ask for it in the app's name.
             #expect(
                 await h.client.errorName(
-                    LifecycledProtocol.Method.setIdleTimerDisabled, [.string(app.id), .bool(true)])
+                    LifecycledProtocol.Method.setIdleTimerDisabled.name, [.string(app.id), .bool(true)])
                     == LifecycledProtocol.ErrorName.notRegistered)
         }
     }
@@ -473,20 +478,21 @@ struct DaemonLocalNotificationTests {
             defer { subscription.cancel() }
             try writeManifest(h.directory, id: "org.example.Mail", executable: "/bin/true")
             #expect(
-                await h.client.errorName(LifecycledProtocol.Method.setBadge, [.string("org.example.Mail"), .int64(3)])
+                await h.client.errorName(
+                    LifecycledProtocol.Method.setBadge.name, [.string("org.example.Mail"), .int64(3)])
                     == LifecycledProtocol.ErrorName.unknownApp, "the manifest was written after the daemon read them")
             let app = try await FakeApp("org.example.Mail", address: h.bus.address)
             defer { app.close() }
             _ = try await app.register()
             // Another process of the same user may not set the app's badge, before or after it registered.
             #expect(
-                await h.client.errorName(LifecycledProtocol.Method.setBadge, [.string(app.id), .int64(99)])
+                await h.client.errorName(LifecycledProtocol.Method.setBadge.name, [.string(app.id), .int64(99)])
                     == LifecycledProtocol.ErrorName.notRegistered)
-            try await app.client.call(LifecycledProtocol.Method.setBadge, [.string(app.id), .int64(3)])
+            try await app.client.call(LifecycledProtocol.Method.setBadge.name, [.string(app.id), .int64(3)])
             #expect(
-                await h.client.errorName(LifecycledProtocol.Method.setBadge, [.string(app.id), .int64(42)])
+                await h.client.errorName(LifecycledProtocol.Method.setBadge.name, [.string(app.id), .int64(42)])
                     == LifecycledProtocol.ErrorName.notRegistered)
-            try await app.client.call(LifecycledProtocol.Method.setBadge, [.string(app.id), .int64(0)])
+            try await app.client.call(LifecycledProtocol.Method.setBadge.name, [.string(app.id), .int64(0)])
             #expect(try await eventually { updates.values.count == 2 })
             #expect(updates.values[0][0] == .string("application://org.example.Mail.desktop"))
             #expect(

@@ -51,7 +51,7 @@ struct DaemonLogindTests {
             }
             #expect(try inhibitors().contains("'sleep', 'lifecycled'"))
             try await client.call(
-                LifecycledProtocol.Method.launch, [.string(counter), UserInfoBusCodec.encode(UserInfo())])
+                LifecycledProtocol.Method.launch.name, [.string(counter), UserInfoBusCodec.encode(UserInfo())])
             try await client.log.waitForState(counter, .active)
 
             try logind.emitSignal(

@@ -51,9 +51,10 @@ struct DaemonNotificationTimeTests {
                 "fireDate": .date(Date().addingTimeInterval(7_200)),
             ]
             try await h.client.call(
-                LifecycledProtocol.Method.scheduleNotification, [.string(app.id), UserInfoBusCodec.encode(info)])
+                LifecycledProtocol.Method.scheduleNotification.name, [.string(app.id), UserInfoBusCodec.encode(info)])
             try await h.client.call(
-                LifecycledProtocol.Method.scheduleNotification, [.string(app.id), UserInfoBusCodec.encode(absolute)])
+                LifecycledProtocol.Method.scheduleNotification.name,
+                [.string(app.id), UserInfoBusCodec.encode(absolute)])
             try await Task.sleep(for: .milliseconds(200))
             #expect(!h.emitted.commands(app.id).contains("local-notification"))
             // The machine travels two hours east: its clock shows 07:00 now. The absolute one stays.
@@ -80,7 +81,8 @@ struct DaemonNotificationTimeTests {
                     "fireDate": .date(Date().addingTimeInterval(1.5)),
                 ]
                 try await h.client.call(
-                    LifecycledProtocol.Method.scheduleNotification, [.string(app.id), UserInfoBusCodec.encode(info)])
+                    LifecycledProtocol.Method.scheduleNotification.name,
+                    [.string(app.id), UserInfoBusCodec.encode(info)])
                 // A step of the clock (to its own value: discontinuous for the kernel, harmless for the machine).
                 var current = timespec()
                 clock_gettime(CLOCK_REALTIME, &current)
@@ -126,7 +128,7 @@ struct DaemonNotificationPersistenceTests {
             "fireDate": .date(fireDate),
         ]
         try await client.call(
-            LifecycledProtocol.Method.scheduleNotification,
+            LifecycledProtocol.Method.scheduleNotification.name,
             [.string("org.example.Kept"), UserInfoBusCodec.encode(info)])
         kill(first.process.processIdentifier, SIGKILL)
         #expect(await first.exitStatus() != 0)

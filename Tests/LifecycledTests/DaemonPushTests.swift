@@ -329,7 +329,7 @@ struct HostedAppPushTests {
             let appLog = h.directory.path + "/counter.log"
             #expect(await eventually { h.daemon.push?.fleet?.isConnected == true })
             _ = try await h.client.call(
-                LifecycledProtocol.Method.launch, [.string(Self.counter), UserInfoBusCodec.encode(UserInfo())])
+                LifecycledProtocol.Method.launch.name, [.string(Self.counter), UserInfoBusCodec.encode(UserInfo())])
             #expect(
                 await eventually {
                     FileManager.default.fileExists(atPath: h.directory.path + "/counter-state/device-token.json")
@@ -337,7 +337,7 @@ struct HostedAppPushTests {
             let token = try Data(
                 contentsOf: URL(fileURLWithPath: h.directory.path + "/counter-state/device-token.json"))
             _ = try await h.client.call(
-                LifecycledProtocol.Method.simulate, [.string("sleep"), UserInfoBusCodec.encode(UserInfo())])
+                LifecycledProtocol.Method.simulate.name, [.string("sleep"), UserInfoBusCodec.encode(UserInfo())])
             try await h.client.log.waitForState(Self.counter, .suspended)
             #expect(await eventually { h.daemon.registry[Self.counter]?.process?.isSuspended == true })
             for increment in 1...10 { try await rig.push(to: token, json: #"{"increment":\#(increment)}"#) }
@@ -363,7 +363,7 @@ struct HostedAppPushTests {
 
             // Launched: it registers for pushes and saves its device token (a Push API subscription).
             _ = try await h.client.call(
-                LifecycledProtocol.Method.launch, [.string(Self.counter), UserInfoBusCodec.encode(UserInfo())])
+                LifecycledProtocol.Method.launch.name, [.string(Self.counter), UserInfoBusCodec.encode(UserInfo())])
             try await h.client.log.waitForState(Self.counter, .active)
             #expect(
                 await eventually {
@@ -390,7 +390,7 @@ struct HostedAppPushTests {
 
             // Suspended (the machine sleeps): woken into the background for the push, suspended again after.
             _ = try await h.client.call(
-                LifecycledProtocol.Method.simulate, [.string("sleep"), UserInfoBusCodec.encode(UserInfo())])
+                LifecycledProtocol.Method.simulate.name, [.string("sleep"), UserInfoBusCodec.encode(UserInfo())])
             try await h.client.log.waitForState(Self.counter, .suspended)
             #expect(await eventually { h.daemon.registry[Self.counter]?.process?.isSuspended == true })
             let before = h.client.log.stateChanges(Self.counter).count
@@ -407,12 +407,12 @@ struct HostedAppPushTests {
                 ]
             }
             _ = try await h.client.call(
-                LifecycledProtocol.Method.simulate, [.string("wake"), UserInfoBusCodec.encode(UserInfo())])
+                LifecycledProtocol.Method.simulate.name, [.string("wake"), UserInfoBusCodec.encode(UserInfo())])
             try await h.client.log.waitForState(Self.counter, .active)
 
             // Not running: launched in the background, the payload in its launch options, then the
             // fetch variant only; it never comes to the foreground.
-            _ = try await h.client.call(LifecycledProtocol.Method.terminate, [.string(Self.counter)])
+            _ = try await h.client.call(LifecycledProtocol.Method.terminate.name, [.string(Self.counter)])
             try await h.client.log.waitForState(Self.counter, .notRunning)
             let launchesBefore = callbacks(appLog).filter { $0.hasPrefix("didFinishLaunching") }.count
             let changesBefore = h.client.log.stateChanges(Self.counter).count

@@ -27,11 +27,11 @@ struct DaemonResponsivenessTests {
                 for await _ in gate.stream { return }
             }
             defer { connection.setCredentialsLookUpGate(nil) }
-            let read = Task { try await reader.property(LifecycledProtocol.Property.apps) }
+            let read = Task { try await reader.property(LifecycledProtocol.Property.apps.name) }
             #expect(try await waiting.next("the reader's look-up") == reader.connection.uniqueName)
 
             // Meanwhile the daemon answers another client, whose own look-up is not held.
-            let state = try await harness.client.call(LifecycledProtocol.Method.getState, [.string(id)])
+            let state = try await harness.client.call(LifecycledProtocol.Method.getState.name, [.string(id)])
             #expect(state == [.string(ApplicationState.notRunning.rawValue)])
 
             gate.continuation.yield()
@@ -55,7 +55,7 @@ struct DaemonCallOrderTests {
             let replies = states.map { state in
                 app.client.connection.send(
                     destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
-                    interface: LifecycledProtocol.interface, member: LifecycledProtocol.Method.reportState,
+                    interface: LifecycledProtocol.interface, member: LifecycledProtocol.Method.reportState.name,
                     arguments: [.string(id), .string(state.rawValue)])
             }
             for reply in replies { _ = try await reply.value() }
@@ -78,14 +78,14 @@ struct DaemonRegistrationTests {
             let app = try await FakeApp("org.example.Bound", address: h.bus.address)
             defer { app.close() }
             _ = try await app.register()
-            let before = try await h.client.call(LifecycledProtocol.Method.listApps)
+            let before = try await h.client.call(LifecycledProtocol.Method.listApps.name)
             // The same connection asks for other ids: each is refused ("already registered as").
             for index in 0..<50 {
                 let name = await app.client.errorName(
-                    LifecycledProtocol.Method.registerApp, [.string("org.example.Other\(index)")])
+                    LifecycledProtocol.Method.registerApp.name, [.string("org.example.Other\(index)")])
                 #expect(name == LifecycledProtocol.ErrorName.notRegistered)
             }
-            let after = try await h.client.call(LifecycledProtocol.Method.listApps)
+            let after = try await h.client.call(LifecycledProtocol.Method.listApps.name)
             #expect(after == before)
             #expect(h.daemon.registry.all.map(\.id) == ["org.example.Bound"])
         }
@@ -97,7 +97,7 @@ struct DaemonRegistrationTests {
             let call = BusMethodCall(
                 sender: ":1.999", credentials: BusCredentials(uniqueName: ":1.999", uid: getuid(), pid: nil),
                 path: LifecycledProtocol.objectPath, interface: LifecycledProtocol.interface,
-                member: LifecycledProtocol.Method.registerApp, arguments: [.string("org.example.NoPid")])
+                member: LifecycledProtocol.Method.registerApp.name, arguments: [.string("org.example.NoPid")])
             do {
                 _ = try await h.daemon.handle(call)
                 Issue.record("RegisterApp without a pid was accepted")

@@ -47,13 +47,13 @@ struct DaemonSecurityTests {
                 call + ["\(LifecycledProtocol.interface).ListApps"],
                 call + [
                     "org.freedesktop.DBus.Properties.Get", LifecycledProtocol.interface,
-                    LifecycledProtocol.Property.apps,
+                    LifecycledProtocol.Property.apps.name,
                 ],
                 call + ["org.freedesktop.DBus.Properties.GetAll", LifecycledProtocol.interface],
                 // A Set of a read-only property answered PropertyReadOnly to anyone; it is refused first.
                 call + [
                     "org.freedesktop.DBus.Properties.Set", LifecycledProtocol.interface,
-                    LifecycledProtocol.Property.simulationEnabled, "<false>",
+                    LifecycledProtocol.Property.simulationEnabled.name, "<false>",
                 ],
                 // The distributor's interfaces have no properties: GetAll answered {} to anyone.
                 [
@@ -92,12 +92,14 @@ struct DaemonSecurityTests {
                 sender: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
                 interface: LifecycledProtocol.interface
             ) { change in
-                guard let state = change.changed[LifecycledProtocol.Property.hostState]?.dictionaryValue else { return }
+                guard let state = change.changed[LifecycledProtocol.Property.hostState.name]?.dictionaryValue else {
+                    return
+                }
                 locked.withLock { $0 = state["locked"]?.unwrapped.boolValue }
                 changed.signal()
             }
             defer { subscription.cancel() }
-            try await h.client.call(LifecycledProtocol.Method.simulate, [.string("lock"), encodeInfo([:])])
+            try await h.client.call(LifecycledProtocol.Method.simulate.name, [.string("lock"), encodeInfo([:])])
             try await changed.wait(for: "HostState to change to locked") { locked.withLock { $0 } == true }
         }
     }
@@ -111,7 +113,7 @@ struct DaemonSecurityTests {
             let empty = encodeInfo([:])
             var deep: UserInfoValue = .int(1)
             for _ in 0..<12 { deep = .dictionary(["d": deep]) }
-            let cases: [(String, [BusValue], String)] = [
+            let cases: [(M, [BusValue], String)] = [
                 (M.registerApp, [.string("not an id")], invalidArgs),
                 (M.registerApp, [.string("org." + String(repeating: "a", count: 300))], invalidArgs),
                 (M.registerApp, [.string("1org.example")], invalidArgs),
@@ -165,31 +167,33 @@ struct DaemonSecurityTests {
                 (M.simulate, [.string("memory-warning"), encodeInfo(["level": .string("huge")])], invalidArgs),
             ]
             for (member, arguments, expected) in cases {
-                let name = await h.client.errorName(member, arguments)
+                let name = await h.client.errorName(member.name, arguments)
                 #expect(name == expected, "\(member)\(arguments.map(\.signature)) gave \(name ?? "success")")
             }
             // Nothing crashed and nothing was stored: the daemon still answers, the app is not running.
             #expect(
-                try await h.client.call(M.getState, [.string("org.example.Known")]).first?.stringValue == "not-running")
+                try await h.client.call(M.getState.name, [.string("org.example.Known")]).first?.stringValue
+                    == "not-running")
         }
     }
 
     @Test func simulateIsRefusedUnlessEnabled() async throws {
         try await withDaemon(simulate: false) { (h: DaemonHarness) async throws in
             #expect(
-                await h.client.errorName(LifecycledProtocol.Method.simulate, [.string("sleep"), encodeInfo([:])])
+                await h.client.errorName(LifecycledProtocol.Method.simulate.name, [.string("sleep"), encodeInfo([:])])
                     == LifecycledProtocol.ErrorName.simulationDisabled)
-            #expect(try await h.client.property(LifecycledProtocol.Property.simulationEnabled) == .bool(false))
+            #expect(try await h.client.property(LifecycledProtocol.Property.simulationEnabled.name) == .bool(false))
             #expect(
-                try await h.client.property(LifecycledProtocol.Property.hostState).dictionaryValue?["sleeping"]?
+                try await h.client.property(LifecycledProtocol.Property.hostState.name).dictionaryValue?["sleeping"]?
                     .unwrapped == .bool(false))
-            #expect(try await h.client.property(LifecycledProtocol.Property.version) == .uint32(1))
+            #expect(try await h.client.property(LifecycledProtocol.Property.version.name) == .uint32(1))
         }
         try await withDaemon(simulate: true) { (h: DaemonHarness) async throws in
-            #expect(try await h.client.property(LifecycledProtocol.Property.simulationEnabled) == .bool(true))
-            try await h.client.call(LifecycledProtocol.Method.simulate, [.string("lock"), encodeInfo([:])])
+            #expect(try await h.client.property(LifecycledProtocol.Property.simulationEnabled.name) == .bool(true))
+            try await h.client.call(LifecycledProtocol.Method.simulate.name, [.string("lock"), encodeInfo([:])])
             #expect(
-                try await h.client.property(LifecycledProtocol.Property.hostState).dictionaryValue?["locked"]?.unwrapped
+                try await h.client.property(LifecycledProtocol.Property.hostState.name).dictionaryValue?["locked"]?
+                    .unwrapped
                     == .bool(true))
         }
     }

@@ -98,7 +98,8 @@ struct DunstNotificationTests {
                     .dictionary(["identifier": .string("archive"), "title": .string("Archive \(id)")])
                 ])
                 try await app.client.call(
-                    LifecycledProtocol.Method.scheduleNotification, [.string(app.id), UserInfoBusCodec.encode(info)])
+                    LifecycledProtocol.Method.scheduleNotification.name,
+                    [.string(app.id), UserInfoBusCodec.encode(info)])
             }
             func actions() -> Int { h.emitted.commands(app.id).filter { $0 == "local-notification-action" }.count }
 
@@ -113,7 +114,8 @@ struct DunstNotificationTests {
             // Cancelled: withdrawn.
             try await schedule("d2", in: 0)
             #expect(await eventually { await dunst.displayed() == 1 })
-            try await app.client.call(LifecycledProtocol.Method.cancelNotification, [.string(app.id), .string("d2")])
+            try await app.client.call(
+                LifecycledProtocol.Method.cancelNotification.name, [.string(app.id), .string("d2")])
             #expect(await eventually { await dunst.displayed() == 0 }, "the banner stayed after its cancellation")
 
             // Replaced by a later one of the same identifier: withdrawn.

@@ -114,7 +114,7 @@ struct FreedesktopApplicationTests {
 
             // A quick action that launches the app is in its launch options; "peek" returns false
             // from didFinishLaunching, so performActionFor is not called for it.
-            try await client.call(LifecycledProtocol.Method.terminate, [.string(counter)])
+            try await client.call(LifecycledProtocol.Method.terminate.name, [.string(counter)])
             try await client.log.waitForState(counter, .notRunning)
             let before = callbacks(appLog).count
             let activations = client.log.stateChanges(counter).filter { $0.hasSuffix("->active") }.count
@@ -129,7 +129,7 @@ struct FreedesktopApplicationTests {
             // A launcher's ActivateAction on the stopped app: D-Bus activation through lifecycled, and
             // the action arrives in the launch options, then performActionFor (didFinishLaunching
             // returned true for it), as UIKit launches for a quick action.
-            try await client.call(LifecycledProtocol.Method.terminate, [.string(counter)])
+            try await client.call(LifecycledProtocol.Method.terminate.name, [.string(counter)])
             try await client.log.waitForState(counter, .notRunning)
             let beforeAction = callbacks(appLog).count
             let launched = try await gdbus("ActivateAction", ["increment", "[]", "{'activation-token': <'tok-7'>}"])

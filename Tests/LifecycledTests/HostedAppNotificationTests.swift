@@ -83,7 +83,7 @@ struct HostedAppNotificationTests {
             #expect(try await eventually { try idleHeld() }, "no idle inhibitor while active")
 
             // Locked: inactive. The inhibitor goes; a notification now is a banner with the category's button.
-            try await h.client.call(LifecycledProtocol.Method.simulate, [.string("lock"), encodeInfo([:])])
+            try await h.client.call(LifecycledProtocol.Method.simulate.name, [.string("lock"), encodeInfo([:])])
             try await h.client.log.waitForState(id, .inactive)
             #expect(try await eventually { try !idleHeld() }, "the idle inhibitor outlived active")
             app.presentLocalNotificationNow(
@@ -112,7 +112,7 @@ struct HostedAppNotificationTests {
             #expect(await eventually { h.daemon.local.schedule.count == 0 })
 
             // A dynamic quick action, reached by gdbus through org.freedesktop.Application.
-            try await h.client.call(LifecycledProtocol.Method.simulate, [.string("unlock"), encodeInfo([:])])
+            try await h.client.call(LifecycledProtocol.Method.simulate.name, [.string("unlock"), encodeInfo([:])])
             try await h.client.log.waitForState(id, .active)
             app.shortcutItems = [ShortcutItem(type: "compose", localizedTitle: "Compose")]
             let call = try await runTool(
@@ -128,7 +128,7 @@ struct HostedAppNotificationTests {
                 "application(_:performActionFor:completionHandler:)",
             ])
 
-            try await h.client.call(LifecycledProtocol.Method.terminate, [.string(id)])
+            try await h.client.call(LifecycledProtocol.Method.terminate.name, [.string(id)])
             await running.value
             host.stop()
         }

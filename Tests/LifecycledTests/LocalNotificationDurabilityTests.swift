@@ -66,7 +66,7 @@ private final class LocalNotificationRig {
 
     /// The identifiers `ListNotifications(app)` returns.
     func scheduled(_ app: String = LocalNotificationRig.app) async throws -> [String] {
-        let reply = try await client.call(LifecycledProtocol.Method.listNotifications, [.string(app)])
+        let reply = try await client.call(LifecycledProtocol.Method.listNotifications.name, [.string(app)])
         return (reply.first?.arrayValue ?? []).compactMap {
             (try? UserInfoBusCodec.decodeUserInfo($0))?["identifier"]?.stringValue
         }
@@ -85,7 +85,7 @@ private final class LocalNotificationRig {
         for (key, value) in extra.values { info[key] = value }
         do {
             let reply = try await client.call(
-                LifecycledProtocol.Method.scheduleNotification, [.string(app), UserInfoBusCodec.encode(info)])
+                LifecycledProtocol.Method.scheduleNotification.name, [.string(app), UserInfoBusCodec.encode(info)])
             return .success(reply.first?.stringValue ?? "")
         } catch let error as BusError {
             return .failure(error)
@@ -194,7 +194,8 @@ struct LocalNotificationDurabilityTests {
         let cancelled = acknowledged.removeFirst()
         #expect(
             await rig.client.errorName(
-                LifecycledProtocol.Method.cancelNotification, [.string(LocalNotificationRig.app), .string(cancelled)])
+                LifecycledProtocol.Method.cancelNotification.name,
+                [.string(LocalNotificationRig.app), .string(cancelled)])
                 == LifecycledProtocol.ErrorName.notSaved)
         #expect(try await rig.scheduled().sorted() == acknowledged.sorted())
         func onDisk() -> [String] {
@@ -286,7 +287,8 @@ struct LocalNotificationDurabilityTests {
         try await app.report(.active)
         func delivered() -> [String] {
             app.client.log.all.filter {
-                $0.member == LifecycledProtocol.Signal.command && $0.arguments[1].stringValue == "local-notification"
+                $0.member == LifecycledProtocol.Signal.command.name
+                    && $0.arguments[1].stringValue == "local-notification"
             }.compactMap {
                 try? UserInfoBusCodec.decodeUserInfo($0.arguments[2])["notification"]?.dictionaryValue?["identifier"]?
                     .stringValue
@@ -364,9 +366,9 @@ struct LocalNotificationDurabilityTests {
         #expect(counts.reduce(0, +) * 60_000 <= total)
 
         // The largest reply: every app's schedule, in one message.
-        let all = try await rig.client.call(LifecycledProtocol.Method.listNotifications, [.string("")])
+        let all = try await rig.client.call(LifecycledProtocol.Method.listNotifications.name, [.string("")])
         #expect(all.first?.arrayValue?.count == counts.reduce(0, +))
-        _ = try await rig.client.call(LifecycledProtocol.Method.listApps)
+        _ = try await rig.client.call(LifecycledProtocol.Method.listApps.name)
 
         await rig.stop(SIGKILL)
         try await rig.start()
@@ -378,7 +380,7 @@ struct LocalNotificationDurabilityTests {
         }
         let command = try #require(
             app.client.log.all.first {
-                $0.member == LifecycledProtocol.Signal.command
+                $0.member == LifecycledProtocol.Signal.command.name
                     && $0.arguments[1].stringValue == "scheduled-local-notifications"
             })
         let list = try UserInfoBusCodec.decodeUserInfo(command.arguments[2])["notifications"]?.arrayValue

@@ -133,11 +133,11 @@ final class FleetLink {
     func mirror(_ member: String, _ arguments: [BusValue]) {
         guard arguments.count >= 3, let id = arguments[0].stringValue else { return }
         switch member {
-        case LifecycledProtocol.Signal.stateChanged:
+        case LifecycledProtocol.Signal.stateChanged.name:
             if let state = arguments[2].stringValue.flatMap(ApplicationState.init(rawValue:)) {
                 publishState(id, state)
             }
-        case LifecycledProtocol.Signal.notification:
+        case LifecycledProtocol.Signal.notification.name:
             if let name = arguments[1].stringValue { publishNotification(id, name) }
         default:
             break

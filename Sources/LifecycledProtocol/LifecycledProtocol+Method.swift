@@ -1,0 +1,148 @@
+extension LifecycledProtocol {
+    /// One argument or result of a member: its name (for introspection) and D-Bus signature.
+    public struct Argument: Sendable, Hashable {
+        /// The name, as introspection shows it.
+        public var name: String
+        /// One complete D-Bus type.
+        public var signature: String
+
+        /// Creates an argument.
+        public init(_ name: String, _ signature: String) {
+            self.name = name
+            self.signature = signature
+        }
+    }
+
+    /// The methods of `org.applifecycle.Lifecycled1`, each with its arguments and results.
+    ///
+    /// The daemon dispatches on this enum with an exhaustive switch, so a method added here does not
+    /// compile until it is answered.
+    public enum Method: String, CaseIterable, Sendable {
+        case registerApp = "RegisterApp"
+        case reportState = "ReportState"
+        case reportNotification = "ReportNotification"
+        case backgroundTaskBegan = "BackgroundTaskBegan"
+        case backgroundTaskEnded = "BackgroundTaskEnded"
+        case openURL = "OpenURL"
+        case launch = "Launch"
+        case terminate = "Terminate"
+        case post = "Post"
+        case simulate = "Simulate"
+        case getState = "GetState"
+        case listApps = "ListApps"
+        case scheduleNotification = "ScheduleNotification"
+        case cancelNotification = "CancelNotification"
+        case listNotifications = "ListNotifications"
+        case presentNotification = "PresentNotification"
+        case setBadge = "SetBadge"
+        case setIdleTimerDisabled = "SetIdleTimerDisabled"
+        case listManifests = "ListManifests"
+
+        /// The member name on the bus.
+        public var name: String { rawValue }
+
+        /// The input arguments.
+        public var arguments: [Argument] {
+            switch self {
+            case .registerApp: return [Argument("app_id", "s")]
+            case .reportState: return [Argument("app_id", "s"), Argument("state", "s")]
+            case .reportNotification, .post:
+                return [Argument("app_id", "s"), Argument("name", "s"), Argument("user_info", "a{sv}")]
+            case .backgroundTaskBegan:
+                return [Argument("app_id", "s"), Argument("task", "u"), Argument("name", "s")]
+            case .backgroundTaskEnded: return [Argument("app_id", "s"), Argument("task", "u")]
+            case .openURL: return [Argument("url", "s"), Argument("options", "a{sv}")]
+            case .launch: return [Argument("app_id", "s"), Argument("options", "a{sv}")]
+            case .terminate, .getState: return [Argument("app_id", "s")]
+            case .simulate: return [Argument("kind", "s"), Argument("arguments", "a{sv}")]
+            case .listApps, .listManifests: return []
+            case .scheduleNotification, .presentNotification:
+                return [Argument("app_id", "s"), Argument("notification", "a{sv}")]
+            case .cancelNotification: return [Argument("app_id", "s"), Argument("identifier", "s")]
+            case .listNotifications: return [Argument("app_id", "s")]
+            case .setBadge: return [Argument("app_id", "s"), Argument("count", "x")]
+            case .setIdleTimerDisabled: return [Argument("app_id", "s"), Argument("disabled", "b")]
+            }
+        }
+
+        /// The results.
+        public var results: [Argument] {
+            switch self {
+            case .registerApp: return [Argument("launch_options", "a{sv}"), Argument("host_facts", "a{sv}")]
+            case .openURL: return [Argument("app_id", "s")]
+            case .getState: return [Argument("state", "s")]
+            case .listApps: return [Argument("apps", "a(sssu)")]
+            case .scheduleNotification: return [Argument("identifier", "s")]
+            case .listNotifications: return [Argument("notifications", "aa{sv}")]
+            case .listManifests: return [Argument("manifests", "aa{sv}")]
+            case .reportState, .reportNotification, .backgroundTaskBegan, .backgroundTaskEnded, .launch, .terminate,
+                .post, .simulate, .cancelNotification, .presentNotification, .setBadge, .setIdleTimerDisabled:
+                return []
+            }
+        }
+
+        /// The input signature: the arguments' signatures in order.
+        public var inSignature: String { arguments.map(\.signature).joined() }
+        /// The output signature.
+        public var outSignature: String { results.map(\.signature).joined() }
+    }
+
+    /// The signals of `org.applifecycle.Lifecycled1`.
+    public enum Signal: String, CaseIterable, Sendable {
+        /// Every lifecycle notification of every app.
+        case notification = "Notification"
+        /// An app's state changed.
+        case stateChanged = "StateChanged"
+        /// The daemon tells one app something (``LifecycledCommand``), sent to its unique name only.
+        case command = "Command"
+
+        /// The member name on the bus.
+        public var name: String { rawValue }
+
+        /// The arguments.
+        public var arguments: [Argument] {
+            switch self {
+            case .notification: return [Argument("app_id", "s"), Argument("name", "s"), Argument("user_info", "a{sv}")]
+            case .stateChanged: return [Argument("app_id", "s"), Argument("previous", "s"), Argument("state", "s")]
+            case .command: return [Argument("app_id", "s"), Argument("command", "s"), Argument("arguments", "a{sv}")]
+            }
+        }
+
+        /// The signature: the arguments' signatures in order.
+        public var signature: String { arguments.map(\.signature).joined() }
+    }
+
+    /// The properties of `org.applifecycle.Lifecycled1` (all read-only).
+    public enum Property: String, CaseIterable, Sendable {
+        /// `sleeping`, `locked`, `session-active` (Booleans).
+        case hostState = "HostState"
+        /// As `ListApps`.
+        case apps = "Apps"
+        /// Whether `Simulate` is accepted.
+        case simulationEnabled = "SimulationEnabled"
+        /// The protocol version (``LifecycledProtocol/version``).
+        case version = "Version"
+
+        /// The member name on the bus.
+        public var name: String { rawValue }
+
+        /// The D-Bus type.
+        public var signature: String {
+            switch self {
+            case .hostState: return "a{sv}"
+            case .apps: return "a(sssu)"
+            case .simulationEnabled: return "b"
+            case .version: return "u"
+            }
+        }
+
+        /// Whether the value is fixed for the daemon's life (`EmitsChangedSignal=const`); the others
+        /// announce each change with `PropertiesChanged` carrying the new value.
+        public var isConstant: Bool {
+            switch self {
+            case .hostState, .apps: return false
+            case .simulationEnabled, .version: return true
+            }
+        }
+    }
+}
