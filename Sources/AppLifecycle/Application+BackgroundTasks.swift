@@ -18,7 +18,7 @@ extension Application {
         withName name: String? = nil, expirationHandler: (@MainActor () -> Void)? = nil
     ) -> BackgroundTaskIdentifier {
         guard applicationState.isRunningCode, !terminating else {
-            logger.warning("beginBackgroundTask refused: the app is \(applicationState)")
+            logger.info("beginBackgroundTask refused: the app is \(applicationState)")
             return .invalid
         }
         let id = BackgroundTaskIdentifier(rawValue: nextBackgroundTaskID)
@@ -46,7 +46,7 @@ extension Application {
     ///   - identifier: The task's identifier.
     public func endBackgroundTask(_ identifier: BackgroundTaskIdentifier) {
         guard let index = backgroundTasks.firstIndex(where: { $0.id == identifier }) else {
-            logger.warning("endBackgroundTask: \(identifier) is not running")
+            logger.info("endBackgroundTask: \(identifier) is not running")
             return
         }
         backgroundTasks.remove(at: index)
@@ -87,13 +87,13 @@ extension Application {
         let unended = backgroundTasks
         backgroundTasks.removeAll()
         for task in unended {
-            logger.warning(
+            logger.info(
                 "background \(task.id) (\(task.name ?? "unnamed")) was not ended by its expiration handler; ending it")
             host.application(self, didEndBackgroundTask: task.id)
         }
         for (_, completion) in pendingCompletions {
             completion.timer.cancel()
-            logger.warning("\(completion.name) completion handler not called before background time ran out")
+            logger.info("\(completion.name) completion handler not called before background time ran out")
         }
         pendingCompletions.removeAll()
         settle()
@@ -108,7 +108,7 @@ extension Application {
         let token = CompletionToken(id: id, name: name, application: self)
         let timer = host.scheduler.schedule(after: configuration.completionHandlerDeadline) { [weak self] in
             guard let self, self.pendingCompletions.removeValue(forKey: id) != nil else { return }
-            self.logger.warning(
+            self.logger.info(
                 "\(name) completion handler not called within \(self.configuration.completionHandlerDeadline)")
             token.markDone()
             self.enqueue(.settle)

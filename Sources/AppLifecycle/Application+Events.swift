@@ -83,7 +83,7 @@ extension Application {
             }
         case .unregisteredForRemoteNotifications:
             remoteNotificationsRegistered = false
-            logger.notice("the push distributor dropped the remote-notification registration")
+            logger.info("the push distributor dropped the remote-notification registration")
         case .failedToRegisterForRemoteNotifications(let error):
             remoteNotificationsRegistered = false
             runIfRunningCode("didFailToRegisterForRemoteNotifications") {

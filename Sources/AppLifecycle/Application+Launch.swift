@@ -95,7 +95,7 @@ extension Application {
             guard let loaded = try RestorationArchive.load(from: restorationDirectory) else { return }
             archive = loaded
         } catch {
-            logger.error("state restoration skipped: \(error)")
+            logger.info("state restoration skipped: \(error)")
             return
         }
         let coder = StateRestorationCoder(archive: archive)
@@ -140,7 +140,7 @@ extension Application {
             try coder.archive(applicationIdentifier: configuration.applicationIdentifier, savedAt: Date()).write(
                 to: restorationDirectory)
         } catch {
-            logger.error("state preservation failed: \(error)")
+            logger.info("state preservation failed: \(error)")
         }
     }
 }

@@ -77,12 +77,12 @@ extension Application {
         do {
             try notification.validate()
         } catch {
-            logger.error("\(caller): notification '\(notification.identifier)' rejected: \(error.message)")
+            logger.info("\(caller): notification '\(notification.identifier)' rejected: \(error.message)")
             return nil
         }
         guard let name = notification.category else { return [] }
         guard let category = currentUserNotificationSettings?.category(name) else {
-            logger.error(
+            logger.info(
                 "\(caller): notification '\(notification.identifier)' rejected: category '\(name)' was not registered with registerUserNotificationSettings(_:)"
             )
             return nil

@@ -45,6 +45,9 @@ public final class Application {
         public var isStateRestorationEnabled: Bool
         /// Where the restoration archive lives (default: ``RestorationArchive/defaultDirectory(applicationIdentifier:environment:)``).
         public var stateRestorationDirectory: URL?
+        /// Where the app's diagnostics go (a refused transition, an overrun deadline, a misused
+        /// background task), at `info` or below: the executable decides what it shows.
+        public var logger: Logger
 
         /// Creates a configuration.
         ///
@@ -56,6 +59,7 @@ public final class Application {
         ///   - supportedInterfaceOrientations: The default orientations.
         ///   - isStateRestorationEnabled: Whether state preservation runs.
         ///   - stateRestorationDirectory: Where the restoration archive lives.
+        ///   - logger: Where the app's diagnostics go.
         public init(
             applicationIdentifier: String = ProcessInfo.processInfo.processName,
             backgroundTimeLimit: Duration = .seconds(30),
@@ -63,8 +67,10 @@ public final class Application {
             completionHandlerDeadline: Duration = .seconds(30),
             supportedInterfaceOrientations: InterfaceOrientationMask = .all,
             isStateRestorationEnabled: Bool = true,
-            stateRestorationDirectory: URL? = nil
+            stateRestorationDirectory: URL? = nil,
+            logger: Logger = Logger(label: "AppLifecycle")
         ) {
+            self.logger = logger
             self.applicationIdentifier = applicationIdentifier
             self.backgroundTimeLimit = backgroundTimeLimit
             self.callbackDeadline = callbackDeadline
@@ -209,7 +215,7 @@ public final class Application {
     var nextCompletionID = 1
 
     var terminationContinuations: [CheckedContinuation<Void, Never>] = []
-    let logger = Logger(label: "AppLifecycle")
+    var logger: Logger { configuration.logger }
 
     /// Creates an app.
     ///
@@ -280,7 +286,7 @@ public final class Application {
     ///   - options: Why the app was launched.
     public func launch(options: LaunchOptions = LaunchOptions()) {
         guard !launched, applicationState == .notRunning else {
-            logger.error("launch refused: the app was launched before")
+            logger.info("launch refused: the app was launched before")
             return
         }
         host.applicationWillLaunch(self)
@@ -404,7 +410,7 @@ public final class Application {
         _ = invoke(name, call)
         if alive() { notificationCenter.post(message, object: self) }
         if !alive() {
-            logger.error("\(name) overran its \(deadline) deadline; the app is ended")
+            logger.info("\(name) overran its \(deadline) deadline; the app is ended")
             return false
         }
         return true
@@ -416,7 +422,7 @@ public final class Application {
         let previous = applicationState
         guard previous != state else { return }
         guard previous.canTransition(to: state) else {
-            logger.critical("illegal transition \(previous) → \(state) refused")
+            logger.info("illegal transition \(previous) → \(state) refused")
             assertionFailure("illegal transition \(previous) → \(state)")
             return
         }

@@ -6,8 +6,7 @@ import InProcessHost
 import LifecycledClient
 import Logging
 
-/// The hosts a ``HostSelection`` decides between are built here, beside ``SystemdHost``: the
-/// decision itself (`LifecycledClient`) knows no bridge.
+/// The hosts a ``HostSelection`` decides between, built in the one module above both hosts.
 extension HostSelection {
     /// Creates the host this selection decides on, and logs the decision.
     ///
@@ -20,6 +19,33 @@ extension HostSelection {
     public func makeHost(
         appID: String? = nil, configuration: HostBridge.Configuration = HostBridge.Configuration()
     ) async -> (host: any ApplicationHost, decision: Decision) {
+        let (built, decision) = await build(appID: appID, configuration: configuration)
+        return (built.host, decision)
+    }
+
+    /// A host this selection built, kept typed so that what each needs at exit is known without a cast.
+    private enum BuiltHost {
+        case lifecycled(LifecycledHost)
+        case systemd(SystemdHost)
+
+        var host: any ApplicationHost {
+            switch self {
+            case .lifecycled(let host): return host
+            case .systemd(let host): return host
+            }
+        }
+
+        /// Sends what the host still holds before the process exits (lifecycled's last reports).
+        @MainActor func finish() async {
+            switch self {
+            case .lifecycled(let host): await host.flush()
+            case .systemd: break
+            }
+        }
+    }
+
+    @MainActor
+    private func build(appID: String?, configuration: HostBridge.Configuration) async -> (BuiltHost, Decision) {
         let decision = await decide(environment: configuration.environment, sessionBus: configuration.sessionBus)
         Logger(label: "AppLifecycle.HostSelection").info("host: \(decision)")
         switch decision.host {
@@ -27,9 +53,9 @@ extension HostSelection {
             let host = LifecycledHost(
                 configuration: LifecycledHost.Configuration(
                     appID: appID, busAddress: configuration.sessionBus, environment: configuration.environment))
-            return (host, decision)
-        default:
-            return (SystemdHost(configuration: configuration), decision)
+            return (.lifecycled(host), decision)
+        case .systemd, .automatic:
+            return (.systemd(SystemdHost(configuration: configuration)), decision)
         }
     }
 
@@ -64,11 +90,11 @@ extension HostSelection {
         configuration: HostBridge.Configuration = HostBridge.Configuration(),
         applicationConfiguration: Application.Configuration = Application.Configuration()
     ) async -> Never {
-        let (host, _) = await selection.makeHost(appID: appID, configuration: configuration)
-        let app = Application(delegate: delegate, host: host, configuration: applicationConfiguration)
+        let (built, _) = await selection.build(appID: appID, configuration: configuration)
+        let app = Application(delegate: delegate, host: built.host, configuration: applicationConfiguration)
         // run() lets the host prepare and lays lifecycled's launch options over these.
         await app.run(launchOptions: .fromServiceManager(environment: configuration.environment))
-        if let hosted = host as? LifecycledHost { await hosted.flush() }
+        await built.finish()
         exit(0)
     }
 }

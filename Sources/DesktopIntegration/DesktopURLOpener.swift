@@ -41,12 +41,12 @@ public struct DesktopURLOpener: Sendable {
                 logger.info("opened \(url.absoluteString) through the OpenURI portal")
                 return true
             } catch {
-                logger.warning("the OpenURI portal refused \(url.absoluteString): \(error)")
+                logger.info("the OpenURI portal refused \(url.absoluteString): \(error)")
                 return false
             }
         }
         let apps = MIMEApps.current(environment: environment)
-        for problem in apps.problems { logger.warning("MIME apps: \(problem)") }
+        for problem in apps.problems { logger.info("MIME apps: \(problem)") }
         guard let entry = apps.handler(for: url) else {
             logger.info("no application handles \(url.scheme ?? "?"): URLs")
             return false
@@ -60,12 +60,12 @@ public struct DesktopURLOpener: Sendable {
                 logger.info("opened \(url.absoluteString) in \(entry.id) (org.freedesktop.Application.Open)")
                 return true
             } catch {
-                logger.warning("\(entry.id) refused \(url.absoluteString): \(error)")
+                logger.info("\(entry.id) refused \(url.absoluteString): \(error)")
                 return false
             }
         }
         guard let arguments = entry.arguments(opening: url) else {
-            logger.warning("\(entry.id) has no usable Exec= line")
+            logger.info("\(entry.id) has no usable Exec= line")
             return false
         }
         return Self.spawnDetached(arguments, environment: environment, logger: logger)
@@ -107,7 +107,7 @@ public struct DesktopURLOpener: Sendable {
         var environmentPointers = cEnvironment + [nil]
         let status = posix_spawn(&pid, argv[0], nil, nil, &argumentPointers, &environmentPointers)
         guard status == 0 else {
-            logger.warning("cannot start \(arguments[0]): \(String(cString: strerror(status)))")
+            logger.info("cannot start \(arguments[0]): \(String(cString: strerror(status)))")
             return false
         }
         logger.info("started \(arguments.joined(separator: " "))")

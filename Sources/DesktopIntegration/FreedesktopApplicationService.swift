@@ -53,14 +53,18 @@ public final class FreedesktopApplicationService {
     private var launchCallTaken: LaunchCall??
     private var object: ExportedObject?
     private var callsTask: Task<Void, Never>?
-    private let logger = Logger(label: "AppLifecycle.FreedesktopApplication")
+    private let logger: Logger
 
     /// Creates the service; nothing is exported until ``start(on:)``.
     ///
     /// - Parameters:
     ///   - id: The app's id.
     ///   - application: The app the calls go to.
-    public init(id: String, application: Application) {
+    ///   - logger: Where its diagnostics go, at `info` or below.
+    public init(
+        id: String, application: Application, logger: Logger = Logger(label: "AppLifecycle.FreedesktopApplication")
+    ) {
+        self.logger = logger
         self.id = id
         self.application = application
     }
@@ -97,11 +101,11 @@ public final class FreedesktopApplicationService {
                 return true
             }
             let owner = try? await connection.nameOwner(id)
-            logger.notice(
+            logger.info(
                 "\(id) is owned by \(owner ?? "another connection") already: launchers reach that instance, not this one"
             )
         } catch {
-            logger.warning("cannot serve org.freedesktop.Application as \(id): \(error)")
+            logger.info("cannot serve org.freedesktop.Application as \(id): \(error)")
         }
         return false
     }

@@ -30,7 +30,7 @@ extension SystemdHost {
                 bridge.configuration.sessionBus, loop: loop, description: "lifecycle-desktop", timeout: .seconds(5))
             sessionConnection = connection
         } catch {
-            logger.notice("no session bus for notifications and URLs: \(error)")
+            logger.info("no session bus for notifications and URLs: \(error)")
         }
         if let sessionConnection, LifecycledProtocol.isValidAppID(id) {
             // The UnifiedPush connector, exported before the name is requested; it keeps the push
@@ -38,13 +38,13 @@ extension SystemdHost {
             if let directory = Self.stateDirectory(appID: id, environment: environment) {
                 let connector = UnifiedPushConnector(
                     appID: id, stateDirectory: URL(fileURLWithPath: directory, isDirectory: true),
-                    application: application)
+                    application: application, logger: logger)
                 connector.vapidPublicKey = environment[UnifiedPushConnector.vapidKeyEnvironment]
                 pushConnector = connector
                 await connector.start(on: sessionConnection)
             }
             // Launchers (gio launch, a shell's quick actions) reach the running app.
-            let service = FreedesktopApplicationService(id: id, application: application)
+            let service = FreedesktopApplicationService(id: id, application: application, logger: logger)
             applicationService = service
             await service.start(on: sessionConnection)
             pushConnector?.resumeRegistration()
@@ -59,7 +59,7 @@ extension SystemdHost {
                 application.handle(.scheduledLocalNotifications(list))
             }
         } catch {
-            logger.error("local notifications unavailable: \(error)")
+            logger.info("local notifications unavailable: \(error)")
         }
     }
 
@@ -152,7 +152,7 @@ extension SystemdHost {
     /// Whether the MIME-apps files name a handler for the URL's scheme.
     public func application(_ application: Application, canOpen url: URL) -> Bool {
         let apps = MIMEApps.current(environment: bridge.configuration.environment)
-        for problem in apps.problems { logger.warning("MIME apps: \(problem)") }
+        for problem in apps.problems { logger.info("MIME apps: \(problem)") }
         return apps.handler(for: url) != nil
     }
 
@@ -183,7 +183,7 @@ extension SystemdHost {
                     }
                     idleInhibitor = descriptor
                 } catch {
-                    logger.warning("cannot inhibit idle: \(error)")
+                    logger.info("cannot inhibit idle: \(error)")
                 }
             }
         }
@@ -199,7 +199,7 @@ extension SystemdHost {
                     }
                     screenSaverCookie = cookie
                 } catch {
-                    logger.warning("cannot inhibit the screensaver: \(error)")
+                    logger.info("cannot inhibit the screensaver: \(error)")
                 }
             }
         }

@@ -146,7 +146,7 @@ public final class SystemdHost: ApplicationHost {
         let cap = max(.milliseconds(100), bridge.inhibitDelayMax - bridge.configuration.sleepDelayMargin)
         sleepCap = scheduler.schedule(after: cap) { [weak self] in
             guard let self, self.sleepPending else { return }
-            self.logger.warning("sleep delay cap (\(cap)) reached before the app suspended; releasing the sleep lock")
+            self.logger.info("sleep delay cap (\(cap)) reached before the app suspended; releasing the sleep lock")
             self.releaseSleepLock(reason: "cap")
         }
     }

@@ -163,14 +163,14 @@ public final class LifecycleSubscriber: Sendable {
             guard LifecycledProtocol.isValidAppID(app), !name.isEmpty,
                 name.utf8.count <= LifecycledProtocol.Limits.notificationNameLength
             else {
-                logger.notice("dropped Notification with app id '\(app)' and name '\(name)': invalid")
+                logger.info("dropped Notification with app id '\(app)' and name '\(name)': invalid")
                 return
             }
             do {
                 let userInfo = try UserInfoBusCodec.decodeUserInfo(signal.arguments[2])
                 self?.dispatch(.notification(appID: app, name: name, userInfo: userInfo))
             } catch {
-                logger.notice("dropped Notification \(name) of \(app): \(error)")
+                logger.info("dropped Notification \(name) of \(app): \(error)")
             }
         }
         remember(notifications)
@@ -319,7 +319,7 @@ public final class LifecycleSubscriber: Sendable {
                 // Handlers run on the loop thread, in bus order: deliver the resync there too.
                 try await self.connection.loop.run { [self] in self.dispatch(.resynced(apps)) }
             } catch {
-                self.logger.warning("resync after lifecycled restart failed: \(error)")
+                self.logger.info("resync after lifecycled restart failed: \(error)")
             }
         }
     }

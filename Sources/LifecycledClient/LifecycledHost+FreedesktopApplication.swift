@@ -12,7 +12,7 @@ extension LifecycledHost {
     /// the app moves by itself.
     func exportApplicationInterface(on connection: BusConnection, id: String) async {
         guard let application else { return }
-        let service = FreedesktopApplicationService(id: id, application: application)
+        let service = FreedesktopApplicationService(id: id, application: application, logger: logger)
         service.staticShortcutItems = staticShortcutItems
         service.activate = { [weak self] application in
             if let self, self.status.isHosted {

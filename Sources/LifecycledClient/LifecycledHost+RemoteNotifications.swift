@@ -30,7 +30,8 @@ extension LifecycledHost {
         guard let application else { return }
         let directory = RestorationArchive.defaultDirectory(
             applicationIdentifier: id, environment: configuration.environment)
-        let connector = UnifiedPushConnector(appID: id, stateDirectory: directory, application: application)
+        let connector = UnifiedPushConnector(
+            appID: id, stateDirectory: directory, application: application, logger: logger)
         connector.vapidPublicKey = configuration.environment[UnifiedPushConnector.vapidKeyEnvironment]
         pushConnector = connector
         await connector.start(on: connection)
@@ -41,7 +42,7 @@ extension LifecycledHost {
         do {
             _ = try await connection.requestName(id, flags: [.doNotQueue])
         } catch {
-            logger.warning("cannot own \(id) for UnifiedPush: \(error)")
+            logger.info("cannot own \(id) for UnifiedPush: \(error)")
         }
     }
 }

@@ -59,6 +59,9 @@ public final class LifecycledHost: ApplicationHost {
         /// Whether the app owns its id on the bus and serves `org.freedesktop.Application` there
         /// (launchers, `gio launch`, `xdg-open` reach its delegate); `true` by default.
         public var servesFreedesktopApplication: Bool
+        /// Where the host's diagnostics go, at `info` or below (the push connector and
+        /// `org.freedesktop.Application` log through it too).
+        public var logger: Logger
 
         /// Creates a configuration.
         ///
@@ -71,12 +74,14 @@ public final class LifecycledHost: ApplicationHost {
         ///   - callTimeout: The timeout of each call to the daemon.
         ///   - handlesTerminationSignals: Whether SIGTERM, SIGINT and SIGHUP terminate the app (turn it off in tests).
         ///   - servesFreedesktopApplication: Whether the app owns its id and serves `org.freedesktop.Application`.
+        ///   - logger: Where the host's diagnostics go.
         public init(
             appID: String? = nil, busAddress: BusConnection.Address = .session,
             environment: [String: String] = ProcessInfo.processInfo.environment,
             callTimeout: Duration = .seconds(5), handlesTerminationSignals: Bool = true,
-            servesFreedesktopApplication: Bool = true
+            servesFreedesktopApplication: Bool = true, logger: Logger = Logger(label: "AppLifecycle.LifecycledHost")
         ) {
+            self.logger = logger
             self.servesFreedesktopApplication = servesFreedesktopApplication
             self.handlesTerminationSignals = handlesTerminationSignals
             self.appID = appID
@@ -101,7 +106,7 @@ public final class LifecycledHost: ApplicationHost {
     /// The host facts last received, by `RegisterApp` or a `Command`.
     public private(set) var hostFacts = UserInfo()
 
-    let logger = Logger(label: "AppLifecycle.LifecycledHost")
+    var logger: Logger { configuration.logger }
     private var prepared = false
     private var loop: EventLoop?
     private var connection: BusConnection?
@@ -170,7 +175,7 @@ public final class LifecycledHost: ApplicationHost {
                 try LifecycledProtocol.validate(userInfo)
                 options = LaunchOptions(userInfo: userInfo)
             } catch {
-                logger.error("ignoring $\(LifecycledProtocol.launchOptionsEnvironment): \(error)")
+                configuration.logger.info("ignoring $\(LifecycledProtocol.launchOptionsEnvironment): \(error)")
             }
         }
         self.launchOptions = options
@@ -214,7 +219,7 @@ public final class LifecycledHost: ApplicationHost {
             ?? LifecycledHostStatus.environmentAppID(in: configuration.environment)
             ?? application.configuration.applicationIdentifier
         guard LifecycledProtocol.isValidAppID(id) else {
-            logger.error(
+            logger.info(
                 "'\(id)' is not a valid app id (reverse-DNS, like org.example.App); not registering with lifecycled")
             return
         }
@@ -270,7 +275,7 @@ public final class LifecycledHost: ApplicationHost {
                         inContinuation.yield(
                             .command(command, try UserInfoBusCodec.decodeUserInfo(signal.arguments[2])))
                     } catch {
-                        logger.notice("dropped Command '\(command)': \(error)")
+                        logger.info("dropped Command '\(command)': \(error)")
                     }
                 })
             let owner = tracker.currentOwner
@@ -362,7 +367,7 @@ public final class LifecycledHost: ApplicationHost {
         switch item {
         case .command(let name, let arguments):
             guard let command = LifecycledCommand.decode(command: name, arguments: arguments) else {
-                logger.notice(
+                logger.info(
                     "dropped Command '\(name)' with arguments \(arguments): unknown command or invalid argument")
                 return
             }
@@ -386,7 +391,7 @@ public final class LifecycledHost: ApplicationHost {
             if change.newOwner == nil {
                 logDaemonAbsence("lifecycled went away; the app keeps running on the last host facts")
             } else {
-                logger.notice("lifecycled appeared as \(change.newOwner ?? "?"); registering again")
+                logger.info("lifecycled appeared as \(change.newOwner ?? "?"); registering again")
                 daemonAbsenceLogged = false
                 outbound?.yield(.reregister)
             }
@@ -398,7 +403,7 @@ public final class LifecycledHost: ApplicationHost {
             // A session bus does not come back (a new one is a new session): the app ends, as GLib
             // apps do when theirs closes, instead of running on idle and busless. A lifecycled that
             // restarts on a living bus is an owner change above, not this.
-            logger.notice("the session bus closed; terminating")
+            logger.info("the session bus closed; terminating")
             application?.handle(.terminate(.sessionEnded))
         }
     }
@@ -418,7 +423,7 @@ public final class LifecycledHost: ApplicationHost {
     private func logDaemonAbsence(_ message: String) {
         guard !daemonAbsenceLogged else { return }
         daemonAbsenceLogged = true
-        logger.warning("\(message)")
+        logger.info("\(message)")
     }
 
     // MARK: Registration
@@ -455,7 +460,7 @@ public final class LifecycledHost: ApplicationHost {
             }
             apply(facts)
         } catch {
-            logger.error("RegisterApp(\(appID)) failed: \(error)")
+            logger.info("RegisterApp(\(appID)) failed: \(error)")
         }
     }
 
@@ -468,7 +473,7 @@ public final class LifecycledHost: ApplicationHost {
         let owner = daemonTracker?.currentOwner
         status.update { $0.daemonOwner = owner }
         if owner != nil, !status.snapshot.isRegistered {
-            logger.notice("lifecycled appeared as \(owner ?? "?") while a registration failed; registering again")
+            logger.info("lifecycled appeared as \(owner ?? "?") while a registration failed; registering again")
             outbound?.yield(.reregister)
         }
     }
@@ -536,7 +541,7 @@ public final class LifecycledHost: ApplicationHost {
         do {
             try LifecycledProtocol.validate(userInfo)
         } catch {
-            logger.warning("not reporting \(notification.name.rawValue): \(error)")
+            logger.info("not reporting \(notification.name.rawValue): \(error)")
             return
         }
         outbound?.yield(
@@ -585,7 +590,7 @@ public final class LifecycledHost: ApplicationHost {
         do {
             try LifecycledProtocol.validate(notification.userInfo)
         } catch {
-            logger.error("local notification '\(notification.identifier)' not scheduled: \(error)")
+            logger.info("local notification '\(notification.identifier)' not scheduled: \(error)")
             let kept = (application.scheduledLocalNotifications ?? []).filter {
                 $0.identifier != notification.identifier
             }
@@ -647,7 +652,7 @@ public final class LifecycledHost: ApplicationHost {
                         arguments: [.string(url.absoluteString), UserInfoBusCodec.encode(UserInfo())], timeout: timeout)
                     completionHandler(true)
                 } catch {
-                    logger.warning("lifecycled could not open \(url.absoluteString): \(error)")
+                    logger.info("lifecycled could not open \(url.absoluteString): \(error)")
                     completionHandler(false)
                 }
                 return
@@ -667,7 +672,7 @@ public final class LifecycledHost: ApplicationHost {
         guard let scheme = url.scheme?.lowercased() else { return false }
         if claimedSchemes.contains(scheme) { return true }
         let apps = MIMEApps.current(environment: configuration.environment)
-        for problem in apps.problems { logger.warning("MIME apps: \(problem)") }
+        for problem in apps.problems { logger.info("MIME apps: \(problem)") }
         return apps.handler(for: url) != nil
     }
 
@@ -763,7 +768,7 @@ public final class LifecycledHost: ApplicationHost {
                 if member == LifecycledProtocol.Method.scheduleNotification.name
                     || member == LifecycledProtocol.Method.presentNotification.name
                 {
-                    logger.error("\(member) refused by lifecycled: \(error)")
+                    logger.info("\(member) refused by lifecycled: \(error)")
                 } else {
                     logger.debug("\(member) failed: \(error)")
                 }

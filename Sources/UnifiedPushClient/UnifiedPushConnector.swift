@@ -60,7 +60,7 @@ public final class UnifiedPushConnector {
     private var launchWindowOpen = false
     private var launchWaiter: CheckedContinuation<UserInfo?, Never>?
     private var launchTaken: UserInfo??
-    private let logger = Logger(label: "AppLifecycle.UnifiedPush")
+    private let logger: Logger
 
     /// Creates the connector; nothing is exported until ``start(on:)``.
     ///
@@ -68,7 +68,12 @@ public final class UnifiedPushConnector {
     ///   - appID: The app's id, which its connection owns (or will own) on the session bus.
     ///   - stateDirectory: The app's state directory.
     ///   - application: The app that receives the registration's answers and the pushes.
-    public init(appID: String, stateDirectory: URL, application: Application) {
+    ///   - logger: Where its diagnostics go, at `info` or below.
+    public init(
+        appID: String, stateDirectory: URL, application: Application,
+        logger: Logger = Logger(label: "AppLifecycle.UnifiedPush")
+    ) {
+        self.logger = logger
         self.appID = appID
         self.stateDirectory = stateDirectory
         self.application = application
@@ -115,14 +120,14 @@ public final class UnifiedPushConnector {
                         }
                     })
             } catch {
-                logger.warning("cannot export \(interface): \(error); the app receives no pushes")
+                logger.info("cannot export \(interface): \(error); the app receives no pushes")
             }
         }
         do {
             state = try PushRegistrationState.load(from: stateDirectory)
         } catch {
             stateUnreadable = "\(error)"
-            logger.error("\(error); remote notifications stay off until the file is fixed or removed")
+            logger.info("\(error); remote notifications stay off until the file is fixed or removed")
         }
         if let distributor = state?.distributor {
             // Known before the name is requested: a distributor that activated the app for a push
@@ -178,7 +183,7 @@ public final class UnifiedPushConnector {
                     destination: distributor, path: UnifiedPush.distributorPath, interface: UnifiedPush.distributor1,
                     member: "Unregister", arguments: [.string(state.token)])
             } catch {
-                logger.notice("Unregister at \(distributor) failed: \(error)")
+                logger.info("Unregister at \(distributor) failed: \(error)")
             }
         }
     }
@@ -289,7 +294,7 @@ public final class UnifiedPushConnector {
                 $0.hasPrefix(UnifiedPush.distributorNamePrefix)
             }
         } catch {
-            logger.warning("cannot list the bus's names: \(error)")
+            logger.info("cannot list the bus's names: \(error)")
             return nil
         }
         let available = Set(owned).union(activatable)
@@ -298,7 +303,7 @@ public final class UnifiedPushConnector {
     }
 
     private func fail(_ error: ApplicationError) {
-        logger.notice("remote-notification registration failed: \(error)")
+        logger.info("remote-notification registration failed: \(error)")
         guard answerPending else { return }
         answerPending = false
         application?.handle(.failedToRegisterForRemoteNotifications(error))
@@ -338,7 +343,7 @@ public final class UnifiedPushConnector {
     private func answer(_ call: IncomingMethodCall) async {
         let request = call.request
         guard await isFromDistributor(request.sender) else {
-            logger.warning(
+            logger.info(
                 "refused \(request.interface).\(request.member) from \(request.sender ?? "?"): not the distributor")
             call.reply(
                 .failure(
@@ -352,7 +357,7 @@ public final class UnifiedPushConnector {
         let token = v2 ? UnifiedPush.field("token", in: arguments.first)?.stringValue : arguments.first?.stringValue
         guard let state, let token, token == state.token else {
             // The specification: calls with an unknown token are ignored.
-            logger.notice("ignored \(request.member) for a token this app does not hold")
+            logger.info("ignored \(request.member) for a token this app does not hold")
             call.reply(.success(v2 && request.member == "Message" ? [.vardict([:])] : []))
             return
         }
@@ -375,7 +380,7 @@ public final class UnifiedPushConnector {
             self.state = cleared
             try? cleared.save(to: stateDirectory)
             endpointThisRun = nil
-            logger.notice("the distributor unregistered the app")
+            logger.info("the distributor unregistered the app")
             application?.handle(.unregisteredForRemoteNotifications)
         default:
             call.reply(.failure(BusError(name: BusError.Name.unknownMethod, message: "no method \(request.member)")))
@@ -395,7 +400,7 @@ public final class UnifiedPushConnector {
         guard endpoint.utf8.count <= UnifiedPush.maximumEndpointLength, let url = URL(string: endpoint),
             ["https", "http"].contains(url.scheme?.lowercased() ?? "")
         else {
-            logger.warning("ignored NewEndpoint '\(endpoint)': not an http(s) URL of ≤ 1000 bytes")
+            logger.info("ignored NewEndpoint '\(endpoint)': not an http(s) URL of ≤ 1000 bytes")
             return
         }
         let changed = state.endpoint != endpoint
@@ -403,7 +408,7 @@ public final class UnifiedPushConnector {
         if changed {
             state.endpoint = endpoint
             self.state = state
-            do { try state.save(to: stateDirectory) } catch { logger.error("cannot store the endpoint: \(error)") }
+            do { try state.save(to: stateDirectory) } catch { logger.info("cannot store the endpoint: \(error)") }
         }
         if answerPending || changed { answer(endpoint: endpoint) }
     }
@@ -417,7 +422,7 @@ public final class UnifiedPushConnector {
         do {
             plaintext = try WebPushEncryption.decrypt(Data(body), keys: try state.keys())
         } catch {
-            logger.error("dropped push \(id ?? "without id"): it does not decrypt with this app's keys (\(error))")
+            logger.info("dropped push \(id ?? "without id"): it does not decrypt with this app's keys (\(error))")
             return
         }
         // Remembered only once it decrypted: a garbled copy must not shadow a good redelivery.
