@@ -85,15 +85,8 @@ public final class FreedesktopApplicationService {
         do {
             let object = try connection.export(interface, at: Self.objectPath(for: id))
             self.object = object
-            let calls = object.incomingCalls
-            callsTask = Task { @MainActor [weak self] in
-                for await call in calls {
-                    guard let self else {
-                        call.reply(.failure(BusError(name: BusError.Name.failed, message: "the app is stopping")))
-                        continue
-                    }
-                    call.reply(self.answer(call.request))
-                }
+            callsTask = object.serve(self, order: .oneAtATime, whenGone: "the app is stopping") { service, request in
+                try service.answer(request).get()
             }
             let reply = try await connection.requestName(id, flags: [.doNotQueue])
             if reply == .primaryOwner || reply == .alreadyOwner {

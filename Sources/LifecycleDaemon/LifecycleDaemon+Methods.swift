@@ -68,22 +68,7 @@ extension LifecycleDaemon {
     ///   - object: The exported interface (``ExportedInterface/CallDelivery/inOrder``).
     /// - Returns: The task that serves until the object is unexported.
     func serveCalls(of object: ExportedObject) -> Task<Void, Never> {
-        let calls = object.incomingCalls
-        return Task { @MainActor [weak self] in
-            for await call in calls {
-                guard let self else {
-                    call.reply(.failure(BusError(name: BusError.Name.failed, message: "lifecycled is stopping")))
-                    continue
-                }
-                Task.immediate { @MainActor in
-                    do {
-                        call.reply(.success(try await self.handle(call.request)))
-                    } catch {
-                        call.reply(.failure(error))
-                    }
-                }
-            }
-        }
+        object.serve(self, whenGone: "lifecycled is stopping") { daemon, request in try await daemon.handle(request) }
     }
 
     /// Answers one method call: the uid check first, then the method.

@@ -107,17 +107,9 @@ public final class UnifiedPushConnector {
             do {
                 let object = try connection.export(exported, at: UnifiedPush.connectorPath)
                 objects.append(object)
-                let calls = object.incomingCalls
                 callTasks.append(
-                    Task { @MainActor [weak self] in
-                        for await call in calls {
-                            guard let self else {
-                                call.reply(
-                                    .failure(BusError(name: BusError.Name.failed, message: "the app is stopping")))
-                                continue
-                            }
-                            await self.answer(call)
-                        }
+                    object.serve(self, order: .oneAtATime, whenGone: "the app is stopping") { connector, call in
+                        await connector.answer(call)
                     })
             } catch {
                 logger.info("cannot export \(interface): \(error); the app receives no pushes")

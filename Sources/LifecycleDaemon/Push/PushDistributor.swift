@@ -114,23 +114,9 @@ final class PushDistributor {
             do {
                 let object = try connection.export(exported, at: UnifiedPush.distributorPath)
                 objects.append(object)
-                let calls = object.incomingCalls
                 tasks.append(
-                    Task { @MainActor [weak self] in
-                        for await call in calls {
-                            guard let self else {
-                                call.reply(
-                                    .failure(BusError(name: BusError.Name.failed, message: "lifecycled is stopping")))
-                                continue
-                            }
-                            Task.immediate { @MainActor in
-                                do {
-                                    call.reply(.success(try await self.handle(call.request)))
-                                } catch {
-                                    call.reply(.failure(error))
-                                }
-                            }
-                        }
+                    object.serve(self, whenGone: "lifecycled is stopping") { distributor, request in
+                        try await distributor.handle(request)
                     })
             } catch {
                 logger.error("push: cannot export \(interface): \(error)")
