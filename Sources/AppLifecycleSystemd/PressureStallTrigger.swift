@@ -47,45 +47,48 @@ public final class PressureStallTrigger: ReadinessSource {
     public let kind: Kind
     /// The trigger file in use.
     public let path: String
-    /// The stall threshold within one window, in microseconds.
-    public let stallMicroseconds: UInt64
-    /// The window, in microseconds.
-    public let windowMicroseconds: UInt64
+    /// How long tasks must stall within one window.
+    public let stall: Duration
+    /// The window.
+    public let window: Duration
+    /// The kernel's units: the trigger line is `<kind> <stall µs> <window µs>`.
+    private var stallMicroseconds: UInt64 { stall.saturatingMicroseconds }
+    private var windowMicroseconds: UInt64 { window.saturatingMicroseconds }
     private let descriptor: Mutex<Int32>
 
     /// Opens the trigger file and installs the trigger.
     ///
     /// - Parameters:
     ///   - kind: `some` (→ low) or `full` (→ critical).
-    ///   - stallMicroseconds: How long tasks must stall within one window; 150 ms by default.
-    ///   - windowMicroseconds: The window; 2 s by default.
+    ///   - stall: How long tasks must stall within one window; 150 ms by default.
+    ///   - window: The window; 2 s by default.
     ///   - path: The PSI file; `nil` discovers the own cgroup's file or `/proc/pressure/memory`.
     /// - Throws: ``HostSourceError``: ``HostSourceError/Code/notFound`` for a missing file (no PSI),
     ///   ``HostSourceError/Code/permissionDenied``, ``HostSourceError/Code/invalidArgument`` when the kernel
     ///   rejects the thresholds, ``HostSourceError/Code/unsupported`` when PSI is compiled in but disabled.
     public init(
         kind: Kind = .some,
-        stallMicroseconds: UInt64 = 150_000,
-        windowMicroseconds: UInt64 = 2_000_000,
+        stall: Duration = .milliseconds(150),
+        window: Duration = .seconds(2),
         path: String? = nil
     ) throws {
         let path = path ?? Self.discoverPressureFile()
         self.kind = kind
         self.path = path
-        self.stallMicroseconds = stallMicroseconds
-        self.windowMicroseconds = windowMicroseconds
-        guard stallMicroseconds > 0, windowMicroseconds > 0, stallMicroseconds <= windowMicroseconds else {
+        self.stall = stall
+        self.window = window
+        guard stall > .zero, window > .zero, stall <= window else {
             throw HostSourceError(
                 code: .invalidArgument, source: "psi",
                 message:
-                    "threshold \(stallMicroseconds) µs must be positive and at most the window \(windowMicroseconds) µs"
+                    "threshold \(stall) must be positive and at most the window \(window)"
             )
         }
         let fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
         guard fd >= 0 else {
             throw HostSourceError(errno: errno, source: "psi", message: "open \(path)")
         }
-        let trigger = "\(kind.rawValue) \(stallMicroseconds) \(windowMicroseconds)"
+        let trigger = "\(kind.rawValue) \(stall.saturatingMicroseconds) \(window.saturatingMicroseconds)"
         if let error = KernelInterfaces.writeAll(fd, Array(trigger.utf8) + [0]) {
             _ = Glibc.close(fd)
             throw HostSourceError(errno: error, source: "psi", message: "write trigger '\(trigger)' to \(path)")

@@ -29,7 +29,7 @@ struct PressureStallTriggerTests {
         let some = try PressureStallTrigger(kind: .some, path: PressureStallTrigger.systemPressureFile)
         defer { some.close() }
         let full = try PressureStallTrigger(
-            kind: .full, stallMicroseconds: 100_000, path: PressureStallTrigger.systemPressureFile)
+            kind: .full, stall: .milliseconds(100), path: PressureStallTrigger.systemPressureFile)
         defer { full.close() }
         #expect(some.triggerText == "some 150000 2000000")
         #expect(some.pollEvents == Int16(POLLPRI))
@@ -59,7 +59,7 @@ struct PressureStallTriggerTests {
     @Test func thresholdAboveWindowIsRejectedBeforeTheKernel() {
         expectCode(.invalidArgument) {
             _ = try PressureStallTrigger(
-                stallMicroseconds: 3_000_000, windowMicroseconds: 2_000_000, path: "/nonexistent")
+                stall: .seconds(3), window: .seconds(2), path: "/nonexistent")
         }
     }
 
@@ -68,7 +68,7 @@ struct PressureStallTriggerTests {
         // The kernel accepts windows from 500 ms to 10 s.
         expectCode(.invalidArgument) {
             _ = try PressureStallTrigger(
-                stallMicroseconds: 10_000, windowMicroseconds: 100_000, path: PressureStallTrigger.systemPressureFile)
+                stall: .milliseconds(10), window: .milliseconds(100), path: PressureStallTrigger.systemPressureFile)
         }
     }
 
