@@ -81,7 +81,7 @@ struct DaemonRig {
         _ = try await app.call(
             destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
             interface: LifecycledProtocol.interface,
-            member: LifecycledProtocol.Method.registerApp, arguments: [.string(appID)])
+            member: LifecycledProtocol.Method.registerApp.name, arguments: [.string(appID)])
         return DaemonRig(bus: bus, daemon: daemon, loop: loop, app: app)
     }
 
@@ -90,7 +90,7 @@ struct DaemonRig {
         _ = try await app.call(
             destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
             interface: LifecycledProtocol.interface,
-            member: LifecycledProtocol.Method.reportNotification,
+            member: LifecycledProtocol.Method.reportNotification.name,
             arguments: [
                 .string(Self.appID), .string("BenchNotification"),
                 UserInfoBusCodec.encode(UserInfo(["seq": .int(Int64(sequence))])),
@@ -109,7 +109,7 @@ struct DaemonRig {
         app.send(
             destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
             interface: LifecycledProtocol.interface,
-            member: LifecycledProtocol.Method.reportNotification,
+            member: LifecycledProtocol.Method.reportNotification.name,
             arguments: [
                 .string(Self.appID), .string("BenchNotification"),
                 UserInfoBusCodec.encode(UserInfo(["seq": .int(Int64(sequence))])),

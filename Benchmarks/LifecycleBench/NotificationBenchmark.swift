@@ -96,13 +96,14 @@ struct NotificationBenchmark: AsyncParsableCommand {
         for state in ["inactive", "active"] {
             _ = try await rig.app.call(
                 destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
-                interface: LifecycledProtocol.interface, member: LifecycledProtocol.Method.reportState,
+                interface: LifecycledProtocol.interface, member: LifecycledProtocol.Method.reportState.name,
                 arguments: [.string(app), .string(state)])
         }
         let arrivals = Mutex<[String: Double]>([:])
         let subscription = try await rig.app.subscribe(
             sender: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
-            interface: LifecycledProtocol.interface, member: LifecycledProtocol.Signal.command, signature: "ssa{sv}",
+            interface: LifecycledProtocol.interface, member: LifecycledProtocol.Signal.command.name,
+            signature: "ssa{sv}",
             arg0: app
         ) { signal in
             let now = realtimeSeconds()
@@ -135,7 +136,8 @@ struct NotificationBenchmark: AsyncParsableCommand {
             inFlight.append(
                 rig.app.send(
                     destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
-                    interface: LifecycledProtocol.interface, member: LifecycledProtocol.Method.scheduleNotification,
+                    interface: LifecycledProtocol.interface,
+                    member: LifecycledProtocol.Method.scheduleNotification.name,
                     arguments: [.string(app), UserInfoBusCodec.encode(info)]))
             if inFlight.count >= 64 { _ = try await inFlight.removeFirst().value() }
         }
