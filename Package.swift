@@ -74,6 +74,8 @@ let package = Package(
         // org.freedesktop.Application, org.freedesktop.Notifications, the idle inhibitor.
         .target(
             name: "DesktopIntegration", dependencies: ["AppLifecycle", "SystemdBus", "LifecycledProtocol", logging]),
+        // The one group-commit writer of the state files lifecycled and apps keep (fsync off the main actor).
+        .target(name: "DurableState", dependencies: ["AppLifecycle", "SystemdBus", logging]),
         // The one local-notification engine: schedule, its file and writer, the CLOCK_REALTIME alarm, banners.
         // It takes local time and the kernel's clock interfaces from the bridge.
         .target(
@@ -85,7 +87,7 @@ let package = Package(
         // The app's UnifiedPush connector, its registration state and Web Push decryption (only apps link it).
         .target(
             name: "UnifiedPushClient",
-            dependencies: ["AppLifecycle", "SystemdBus", "LifecycledProtocol", "WebPush", logging]
+            dependencies: ["AppLifecycle", "SystemdBus", "LifecycledProtocol", "DurableState", "WebPush", logging]
         ),
         // The app side of lifecycled: LifecycledHost (its signals from the bridge) and LifecycleSubscriber.
         .target(
@@ -166,7 +168,8 @@ let package = Package(
             name: "LifecycleDaemon",
             dependencies: [
                 "AppLifecycle", "LifecycledProtocol", "AppLifecycleSystemd", "DesktopIntegration",
-                "LocalNotificationEngine", "SystemdBus", "CLinuxSupport", "BrokerLink", "FleetProtocol", logging,
+                "LocalNotificationEngine", "DurableState", "SystemdBus", "CLinuxSupport", "BrokerLink", "FleetProtocol",
+                logging,
             ]
         ),
         .executableTarget(

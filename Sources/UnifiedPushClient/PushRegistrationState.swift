@@ -76,11 +76,11 @@ struct PushRegistrationState: Codable, Equatable, Sendable {
         }
     }
 
-    /// Writes the state atomically (mode 0600).
-    func save(to directory: URL) throws {
+    /// The file's contents (written by the connector's `GroupCommitFile`, off the main actor).
+    func encoded() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        try AtomicFile.write(try encoder.encode(self), to: directory.appendingPathComponent(Self.fileName))
+        return try encoder.encode(self)
     }
 
     /// Removes the state (after the app unregistered).

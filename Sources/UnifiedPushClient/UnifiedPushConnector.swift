@@ -1,4 +1,5 @@
 import AppLifecycle
+import DurableState
 import FoundationEssentials
 import LifecycledProtocol
 import Logging
@@ -44,6 +45,9 @@ public final class UnifiedPushConnector {
     private weak var application: Application?
     private var connection: BusConnection?
     private var state: PushRegistrationState?
+    /// Where ``state`` is kept: written as a group commit, so no fsync runs on the main actor.
+    private lazy var stateFile = GroupCommitFile(
+        url: stateDirectory.appendingPathComponent(PushRegistrationState.fileName), logger: logger)
     private var distributorTracker: NameOwnerTracker?
     /// Whether the app asked for a registration and has not had its answer.
     private var answerPending = false
@@ -220,10 +224,8 @@ public final class UnifiedPushConnector {
             state = existing
         } else {
             state = .generate()
-            do {
-                try state.save(to: stateDirectory)
-            } catch {
-                fail(ApplicationError(.registrationFailed, "cannot store the push keys: \(error)"))
+            guard await save(state) else {
+                fail(ApplicationError(.registrationFailed, "cannot store the push keys in \(stateDirectory.path)"))
                 return
             }
             self.state = state
@@ -262,7 +264,7 @@ public final class UnifiedPushConnector {
             if state.distributor != distributor {
                 state.distributor = distributor
                 self.state = state
-                try? state.save(to: stateDirectory)
+                await save(state)
             }
             logger.info("registered with \(distributor); waiting for its NewEndpoint")
         } catch {
@@ -363,14 +365,14 @@ public final class UnifiedPushConnector {
         case "NewEndpoint":
             let endpoint = (v2 ? UnifiedPush.field("endpoint", in: arguments.first) : arguments[1])?.stringValue ?? ""
             call.reply(.success([]))
-            newEndpoint(endpoint)
+            await newEndpoint(endpoint)
         case "Unregistered":
             call.reply(.success([]))
             var cleared = state
             cleared.endpoint = nil
             cleared.distributor = nil
             self.state = cleared
-            try? cleared.save(to: stateDirectory)
+            await save(cleared)
             endpointThisRun = nil
             logger.info("the distributor unregistered the app")
             application?.handle(.unregisteredForRemoteNotifications)
@@ -387,7 +389,14 @@ public final class UnifiedPushConnector {
         return owner == sender
     }
 
-    private func newEndpoint(_ endpoint: String) {
+    /// Writes the state and returns once it is on disk: `false` if it could not be written (logged).
+    @discardableResult
+    private func save(_ state: PushRegistrationState) async -> Bool {
+        guard let data = try? state.encoded() else { return false }
+        return await stateFile.persist { data }
+    }
+
+    private func newEndpoint(_ endpoint: String) async {
         guard var state else { return }
         guard endpoint.utf8.count <= UnifiedPush.maximumEndpointLength, let url = URL(string: endpoint),
             ["https", "http"].contains(url.scheme?.lowercased() ?? "")
@@ -400,7 +409,7 @@ public final class UnifiedPushConnector {
         if changed {
             state.endpoint = endpoint
             self.state = state
-            do { try state.save(to: stateDirectory) } catch { logger.info("cannot store the endpoint: \(error)") }
+            if !(await save(state)) { logger.info("cannot store the endpoint in \(stateDirectory.path)") }
         }
         if answerPending || changed { answer(endpoint: endpoint) }
     }

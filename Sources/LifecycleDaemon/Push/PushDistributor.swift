@@ -1,5 +1,6 @@
 import AppLifecycle
 import BrokerLink
+import DurableState
 import FleetProtocol
 import FoundationEssentials
 import Glibc

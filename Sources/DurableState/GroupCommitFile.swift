@@ -3,7 +3,9 @@ import FoundationEssentials
 import Logging
 import SystemdBus
 
-/// A file rewritten as a group commit, off the main actor: ``persist(_:afterWrite:)`` returns once
+/// A file rewritten as a group commit, off the main actor: the one writer of the state files the
+/// project keeps (lifecycled's push queue and registrations, the app's push keys and endpoint).
+/// ``persist(_:afterWrite:)`` returns once
 /// the contents `snapshot` gives at the call (or later) are on disk (`AtomicFile`: fsync, rename,
 /// fsync of the directory). Changes made while a write is on its way share the next write, so a
 /// burst of pushes costs one or two fsyncs, not one each.
@@ -14,8 +16,8 @@ import SystemdBus
 /// mark is on disk) goes in `afterWrite`, which runs on the writer's thread right after the write,
 /// before any hop back to the main actor.
 @MainActor
-final class GroupCommitFile {
-    let url: URL
+package final class GroupCommitFile {
+    package let url: URL
     private let logger: Logger
     /// Changes asked for so far (each ``persist(_:afterWrite:)`` call is one).
     private var requested = 0
@@ -31,7 +33,7 @@ final class GroupCommitFile {
         let continuation: CheckedContinuation<Bool, Never>
     }
 
-    init(url: URL, logger: Logger) {
+    package init(url: URL, logger: Logger) {
         self.url = url
         self.logger = logger
     }
@@ -42,7 +44,9 @@ final class GroupCommitFile {
     ///   - snapshot: The file's contents as they are when the write starts (main actor).
     ///   - afterWrite: Runs on the writer's thread once a write holding this change succeeded.
     @discardableResult
-    func persist(_ snapshot: @escaping @MainActor () -> Data, afterWrite: (@Sendable () -> Void)? = nil) async -> Bool {
+    package func persist(_ snapshot: @escaping @MainActor () -> Data, afterWrite: (@Sendable () -> Void)? = nil) async
+        -> Bool
+    {
         requested += 1
         let change = requested
         self.snapshot = snapshot
@@ -79,12 +83,12 @@ final class GroupCommitFile {
                     for hook in hooks { hook() }
                     continuation.resume(returning: true)
                 } catch {
-                    logger.error("cannot save \(url.path): \(error)")
+                    logger.info("cannot save \(url.path): \(error)")
                     continuation.resume(returning: false)
                 }
             }
             if started != 0 {
-                logger.error("no thread to save \(url.path) (errno \(started))")
+                logger.info("no thread to save \(url.path) (errno \(started))")
                 continuation.resume(returning: false)
             }
         }
