@@ -1,18 +1,4 @@
 extension LifecycledProtocol {
-    /// One argument or result of a member: its name (for introspection) and D-Bus signature.
-    public struct Argument: Sendable, Hashable {
-        /// The name, as introspection shows it.
-        public var name: String
-        /// One complete D-Bus type.
-        public var signature: String
-
-        /// Creates an argument.
-        public init(_ name: String, _ signature: String) {
-            self.name = name
-            self.signature = signature
-        }
-    }
-
     /// The methods of `org.applifecycle.Lifecycled1`, each with its arguments and results.
     ///
     /// The daemon dispatches on this enum with an exhaustive switch, so a method added here does not
@@ -85,64 +71,5 @@ extension LifecycledProtocol {
         public var inSignature: String { arguments.map(\.signature).joined() }
         /// The output signature.
         public var outSignature: String { results.map(\.signature).joined() }
-    }
-
-    /// The signals of `org.applifecycle.Lifecycled1`.
-    public enum Signal: String, CaseIterable, Sendable {
-        /// Every lifecycle notification of every app.
-        case notification = "Notification"
-        /// An app's state changed.
-        case stateChanged = "StateChanged"
-        /// The daemon tells one app something (``LifecycledCommand``), sent to its unique name only.
-        case command = "Command"
-
-        /// The member name on the bus.
-        public var name: String { rawValue }
-
-        /// The arguments.
-        public var arguments: [Argument] {
-            switch self {
-            case .notification: return [Argument("app_id", "s"), Argument("name", "s"), Argument("user_info", "a{sv}")]
-            case .stateChanged: return [Argument("app_id", "s"), Argument("previous", "s"), Argument("state", "s")]
-            case .command: return [Argument("app_id", "s"), Argument("command", "s"), Argument("arguments", "a{sv}")]
-            }
-        }
-
-        /// The signature: the arguments' signatures in order.
-        public var signature: String { arguments.map(\.signature).joined() }
-    }
-
-    /// The properties of `org.applifecycle.Lifecycled1` (all read-only).
-    public enum Property: String, CaseIterable, Sendable {
-        /// `sleeping`, `locked`, `session-active` (Booleans).
-        case hostState = "HostState"
-        /// As `ListApps`.
-        case apps = "Apps"
-        /// Whether `Simulate` is accepted.
-        case simulationEnabled = "SimulationEnabled"
-        /// The protocol version (``LifecycledProtocol/version``).
-        case version = "Version"
-
-        /// The member name on the bus.
-        public var name: String { rawValue }
-
-        /// The D-Bus type.
-        public var signature: String {
-            switch self {
-            case .hostState: return "a{sv}"
-            case .apps: return "a(sssu)"
-            case .simulationEnabled: return "b"
-            case .version: return "u"
-            }
-        }
-
-        /// Whether the value is fixed for the daemon's life (`EmitsChangedSignal=const`); the others
-        /// announce each change with `PropertiesChanged` carrying the new value.
-        public var isConstant: Bool {
-            switch self {
-            case .hostState, .apps: return false
-            case .simulationEnabled, .version: return true
-            }
-        }
     }
 }
