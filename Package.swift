@@ -79,7 +79,8 @@ let package = Package(
         .target(
             name: "LocalNotificationEngine",
             dependencies: [
-                "AppLifecycle", "AppLifecycleSystemd", "SystemdBus", "DesktopIntegration", "CLinuxSupport", logging,
+                "AppLifecycle", "AppLifecycleSystemd", "SystemdBus", "LifecycledProtocol", "DesktopIntegration",
+                "CLinuxSupport", logging,
             ]
         ),
         // The app's UnifiedPush connector, its registration state and Web Push decryption (only apps link it).
@@ -238,7 +239,8 @@ let package = Package(
         .testTarget(
             name: "LocalNotificationEngineTests",
             dependencies: [
-                "LocalNotificationEngine", "AppLifecycleSystemd", "AppLifecycle", "SystemdBusTesting", logging,
+                "LocalNotificationEngine", "AppLifecycleSystemd", "AppLifecycle", "SystemdBus", "SystemdBusTesting",
+                "DesktopIntegration", logging,
             ]
         ),
         .testTarget(
