@@ -9,8 +9,9 @@ import SystemdBus
 import UnifiedPushClient
 
 /// The desktop half of ``SystemdHost``, for an app that runs without lifecycled: local
-/// notifications, remote notifications (a UnifiedPush connector), the badge, the logind `idle` inhibitor, and URLs
-/// opened outside the app (the OpenURI portal or the MIME-apps default).
+/// notifications and the badge (the engine started here; its hooks in `SystemdHost+LocalNotifications.swift`),
+/// remote notifications (a UnifiedPush connector), the logind `idle` inhibitor, and URLs opened outside the app
+/// (the OpenURI portal or the MIME-apps default).
 extension SystemdHost {
     /// Where an app without lifecycled keeps its schedule: `RestorationArchive.defaultDirectory`'s
     /// rule (`$STATE_DIRECTORY`, else `$XDG_STATE_HOME/<app id>`, else `~/.local/state/<app id>`),

@@ -83,6 +83,8 @@ extension LifecycleDaemon {
         _ refusal: LocalNotificationCenter.Refusal, id: String, identifier: String, _ what: String
     ) -> BusError {
         switch refusal {
+        case .invalid(let problem):
+            return DaemonError.invalidArgs("notification rejected: \(problem)")
         case .limitsExceeded(let excess):
             return BusError(name: BusError.Name.limitsExceeded, message: "not scheduled: \(excess)")
         case .notSaved(let failure):

@@ -90,6 +90,8 @@ package final class LocalNotificationCenter {
 
     /// Why a notification was not scheduled or cancelled.
     package enum Refusal: Error, Sendable {
+        /// Not a notification the host may keep (``admissionProblem(_:budget:)``); the text says why.
+        case invalid(String)
         /// Past the app's or the total budget (``LocalNotificationBudget``); the text says which.
         case limitsExceeded(String)
         /// The file could not be written.
@@ -110,7 +112,9 @@ package final class LocalNotificationCenter {
 
     /// A notification kept for its app's next activation, with its bytes (as ``LocalNotificationBudget`` counts).
     package struct Kept: Sendable {
+        /// The notification.
         package var notification: ScheduledLocalNotification
+        /// Its userInfo's D-Bus size.
         package var bytes: Int
     }
 
@@ -370,10 +374,12 @@ package final class LocalNotificationCenter {
         configuration.appScope.map { $0 == appID } ?? true
     }
 
-    /// Why a notification may not be scheduled: the checks of `ScheduleNotification` (its
-    /// userInfo's limits, its app id, and with `budget` its app's and the total budget), or `nil`.
+    /// Why a notification may not be scheduled, kept or loaded: the checks of `ScheduleNotification`
+    /// (its userInfo's limits, its app id, and with `budget` its app's and the total budget), or
+    /// `nil`. The one app of a scoped center may have any id (it is the host's own).
     package func admissionProblem(_ notification: ScheduledLocalNotification, budget: Bool = true) -> String? {
-        guard LifecycledProtocol.isValidAppID(notification.appID) else {
+        guard notification.appID == configuration.appScope || LifecycledProtocol.isValidAppID(notification.appID)
+        else {
             return "'\(notification.appID.prefix(64))' is not a valid app id"
         }
         var info = UserInfo(notification.payload)
@@ -422,11 +428,14 @@ package final class LocalNotificationCenter {
     /// write is out, so a ``Refusal/notSaved(_:)`` is the whole truth (it was never delivered
     /// either), and what it replaces stands, and may fire, until the write succeeded.
     ///
-    /// - Throws: ``Refusal/limitsExceeded(_:)`` past the app's or the total budget,
+    /// - Throws: ``Refusal/invalid(_:)`` for a notification past the protocol's limits,
+    ///   ``Refusal/limitsExceeded(_:)`` past the app's or the total budget,
     ///   ``Refusal/notSaved(_:)`` when the file could not be written (then nothing changed).
     package func schedule(_ notification: ScheduledLocalNotification) async throws(Refusal) {
         ensureLoaded()
         let id = notification.appID
+        // The checks the file is loaded with: what is scheduled loads again after a restart.
+        if let problem = admissionProblem(notification, budget: false) { throw .invalid(problem) }
         let key = notification.key
         let bytes = Self.entryBytes(notification)
         if let excess = budget.excess(bytes, for: key) { throw .limitsExceeded(excess) }
@@ -632,6 +641,11 @@ package final class LocalNotificationCenter {
     package func present(_ scheduled: ScheduledLocalNotification) {
         let id = scheduled.appID
         let notification = scheduled.notification
+        if let problem = admissionProblem(scheduled, budget: false) {
+            // It could be kept in the file, which is loaded with these checks.
+            logger.error("local notification '\(scheduled.identifier)' of \(id) dropped: \(problem)")
+            return
+        }
         let presence = host?.presence(of: id) ?? .unknown
         guard presence != .unknown, let host else {
             logger.notice("local notification '\(scheduled.identifier)' of \(id) dropped: the app is unknown now")

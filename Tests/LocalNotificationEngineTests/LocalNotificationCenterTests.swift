@@ -107,6 +107,21 @@ struct LocalNotificationCenterTests {
         #expect(await eventually { LocalNotificationScheduleFile.load(from: url).undelivered.isEmpty })
     }
 
+    @Test func oneItsFileCouldNotLoadAgainIsRefusedWhenScheduled() async throws {
+        let host = FakeHost()
+        host.presences[app] = .running
+        let center = makeCenter(host)
+        var huge = try due("huge")
+        huge.payload["alertBody"] = .string(String(repeating: "x", count: 100_000))
+        await #expect {
+            try await center.schedule(huge)
+        } throws: { error in
+            guard case .invalid = error as? LocalNotificationCenter.Refusal else { return false }
+            return true
+        }
+        #expect(center.schedule.count == 0)
+    }
+
     @Test func aScopedCenterServesItsAppAndWritesOtherAppsEntriesBackAsRead() async throws {
         let directory = try TemporaryDirectory(prefix: "engine-scope")
         defer { directory.remove() }
