@@ -81,7 +81,8 @@ let package = Package(
         .target(
             name: "LocalNotificationEngine",
             dependencies: [
-                "AppLifecycle", "AppLifecycleSystemd", "SystemdBus", "DesktopIntegration", "CLinuxSupport", logging,
+                "AppLifecycle", "AppLifecycleSystemd", "SystemdBus", "LifecycledProtocol", "DesktopIntegration",
+                "CLinuxSupport", logging,
             ]
         ),
         // The app's UnifiedPush connector, its registration state and Web Push decryption (only apps link it).
@@ -241,7 +242,8 @@ let package = Package(
         .testTarget(
             name: "LocalNotificationEngineTests",
             dependencies: [
-                "LocalNotificationEngine", "AppLifecycleSystemd", "AppLifecycle", "SystemdBusTesting", logging,
+                "LocalNotificationEngine", "AppLifecycleSystemd", "AppLifecycle", "SystemdBus", "SystemdBusTesting",
+                "DesktopIntegration", logging,
             ]
         ),
         .testTarget(

@@ -4,12 +4,14 @@ import DesktopIntegration
 import FoundationEssentials
 import LifecycledProtocol
 import LocalNotificationEngine
+import Logging
 import SystemdBus
 import UnifiedPushClient
 
 /// The desktop half of ``SystemdHost``, for an app that runs without lifecycled: local
-/// notifications, remote notifications (a UnifiedPush connector), the badge, the logind `idle` inhibitor, and URLs
-/// opened outside the app (the OpenURI portal or the MIME-apps default).
+/// notifications and the badge (the engine started here; its hooks in `SystemdHost+LocalNotifications.swift`),
+/// remote notifications (a UnifiedPush connector), the logind `idle` inhibitor, and URLs opened outside the app
+/// (the OpenURI portal or the MIME-apps default).
 extension SystemdHost {
     /// Where an app without lifecycled keeps its schedule: `RestorationArchive.defaultDirectory`'s
     /// rule (`$STATE_DIRECTORY`, else `$XDG_STATE_HOME/<app id>`, else `~/.local/state/<app id>`),
@@ -49,18 +51,19 @@ extension SystemdHost {
             await service.start(on: sessionConnection)
             pushConnector?.resumeRegistration()
         }
-        do {
-            notificationService = try await AppNotificationService(
-                appID: id, appName: id, stateDirectory: Self.stateDirectory(appID: id, environment: environment),
-                connection: sessionConnection, loop: loop,
-                isActive: { [weak application] in application?.applicationState == .active },
-                deliver: { [weak application] event in application?.handle(event) })
-            if let list = notificationService?.notifications, !list.isEmpty {
-                application.handle(.scheduledLocalNotifications(list))
-            }
-        } catch {
-            logger.info("local notifications unavailable: \(error)")
-        }
+        // The engine serves this one app; entries of others in a shared state directory are kept as read.
+        let center = LocalNotificationCenter(
+            configuration: .init(
+                scheduleURL: Self.stateDirectory(appID: id, environment: environment).map {
+                    URL(fileURLWithPath: $0).appendingPathComponent(LocalNotificationScheduleFile.fileName)
+                },
+                appScope: id),
+            logger: logger)
+        center.host = self
+        notificationCenter = center
+        await center.start(connection: sessionConnection, loop: loop)
+        let list = center.notifications(of: id)
+        if !list.isEmpty { application.handle(.scheduledLocalNotifications(list)) }
     }
 
     func stopDesktopServices() {
@@ -68,8 +71,8 @@ extension SystemdHost {
         pushConnector = nil
         applicationService?.stop()
         applicationService = nil
-        notificationService?.stop()
-        notificationService = nil
+        notificationCenter?.stop()
+        notificationCenter = nil
         idleInhibitor?.close()
         idleInhibitor = nil
         if let cookie = screenSaverCookie, let sessionConnection {
@@ -98,35 +101,6 @@ extension SystemdHost {
     /// Unregisters from the push distributor.
     public func unregisterForRemoteNotifications(_ application: Application) {
         pushConnector?.unregister()
-    }
-
-    /// Keeps the schedule (in `$STATE_DIRECTORY`) and fires it while the app runs.
-    public func application(
-        _ application: Application, schedule notification: LocalNotification, actions: [UserNotificationAction]
-    ) {
-        notificationService?.schedule(notification, actions: actions)
-    }
-
-    /// Drops scheduled notifications.
-    public func application(_ application: Application, cancelLocalNotifications identifiers: [String]?) {
-        notificationService?.cancel(identifiers)
-    }
-
-    /// Shows the notification as a banner (the app is not active).
-    public func application(_ application: Application, present notification: LocalNotification) {
-        let actions =
-            notification.category.flatMap { application.currentUserNotificationSettings?.category($0) }?
-            .actions ?? []
-        notificationService?.present(
-            notification,
-            buttons: actions.map {
-                .init(identifier: $0.identifier, title: $0.title, foreground: $0.activationMode == .foreground)
-            })
-    }
-
-    /// Announces the badge with `com.canonical.Unity.LauncherEntry.Update`.
-    public func application(_ application: Application, didChangeApplicationIconBadgeNumber number: Int) {
-        notificationService?.announceBadge(number)
     }
 
     /// Holds or drops logind's `idle` inhibitor with the app's state.

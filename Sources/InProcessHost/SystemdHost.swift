@@ -36,8 +36,9 @@ public final class SystemdHost: ApplicationHost {
     let logger = Logger(label: "AppLifecycle.SystemdHost")
     var sleepPending = false
     var sleepCap: (any ScheduledAction)?
-    /// Local notifications, badge and idle inhibitor (`SystemdHost+Desktop.swift`).
-    var notificationService: AppNotificationService?
+    /// Local notifications and the badge (`SystemdHost+LocalNotifications.swift`); the idle
+    /// inhibitor is in `SystemdHost+Desktop.swift`.
+    var notificationCenter: LocalNotificationCenter?
     var sessionConnection: BusConnection?
     var idleTimerWanted = false
     var idleInhibitor: BusFileDescriptor?
@@ -82,7 +83,9 @@ public final class SystemdHost: ApplicationHost {
         _ application: Application, didChangeStateFrom previousState: ApplicationState, to state: ApplicationState
     ) {
         bridge.notify("STATUS=\(state)")
-        if state == .active { notificationService?.appBecameActive() }
+        if state == .active, let notificationCenter {
+            notificationCenter.appBecameActive(application.configuration.applicationIdentifier)
+        }
         updateIdleInhibitor()
         if sleepPending && (state == .suspended || state == .notRunning) {
             releaseSleepLock(reason: state == .suspended ? "suspended" : "terminated")
@@ -133,7 +136,7 @@ public final class SystemdHost: ApplicationHost {
             application.handle(event)
         case .significantTimeChange(let change):
             if change.reason == .timeZone || change.reason == .daylightSavingTime {
-                notificationService?.timeZoneChanged()
+                notificationCenter?.timeZoneChanged()
             }
             application.handle(event)
         default:

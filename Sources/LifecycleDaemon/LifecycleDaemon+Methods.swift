@@ -276,7 +276,7 @@ extension LifecycleDaemon {
         if let items = store.manifest(id: id)?.shortcutItems, !items.isEmpty {
             facts["shortcut-items"] = .array(items.map(\.propertyList))
         }
-        if let badge = local.badges[id] { facts["badge"] = .int(Int64(badge)) }
+        if let badge = localNotifications.badges[id] { facts["badge"] = .int(Int64(badge)) }
         sendSchedule(to: id)
         let reply: [BusValue] = [
             UserInfoBusCodec.encode(updated.launchOptions.userInfo), UserInfoBusCodec.encode(facts),

@@ -18,7 +18,7 @@ extension LifecycleDaemon {
             }
         }
         let distributor = PushDistributor(
-            daemon: self, connection: connection, stateDirectory: local.stateDirectory, logger: logger)
+            daemon: self, connection: connection, stateDirectory: stateDirectory, logger: logger)
         push = distributor
         await distributor.start(fleetConfiguration: fleet, loop: loop)
     }

@@ -4,6 +4,7 @@ import DesktopIntegration
 import FoundationEssentials
 import Glibc
 import LifecycledProtocol
+import LocalNotificationEngine
 import Logging
 import SystemdBus
 
@@ -82,8 +83,12 @@ package final class LifecycleDaemon {
     /// Where launched apps get cgroups of their own (resolved once, at creation).
     let cgroupPlacement: AppCgroupPlacement
     var sleep = SleepWait()
-    /// Local notifications, badges and idle inhibitors (`LifecycleDaemon+LocalNotifications.swift`).
-    var local: LocalNotificationState
+    /// lifecycled's state directory.
+    let stateDirectory: String
+    /// Local notifications and badges of every hosted app (`LifecycleDaemon+LocalNotifications.swift`).
+    let localNotifications: LocalNotificationCenter
+    /// The idle inhibitors held for apps (`LifecycleDaemon+IdleInhibitor.swift`).
+    var idle = IdleInhibitorState()
     /// The UnifiedPush distributor and the fleet's broker link.
     var push: PushDistributor?
 
@@ -125,8 +130,12 @@ package final class LifecycleDaemon {
         let stateDirectory =
             configuration.stateDirectory
             ?? RestorationArchive.defaultDirectory(applicationIdentifier: "lifecycled").path
-        self.local = LocalNotificationState(stateDirectory: stateDirectory, logger: Logger(label: "lifecycled"))
+        self.stateDirectory = stateDirectory
+        localNotifications = LocalNotificationCenter(
+            configuration: Self.localNotificationConfiguration(stateDirectory: stateDirectory),
+            logger: Logger(label: "lifecycled"))
         for error in store.errors { logger.warning("manifest rejected: \(error)") }
+        localNotifications.host = self
     }
 
     // MARK: Start and stop
@@ -246,7 +255,7 @@ package final class LifecycleDaemon {
         // Deliveries recorded since the last write are on disk before the daemon goes: a restart
         // must not deliver them again. So is the schedule (a write that failed, on a full disk, is
         // tried once more: what is kept for an activation and what fired must not be lost).
-        if let failure = await persist() {
+        if let failure = await localNotifications.persist() {
             logger.error("the schedule of local notifications could not be written before stopping: \(failure)")
         }
         await push?.flush()

@@ -104,12 +104,12 @@ package final class LocalNotificationScheduleWriter {
                     try save(contents, url)
                     continuation.resume(returning: nil)
                 } catch {
-                    logger.error("local notifications: cannot save \(url.path): \(error)")
+                    logger.info("local notifications: cannot save \(url.path): \(error)")
                     continuation.resume(returning: Failure(saving: url, error))
                 }
             }
             if started != 0 {
-                logger.error("local notifications: no thread to save \(url.path) (errno \(started))")
+                logger.info("local notifications: no thread to save \(url.path) (errno \(started))")
                 continuation.resume(returning: Failure("no thread to save \(url.path) (errno \(started))"))
             }
         }

@@ -37,7 +37,7 @@ private func withCounterAndNotificationServer(
         if startServer {
             server = try DBusMock(template: "notification_daemon", address: h.bus.address)
             #expect(
-                await eventually { h.daemon.local.server?.serverOwner != nil },
+                await eventually { h.daemon.localNotifications.server?.serverOwner != nil },
                 "lifecycled did not see the notification server")
         }
         defer { server?.stop() }
@@ -106,9 +106,9 @@ struct DaemonLocalNotificationTests {
                 interface: "org.freedesktop.Notifications", name: "ActivationToken", signature: "us",
                 arguments: ["uint32 1", "'after-the-spoof'"])
             #expect(
-                await eventually { h.daemon.local.activationTokens[1] == "after-the-spoof" },
+                await eventually { h.daemon.localNotifications.activationTokens[1] == "after-the-spoof" },
                 "a spoofed ActionInvoked consumed the banner (the server's token for it was not taken)")
-            #expect(h.daemon.local.banners[1] != nil, "a spoofed ActionInvoked consumed the banner")
+            #expect(h.daemon.localNotifications.banners[1] != nil, "a spoofed ActionInvoked consumed the banner")
 
             // The user clicks it: the server sends the activation token first, then the action.
             try server.emitSignal(
@@ -127,7 +127,7 @@ struct DaemonLocalNotificationTests {
                 ], "\(logLines(appLog))")
             // Handled: the banner is withdrawn, and a second action on it is ignored (acted on once).
             #expect(try await eventually { try server.calls("CloseNotification").contains { closes($0, 1) } })
-            #expect(h.daemon.local.banners[1] == nil)
+            #expect(h.daemon.localNotifications.banners[1] == nil)
 
             // Active now: the next one goes to the delegate, not to a banner.
             try await h.client.call(
@@ -229,18 +229,17 @@ struct DaemonLocalNotificationTests {
         let second = LifecycleDaemon(configuration: configuration)
         try await second.start()
         defer { Task { await second.shutdown(reason: .hostRequest) } }
-        #expect(second.local.schedule.count == 1)
+        #expect(second.localNotifications.schedule.count == 1)
         let key = LocalNotificationSchedule.Key(appID: counter, identifier: "p1")
-        #expect(second.local.schedule.entry(key) != nil)
+        #expect(second.localNotifications.schedule.entry(key) != nil)
         // No server: the firing is kept for the app; once, and the schedule is empty (on disk too).
-        #expect(try await eventually(hangGuard: .seconds(5)) { second.local.undelivered[counter]?.count == 1 })
-        // Written after the firing, off the main actor.
         #expect(
-            await eventually {
-                LocalNotificationScheduleFile.load(from: second.local.scheduleURL).notifications.isEmpty
-            })
+            try await eventually(hangGuard: .seconds(5)) { second.localNotifications.undelivered[counter]?.count == 1 })
+        // Written after the firing, off the main actor.
+        let scheduleURL = try #require(second.localNotifications.scheduleURL)
+        #expect(await eventually { LocalNotificationScheduleFile.load(from: scheduleURL).notifications.isEmpty })
         try await Task.sleep(for: .milliseconds(300))
-        #expect(second.local.undelivered[counter]?.count == 1)
+        #expect(second.localNotifications.undelivered[counter]?.count == 1)
         await second.shutdown(reason: .hostRequest)
     }
 
@@ -251,7 +250,7 @@ struct DaemonLocalNotificationTests {
         try await withDaemon { h in
             let server = try DBusMock(template: "notification_daemon", address: h.bus.address)
             defer { server.stop() }
-            #expect(await eventually { h.daemon.local.server?.serverOwner != nil })
+            #expect(await eventually { h.daemon.localNotifications.server?.serverOwner != nil })
             let app = try await FakeApp("org.example.Banners", address: h.bus.address)
             defer { app.close() }
             _ = try await app.register()
@@ -274,7 +273,7 @@ struct DaemonLocalNotificationTests {
             #expect(try await eventually { try closed().count == 1 })
             let closedCalls1 = try closed()
             #expect(closedCalls1.first.map { closes($0, 1) } == true, "\(closedCalls1)")
-            #expect(h.daemon.local.banners[1] == nil)
+            #expect(h.daemon.localNotifications.banners[1] == nil)
 
             // Cancelled: its banner is withdrawn.
             try await schedule("c1", in: 0)
@@ -292,7 +291,7 @@ struct DaemonLocalNotificationTests {
             #expect(try await eventually { try closed().count == 3 })
             let closedCalls3 = try closed()
             #expect(closedCalls3.last.map { closes($0, 3) } == true, "\(closedCalls3)")
-            #expect(h.daemon.local.banners.isEmpty)
+            #expect(h.daemon.localNotifications.banners.isEmpty)
 
             // Never existed: a distinct error; the app's "cancel all" of nothing is not one.
             #expect(
@@ -322,7 +321,7 @@ struct DaemonLocalNotificationTests {
         try await withDaemon { h in
             let server = try DBusMock(template: "notification_daemon", address: h.bus.address)
             defer { server.stop() }
-            #expect(await eventually { h.daemon.local.server?.serverOwner != nil })
+            #expect(await eventually { h.daemon.localNotifications.server?.serverOwner != nil })
             let gate = try TemporaryDirectory(prefix: "slow-notify")
             defer { gate.remove() }
             func release(_ call: Int) {
@@ -352,7 +351,7 @@ struct DaemonLocalNotificationTests {
                     LifecycledProtocol.Method.scheduleNotification.name,
                     [.string(app.id), notification(id, in: seconds, title: id)])
             }
-            let scheduleURL = h.daemon.local.scheduleURL
+            let scheduleURL = try #require(h.daemon.localNotifications.scheduleURL)
             @Sendable func kept() -> [String] {
                 LocalNotificationScheduleFile.load(from: scheduleURL).undelivered.map(\.identifier)
             }
@@ -360,15 +359,15 @@ struct DaemonLocalNotificationTests {
             // Cancelled while Notify is out: found, and banner 101 is withdrawn once it exists.
             try await schedule("c1", in: 0)
             #expect(await eventually { entered(1) }, "Notify was not called")
-            #expect(h.daemon.local.delivering.count == 1)
+            #expect(h.daemon.localNotifications.delivering.count == 1)
             #expect(
                 await app.client.errorName(
                     LifecycledProtocol.Method.cancelNotification.name, [.string(app.id), .string("c1")])
                     == nil)
             release(1)
             #expect(try await eventually { try server.calls("CloseNotification").contains { closes($0, 101) } })
-            #expect(h.daemon.local.banners.isEmpty && h.daemon.local.bannerIDs.isEmpty)
-            #expect(h.daemon.local.delivering.isEmpty && h.daemon.local.undelivered.isEmpty)
+            #expect(h.daemon.localNotifications.banners.isEmpty && h.daemon.localNotifications.bannerIDs.isEmpty)
+            #expect(h.daemon.localNotifications.delivering.isEmpty && h.daemon.localNotifications.undelivered.isEmpty)
             #expect(await eventually { kept().isEmpty }, "\(kept())")
 
             // Replaced while Notify is out: the new one is scheduled, the old one's banner 102 withdrawn.
@@ -377,9 +376,9 @@ struct DaemonLocalNotificationTests {
             try await schedule("r1", in: 3600)
             release(2)
             #expect(try await eventually { try server.calls("CloseNotification").contains { closes($0, 102) } })
-            #expect(h.daemon.local.banners.isEmpty && h.daemon.local.bannerIDs.isEmpty)
-            #expect(h.daemon.local.delivering.isEmpty && h.daemon.local.undelivered.isEmpty)
-            #expect(h.daemon.local.schedule.entry(.init(appID: app.id, identifier: "r1")) != nil)
+            #expect(h.daemon.localNotifications.banners.isEmpty && h.daemon.localNotifications.bannerIDs.isEmpty)
+            #expect(h.daemon.localNotifications.delivering.isEmpty && h.daemon.localNotifications.undelivered.isEmpty)
+            #expect(h.daemon.localNotifications.schedule.entry(.init(appID: app.id, identifier: "r1")) != nil)
             #expect(await eventually { kept().isEmpty }, "\(kept())")
             #expect(!h.emitted.commands(app.id).contains("local-notification"))
         }
@@ -393,15 +392,15 @@ struct DaemonLocalNotificationTests {
         try await withDaemon { h in
             let server = try DBusMock(template: "notification_daemon", address: h.bus.address)
             defer { server.stop() }
-            #expect(await eventually { h.daemon.local.server?.serverOwner != nil })
+            #expect(await eventually { h.daemon.localNotifications.server?.serverOwner != nil })
             let app = try await FakeApp("org.example.Unsaved", address: h.bus.address)
             defer { app.close() }
             _ = try await app.register()
             try await app.report(.background)
             let gate = HeldSave()
             defer { gate.release() }
-            h.daemon.local.writer = LocalNotificationScheduleWriter(
-                url: h.daemon.local.scheduleURL, logger: h.daemon.logger,
+            h.daemon.localNotifications.writer = LocalNotificationScheduleWriter(
+                url: try #require(h.daemon.localNotifications.scheduleURL), logger: h.daemon.logger,
                 save: { _, _ in
                     gate.enterAndWait()
                     throw ApplicationError(.io, "write: held by the test", errno: ENOSPC)
@@ -413,13 +412,14 @@ struct DaemonLocalNotificationTests {
             }
             #expect(await eventually { gate.entered }, "the write did not start")
             // The alarm goes off while the write is out: the notification is not in the schedule yet.
-            h.daemon.fireDue()
-            #expect(h.daemon.local.delivering.isEmpty, "fired before its write said whether it is scheduled")
+            h.daemon.localNotifications.fireDue()
+            #expect(
+                h.daemon.localNotifications.delivering.isEmpty, "fired before its write said whether it is scheduled")
             gate.release()
             #expect(await reply.value == LifecycledProtocol.ErrorName.notSaved)
-            #expect(h.daemon.local.schedule.count == 0)
-            #expect(h.daemon.local.delivering.isEmpty && h.daemon.local.undelivered.isEmpty)
-            #expect(h.daemon.local.banners.isEmpty)
+            #expect(h.daemon.localNotifications.schedule.count == 0)
+            #expect(h.daemon.localNotifications.delivering.isEmpty && h.daemon.localNotifications.undelivered.isEmpty)
+            #expect(h.daemon.localNotifications.banners.isEmpty)
             #expect(!h.emitted.commands(app.id).contains("local-notification"))
             #expect(try notifyCalls(server).isEmpty)
         }

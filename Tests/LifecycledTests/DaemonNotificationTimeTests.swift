@@ -62,8 +62,8 @@ struct DaemonNotificationTimeTests {
             try await h.emitted.wait(for: "the floating notification") {
                 $0.commands(app.id).contains("local-notification")
             }
-            #expect(h.daemon.local.schedule.count == 1)
-            #expect(h.daemon.local.schedule.entry(.init(appID: app.id, identifier: "meeting")) != nil)
+            #expect(h.daemon.localNotifications.schedule.count == 1)
+            #expect(h.daemon.localNotifications.schedule.entry(.init(appID: app.id, identifier: "meeting")) != nil)
         }
     }
 
@@ -87,7 +87,9 @@ struct DaemonNotificationTimeTests {
                 var current = timespec()
                 clock_gettime(CLOCK_REALTIME, &current)
                 #expect(clock_settime(CLOCK_REALTIME, &current) == 0, "errno \(errno)")
-                #expect(await eventually { h.daemon.local.clockSets == 1 }, "the alarm did not report the clock set")
+                #expect(
+                    await eventually { h.daemon.localNotifications.clockSets == 1 },
+                    "the alarm did not report the clock set")
                 try await h.emitted.wait(for: "the notification after the clock set") {
                     $0.commands(app.id).contains("local-notification")
                 }

@@ -84,7 +84,9 @@ struct DunstNotificationTests {
         try await withDaemon { h in
             let dunst = try await Dunst(busAddress: h.bus.address, directory: h.directory)
             defer { dunst.stop() }
-            #expect(await eventually { h.daemon.local.server?.serverOwner != nil }, "dunst did not take the name")
+            #expect(
+                await eventually { h.daemon.localNotifications.server?.serverOwner != nil },
+                "dunst did not take the name")
             let app = try await FakeApp("org.example.Dunst", address: h.bus.address)
             defer { app.close() }
             _ = try await app.register()

@@ -36,7 +36,7 @@ struct HostedAppNotificationTests {
         try await withDaemon(systemBus: .address(systemBus.address)) { h in
             let server = try DBusMock(template: "notification_daemon", address: h.bus.address)
             defer { server.stop() }
-            #expect(await eventually { h.daemon.local.server?.serverOwner != nil })
+            #expect(await eventually { h.daemon.localNotifications.server?.serverOwner != nil })
             let id = "org.example.Reminders"
             let badges = ValueRecorder<[BusValue]>()
             let dock = try await h.client.connection.addMatch(
@@ -107,9 +107,9 @@ struct HostedAppNotificationTests {
             // A far one, then cancelled: gone from lifecycled's schedule too.
             app.scheduleLocalNotification(
                 LocalNotification(identifier: "far", fireDate: Date(timeIntervalSinceNow: 3_600), alertBody: "Far"))
-            #expect(await eventually { h.daemon.local.schedule.count == 1 })
+            #expect(await eventually { h.daemon.localNotifications.schedule.count == 1 })
             app.cancelAllLocalNotifications()
-            #expect(await eventually { h.daemon.local.schedule.count == 0 })
+            #expect(await eventually { h.daemon.localNotifications.schedule.count == 0 })
 
             // A dynamic quick action, reached by gdbus through org.freedesktop.Application.
             try await h.client.call(LifecycledProtocol.Method.simulate.name, [.string("unlock"), encodeInfo([:])])
