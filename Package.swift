@@ -82,6 +82,7 @@ let package = Package(
             name: "LocalNotificationEngine",
             dependencies: [
                 "AppLifecycle", "AppLifecycleSystemd", "SystemdBus", "LifecycledProtocol", "DesktopIntegration",
+                "DurableState",
                 "CLinuxSupport", logging,
             ]
         ),
@@ -239,6 +240,8 @@ let package = Package(
                 "DesktopIntegration", "LifecycledClient", "AppLifecycle", "SystemdBus", "SystemdBusTesting",
             ]
         ),
+        .testTarget(
+            name: "DurableStateTests", dependencies: ["DurableState", "AppLifecycle", "SystemdBusTesting", logging]),
         .testTarget(
             name: "LocalNotificationEngineTests",
             dependencies: [

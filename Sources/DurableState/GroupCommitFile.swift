@@ -1,10 +1,12 @@
 import AppLifecycle
 import FoundationEssentials
+import Glibc
 import Logging
 import SystemdBus
 
 /// A file rewritten as a group commit, off the main actor: the one writer of the state files the
-/// project keeps (lifecycled's push queue and registrations, the app's push keys and endpoint).
+/// project keeps (lifecycled's push queue and registrations and the schedule of local
+/// notifications, an app's push keys and endpoint).
 /// ``persist(_:afterWrite:)`` returns once
 /// the contents `snapshot` gives at the call (or later) are on disk (`AtomicFile`: fsync, rename,
 /// fsync of the directory). Changes made while a write is on its way share the next write, so a
@@ -24,18 +26,52 @@ package final class GroupCommitFile {
     /// Callers waiting for a write that holds their change.
     private var waiters: [Waiter] = []
     /// How the next write reads the contents: the last caller's (each caller snapshots the same state).
-    private var snapshot: (@MainActor () -> Data)?
+    private var snapshot: (@MainActor () -> Result<Data, Failure>)?
     private var writing = false
 
     private struct Waiter {
         let change: Int
         let afterWrite: (@Sendable () -> Void)?
-        let continuation: CheckedContinuation<Bool, Never>
+        let continuation: CheckedContinuation<Failure?, Never>
     }
 
-    package init(url: URL, logger: Logger) {
+    /// Why a change is not on disk: the write failed (with whether the disk or quota is full, decided
+    /// on the errno, never on the message's wording), or the contents could not be made.
+    package struct Failure: Error, Sendable, CustomStringConvertible {
+        /// What happened, for a log line or an error reply.
+        package var description: String
+        /// `ENOSPC` or `EDQUOT`: freeing space is what fixes it.
+        package var isOutOfSpace: Bool
+
+        /// Creates a failure.
+        package init(_ description: String, isOutOfSpace: Bool = false) {
+            self.description = description
+            self.isOutOfSpace = isOutOfSpace
+        }
+
+        /// A failed write of `url` (an `ApplicationError` carries the errno).
+        package init(saving url: URL, _ error: any Error) {
+            let code = (error as? ApplicationError)?.errno
+            self.init("cannot save \(url.path): \(error)", isOutOfSpace: code == ENOSPC || code == EDQUOT)
+        }
+    }
+
+    /// How the bytes reach the file; `AtomicFile.write` (fsync, rename, fsync of the directory)
+    /// unless a test injects a failure.
+    package typealias Write = @Sendable (Data, URL) throws -> Void
+
+    private let writeFile: Write
+
+    /// Creates the writer of one file.
+    ///
+    /// - Parameters:
+    ///   - url: The file.
+    ///   - logger: Where failed writes are told (at info).
+    ///   - write: How bytes reach the file.
+    package init(url: URL, logger: Logger, write: @escaping Write = { try AtomicFile.write($0, to: $1) }) {
         self.url = url
         self.logger = logger
+        self.writeFile = write
     }
 
     /// Returns once what `snapshot` returns now is written: `true`, or `false` when the write failed (logged).
@@ -47,6 +83,19 @@ package final class GroupCommitFile {
     package func persist(_ snapshot: @escaping @MainActor () -> Data, afterWrite: (@Sendable () -> Void)? = nil) async
         -> Bool
     {
+        await persist({ .success(snapshot()) }, afterWrite: afterWrite) == nil
+    }
+
+    /// Returns once what `snapshot` returns now is written (`nil`), or with why not: the write
+    /// failed, or `snapshot` could not make the contents (then nothing is written for this group).
+    ///
+    /// - Parameters:
+    ///   - snapshot: The file's contents as they are when the write starts, or why there are none.
+    ///   - afterWrite: Runs on the writer's thread once a write holding this change succeeded.
+    @discardableResult
+    package func persist(
+        _ snapshot: @escaping @MainActor () -> Result<Data, Failure>, afterWrite: (@Sendable () -> Void)? = nil
+    ) async -> Failure? {
         requested += 1
         let change = requested
         self.snapshot = snapshot
@@ -63,33 +112,37 @@ package final class GroupCommitFile {
         while !waiters.isEmpty, let snapshot {
             // Everything asked for up to here is in this snapshot.
             let covered = requested
-            let data = snapshot()
+            let contents = snapshot()
             let batch = waiters.filter { $0.change <= covered }
             waiters.removeAll { $0.change <= covered }
-            let succeeded = await write(data, afterWrite: batch.compactMap(\.afterWrite))
-            for waiter in batch { waiter.continuation.resume(returning: succeeded) }
+            let outcome: Failure?
+            switch contents {
+            case .success(let data): outcome = await write(data, afterWrite: batch.compactMap(\.afterWrite))
+            case .failure(let failure): outcome = failure
+            }
+            for waiter in batch { waiter.continuation.resume(returning: outcome) }
             // The callers just answered run before the next snapshot is encoded.
             await Task.yield()
         }
         writing = false
     }
 
-    private func write(_ data: Data, afterWrite hooks: [@Sendable () -> Void]) async -> Bool {
-        let (url, logger) = (self.url, self.logger)
-        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+    private func write(_ data: Data, afterWrite hooks: [@Sendable () -> Void]) async -> Failure? {
+        let (url, logger, writeFile) = (self.url, self.logger, self.writeFile)
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Failure?, Never>) in
             let started = DetachedThread.start {
                 do {
-                    try AtomicFile.write(data, to: url)
+                    try writeFile(data, url)
                     for hook in hooks { hook() }
-                    continuation.resume(returning: true)
+                    continuation.resume(returning: nil)
                 } catch {
                     logger.info("cannot save \(url.path): \(error)")
-                    continuation.resume(returning: false)
+                    continuation.resume(returning: Failure(saving: url, error))
                 }
             }
             if started != 0 {
                 logger.info("no thread to save \(url.path) (errno \(started))")
-                continuation.resume(returning: false)
+                continuation.resume(returning: Failure("no thread to save \(url.path) (errno \(started))"))
             }
         }
     }

@@ -1,5 +1,6 @@
 import AppLifecycle
 import AppLifecycleSystemd
+import DurableState
 import FoundationEssentials
 import LifecycledProtocol
 import LocalNotificationEngine
@@ -99,7 +100,7 @@ extension LifecycleDaemon {
     }
 
     /// `NotSaved`, with what to do about it.
-    static func notSaved(_ failure: LocalNotificationScheduleWriter.Failure, _ what: String, directory: String)
+    static func notSaved(_ failure: GroupCommitFile.Failure, _ what: String, directory: String)
         -> BusError
     {
         let advice =

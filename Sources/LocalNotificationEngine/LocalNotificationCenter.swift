@@ -1,6 +1,7 @@
 import AppLifecycle
 import AppLifecycleSystemd
 import DesktopIntegration
+import DurableState
 import FoundationEssentials
 import Glibc
 import LifecycledProtocol
@@ -11,7 +12,7 @@ import SystemdBus
 /// click or an action on them does, for every app of a host (lifecycled) or for one (`SystemdHost`).
 ///
 /// - The schedule (``LocalNotificationSchedule``) is persisted after every change
-///   (``LocalNotificationScheduleWriter``); one `CLOCK_REALTIME` ``RealtimeAlarm`` is armed at the
+///   (`GroupCommitFile`); one `CLOCK_REALTIME` ``RealtimeAlarm`` is armed at the
 ///   earliest fire time and re-armed after it goes off, after a clock set, and after a time-zone
 ///   change (``timeZoneChanged(to:)``).
 /// - A notification that fires goes to its app (``Delivery/notification(_:)``) when the app is
@@ -95,7 +96,7 @@ package final class LocalNotificationCenter {
         /// Past the app's or the total budget (``LocalNotificationBudget``); the text says which.
         case limitsExceeded(String)
         /// The file could not be written.
-        case notSaved(LocalNotificationScheduleWriter.Failure)
+        case notSaved(GroupCommitFile.Failure)
         /// The app has no notification of that identifier scheduled, on screen or kept.
         case unknownNotification
     }
@@ -125,7 +126,7 @@ package final class LocalNotificationCenter {
     /// The schedule file, or `nil` in memory only.
     package var scheduleURL: URL? { configuration.scheduleURL }
     /// Writes the file (a test may replace it with one whose save it holds); `nil` in memory only.
-    package var writer: LocalNotificationScheduleWriter?
+    package var writer: GroupCommitFile?
     /// The schedule, ordered by fire time.
     package private(set) var schedule: LocalNotificationSchedule
     /// The bytes of what is scheduled, per app and in all.
@@ -190,7 +191,7 @@ package final class LocalNotificationCenter {
         self.configuration = configuration
         self.logger = logger
         schedule = LocalNotificationSchedule(timeZone: configuration.timeZone)
-        writer = configuration.scheduleURL.map { LocalNotificationScheduleWriter(url: $0, logger: logger) }
+        writer = configuration.scheduleURL.map { GroupCommitFile(url: $0, logger: logger) }
     }
 
     /// `CLOCK_REALTIME` now, in seconds since the epoch.
@@ -527,12 +528,12 @@ package final class LocalNotificationCenter {
     }
 
     /// Returns once the schedule and the kept notifications as they are now are on disk (`nil`),
-    /// or with why not (``LocalNotificationScheduleWriter``: a group commit, written off the main
+    /// or with why not (`GroupCommitFile`: a group commit, written off the main
     /// actor). After a failure the write is retried (``Configuration/retryDelay``) until one
     /// succeeds, so what waits in memory (a firing's removal, a kept notification) reaches the
     /// disk when space returns. In memory only, it returns `nil` at once.
     @discardableResult
-    package func persist() async -> LocalNotificationScheduleWriter.Failure? {
+    package func persist() async -> GroupCommitFile.Failure? {
         ensureLoaded()
         guard let writer else { return nil }
         let failure = await writer.persist { [weak self] in
@@ -552,10 +553,14 @@ package final class LocalNotificationCenter {
                 + pending.keys.sorted().compactMap { pending[$0]?.notification }
             let delivering = delivering.keys.sorted().compactMap { self.delivering[$0] }
                 .filter { pending[$0.key] == nil }
-            return .success(
-                .init(
-                    notifications: foreign + scheduled, undelivered: foreignUndelivered + kept + delivering,
-                    rejected: rejected))
+            let contents = LocalNotificationScheduleFile.Contents(
+                notifications: foreign + scheduled, undelivered: foreignUndelivered + kept + delivering,
+                rejected: rejected)
+            do {
+                return .success(try LocalNotificationScheduleFile.encode(contents))
+            } catch {
+                return .failure(.init("cannot encode the schedule: \(error)"))
+            }
         }
         if failure == nil {
             failedWrites = 0

@@ -1,6 +1,7 @@
 import AppLifecycle
 import AppLifecycleSystemd
 import DesktopIntegration
+import DurableState
 import Foundation
 import Glibc
 import LifecycledProtocol
@@ -399,9 +400,9 @@ struct DaemonLocalNotificationTests {
             try await app.report(.background)
             let gate = HeldSave()
             defer { gate.release() }
-            h.daemon.localNotifications.writer = LocalNotificationScheduleWriter(
+            h.daemon.localNotifications.writer = GroupCommitFile(
                 url: try #require(h.daemon.localNotifications.scheduleURL), logger: h.daemon.logger,
-                save: { _, _ in
+                write: { _, _ in
                     gate.enterAndWait()
                     throw ApplicationError(.io, "write: held by the test", errno: ENOSPC)
                 })

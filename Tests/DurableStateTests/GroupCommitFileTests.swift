@@ -1,18 +1,18 @@
 import AppLifecycle
+import DurableState
 import Foundation
 import Glibc
-import LocalNotificationEngine
 import Logging
 import SystemdBusTesting
 import Testing
 
-@Suite("The schedule writer: out of space is decided on errno", .serialized)
-struct LocalNotificationScheduleWriterTests {
+@Suite("GroupCommitFile: out of space is decided on errno", .serialized)
+struct GroupCommitFileTests {
     /// `ENOSPC` and `EDQUOT` are out of space whatever the message says; another errno is not,
     /// even when the message has the words of `ENOSPC` in it (a path, or another locale's wording).
     @Test func outOfSpaceIsTheErrnoENOSPCOrEDQUOTNotTheMessagesWording() {
         let url = URL(fileURLWithPath: "/state/local-notifications.json")
-        typealias Failure = LocalNotificationScheduleWriter.Failure
+        typealias Failure = GroupCommitFile.Failure
         #expect(Failure(saving: url, ApplicationError(.io, "write x: Plus de place", errno: ENOSPC)).isOutOfSpace)
         #expect(Failure(saving: url, ApplicationError(.io, "write x: quota", errno: EDQUOT)).isOutOfSpace)
         let enospcWords = String(cString: strerror(ENOSPC))
@@ -42,31 +42,23 @@ struct LocalNotificationScheduleWriterTests {
         }
         #expect(!FileManager.default.fileExists(atPath: big.path))
 
-        // The schedule's writer on the same file system, once it is full.
+        // The writer on the same file system, once it is full.
         let fd = open(directory.path + "/filler", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         try #require(fd >= 0)
         let chunk = [UInt8](repeating: 0, count: 4096)
         while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
         close(fd)
-        let note = try ScheduledLocalNotification(
-            appID: "org.example.Full",
-            payload: [
-                "identifier": .string("n"), "alertBody": .string(String(repeating: "y", count: 8 * 1024)),
-                "fireDate": .date(Date().addingTimeInterval(60)),
-            ], buttons: [], scheduledAt: Date())
-        let failure = await LocalNotificationScheduleWriter.persistOnce(
-            .init(notifications: [note]), to: URL(fileURLWithPath: directory.path + "/schedule.json"))
+        let failure = await GroupCommitFile.persistOnce(
+            Data(repeating: 0x79, count: 16 * 1024), to: URL(fileURLWithPath: directory.path + "/schedule.json"))
         #expect(failure?.isOutOfSpace == true, "\(String(describing: failure))")
     }
 }
 
-extension LocalNotificationScheduleWriter {
-    /// One write of `contents` to `url` with a writer of its own.
+extension GroupCommitFile {
+    /// One write of `data` to `url` with a writer of its own.
     @MainActor
-    static func persistOnce(_ contents: LocalNotificationScheduleFile.Contents, to url: URL) async
-        -> LocalNotificationScheduleWriter.Failure?
-    {
-        let writer = LocalNotificationScheduleWriter(url: url, logger: Logger(label: "test"))
-        return await writer.persist { .success(contents) }
+    static func persistOnce(_ data: Data, to url: URL) async -> GroupCommitFile.Failure? {
+        let writer = GroupCommitFile(url: url, logger: Logger(label: "test"))
+        return await writer.persist { .success(data) }
     }
 }
