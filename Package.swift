@@ -96,12 +96,13 @@ let package = Package(
         // An MQTT client (libmosquitto) on a SystemdBus event loop, and the fleet's topics and envelopes.
         .target(name: "BrokerLink", dependencies: ["CMosquitto", "SystemdBus", "WebPush", logging]),
         // The gateway's logic: routing, the checks of a push request, the HTTP/1.1 server and its limits,
-        // the broker link and the command. A library so that its request decoding can be fuzzed.
+        // the broker link and the command, which runs the server and the link as a ServiceGroup.
+        // A library so that its request decoding can be fuzzed.
         .target(
             name: "LifecyclePushGateway",
             dependencies: [
                 "WebPush", "BrokerLink", "SystemdBus", "CommandLineSupport", argumentParser, logging, nioCore, nioPosix,
-                nioHTTP1,
+                nioHTTP1, serviceLifecycle,
             ]
         ),
         // The `lifecycle-push-gateway` binary: a main that runs LifecyclePushGateway's command.

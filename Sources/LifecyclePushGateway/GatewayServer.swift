@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import ServiceLifecycle
 import Synchronization
 
 /// The HTTP/1.1 listener: NIO's server pipeline and one ``PushHTTPHandler`` per connection, with the
@@ -18,11 +19,20 @@ import Synchronization
 /// ``quiesce(timeout:)`` is the graceful stop: the listening socket closes, every connection gets
 /// NIO's `ChannelShouldQuiesceEvent` (an idle one closes at once, a busy one after its response),
 /// and the call returns when all have closed, or closes the rest after `timeout`.
-final class GatewayServer: Sendable {
+///
+/// As a `Service` (``run()``) it listens on ``address`` until the service group's graceful
+/// shutdown, then quiesces within ``shutdownGrace``.
+final class GatewayServer: Service, Sendable {
+    /// How long in-flight requests may take after a graceful shutdown began before their
+    /// connections are closed.
+    static let shutdownGrace: Duration = .seconds(10)
+
     /// How long accepting pauses after `accept` failed (`EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`):
     /// five failed `accept`s a second cost nothing, and a freed descriptor is used within 0.2 s.
     static let acceptBackoff = TimeAmount.milliseconds(200)
 
+    /// Where ``run()`` listens.
+    let address: ListenAddress
     private let group: any EventLoopGroup
     private let gateway: PushGateway
     private let limits: ConnectionLimits
@@ -33,14 +43,16 @@ final class GatewayServer: Sendable {
     /// Creates a server that is not listening yet.
     ///
     /// - Parameters:
+    ///   - address: Where ``run()`` listens (port 0: any free port).
     ///   - group: The event loops of the listener and its connections.
     ///   - gateway: The request logic.
     ///   - limits: The connections' timeouts and their cap.
     ///   - logger: Where refused connections and failed accepts are logged.
     init(
-        group: any EventLoopGroup, gateway: PushGateway, limits: ConnectionLimits = ConnectionLimits(),
-        logger: Logger = Logger(label: "lifecycle-push-gateway")
+        address: ListenAddress, group: any EventLoopGroup, gateway: PushGateway,
+        limits: ConnectionLimits = ConnectionLimits(), logger: Logger = Logger(label: "lifecycle-push-gateway")
     ) {
+        self.address = address
         self.group = group
         self.gateway = gateway
         self.limits = limits
@@ -50,6 +62,25 @@ final class GatewayServer: Sendable {
 
     /// The number of open connections.
     var connectionCount: Int { connections.count }
+
+    /// Listens on ``address`` (logging `listening` with the port it got) until the group's graceful
+    /// shutdown, then stops accepting and lets the requests in flight finish (``quiesce(timeout:)``).
+    ///
+    /// Cancellation (the group's, after a sibling service failed) quiesces too.
+    ///
+    /// - Throws: NIO's error when it cannot bind (the port is taken, the address is not local).
+    func run() async throws {
+        let bound = try await start(host: address.host, port: address.port)
+        logger.notice(
+            "listening",
+            metadata: [
+                "address": "\(bound)", "port": "\(bound.port ?? 0)", "public-url": "\(gateway.publicURL)",
+                "max-connections": "\(limits.maximumConnections)",
+            ])
+        try? await gracefulShutdown()
+        logger.notice("stopping")
+        await quiesce(timeout: Self.shutdownGrace)
+    }
 
     /// Binds and starts accepting.
     ///
