@@ -4,6 +4,7 @@ import NIOHTTP1
 import NIOPosix
 import ServiceLifecycle
 import Synchronization
+import SystemdBus
 
 /// The HTTP/1.1 listener: NIO's server pipeline and one ``PushHTTPHandler`` per connection, with the
 /// ``ConnectionLimits``.
@@ -12,8 +13,8 @@ import Synchronization
 /// than left unaccepted: the listen queue keeps draining, so a real client is served the moment a
 /// slot frees instead of after a queue of connections their clients may have given up on, and an
 /// unlucky one fails at once and can retry (or another instance behind the balancer takes it).
-/// `accept` failing for want of descriptors (`EMFILE`, `ENFILE`) pauses accepting for
-/// ``acceptBackoff`` (``AcceptBackoff``): without it the listener stays readable and the loop
+/// `accept` failing for want of descriptors (`EMFILE`, `ENFILE`) pauses accepting for the delays
+/// of ``acceptBackoff`` (``AcceptBackoff``): without it the listener stays readable and the loop
 /// retries `accept` at full speed.
 ///
 /// ``quiesce(timeout:)`` is the graceful stop: the listening socket closes, every connection gets
@@ -28,8 +29,9 @@ final class GatewayServer: Service, Sendable {
     static let shutdownGrace: Duration = .seconds(10)
 
     /// How long accepting pauses after `accept` failed (`EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`):
-    /// five failed `accept`s a second cost nothing, and a freed descriptor is used within 0.2 s.
-    static let acceptBackoff = TimeAmount.milliseconds(200)
+    /// 50 ms after a first failure (a passing spike costs little), doubling to 200 ms while they go
+    /// on. Five failed `accept`s a second cost nothing, and a freed descriptor is used within 0.2 s.
+    static let acceptBackoff = Backoff(initial: .milliseconds(50), maximum: .milliseconds(200))
 
     /// Where ``run()`` listens.
     let address: ListenAddress
@@ -99,7 +101,7 @@ final class GatewayServer: Service, Sendable {
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
-                        AcceptBackoff(pause: Self.acceptBackoff, logger: logger))
+                        AcceptBackoff(backoff: Self.acceptBackoff, logger: logger))
                 }
             }
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
