@@ -41,7 +41,8 @@ let package = Package(
         // Web Push (RFC 8291 aes128gcm, RFC 8292 VAPID): P-256 ECDH and ECDSA, HKDF, AES-GCM. Version 4
         // builds on FoundationEssentials (3.x imports all of Foundation, and ICU with it).
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
-        // The Web Push gateway's HTTP/1.1 server; only lifecycle-push-gateway links it.
+        // HTTP/1.1: the Web Push gateway's server, and the small client (HTTPClientSupport) that
+        // lifecyclectl push and the benchmark POST with. lifecycled and the apps do not link it.
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
@@ -110,6 +111,9 @@ let package = Package(
             name: "lifecycle-push-gateway", dependencies: ["LifecyclePushGateway", "CommandLineSupport"]),
         // The two executables' shared command-line behaviour (usage errors exit 2).
         .target(name: "CommandLineSupport", dependencies: [argumentParser]),
+        // A small HTTP/1.1 client on swift-nio, an app server's side of the gateway: what `lifecyclectl
+        // push` and the benchmark's pushes send. Its own module so that neither links the gateway.
+        .target(name: "HTTPClientSupport", dependencies: [nioCore, nioPosix, nioHTTP1]),
         // lifecycled's logic: the registry, policy, hosted apps, local notifications, the push
         // distributor and the fleet link. A library so that its decoders can be fuzzed and its main stays thin.
         .target(
@@ -130,10 +134,11 @@ let package = Package(
             name: "lifecyclectl",
             // LifecycledClient: lifecyclectl speaks lifecycled's protocol through the same codec and
             // subscriber the apps use, rather than a copy of them; it links no host bridge.
-            // WebPush and BrokerLink: `push` encrypts as an app server does, `fleet` reads the broker.
+            // WebPush, HTTPClientSupport and BrokerLink: `push` encrypts and POSTs as an app server
+            // does, `fleet` reads the broker.
             dependencies: [
-                "AppLifecycle", "SystemdBus", "LifecycledClient", "CommandLineSupport", "WebPush", "BrokerLink",
-                argumentParser,
+                "AppLifecycle", "SystemdBus", "LifecycledClient", "CommandLineSupport", "WebPush", "HTTPClientSupport",
+                "BrokerLink", argumentParser,
             ]
         ),
         // libFuzzer targets for every decoder of outside input, one binary (Fuzz/README.md). The normal
@@ -155,8 +160,9 @@ let package = Package(
             name: "LifecycleBench",
             dependencies: [
                 "AppLifecycle", "AppLifecycleSystemd", "LifecycledClient", "AppLifecycleTesting", "SystemdBus",
-                "SystemdBusTesting", "CAllocationCounter", "BrokerLink", "BrokerTestSupport", "WebPush", argumentParser,
-                logging,
+                "SystemdBusTesting", "CAllocationCounter", "BrokerLink", "BrokerTestSupport", "WebPush",
+                "HTTPClientSupport",
+                argumentParser, logging,
             ],
             path: "Benchmarks/LifecycleBench"
         ),
@@ -225,7 +231,7 @@ let package = Package(
             name: "LifecyclePushGatewayTests",
             dependencies: [
                 "LifecyclePushGateway", "lifecycle-push-gateway", "WebPush", "BrokerLink", "BrokerTestSupport",
-                "SystemdBus", "SystemdBusTesting", logging, nioCore, nioEmbedded,
+                "SystemdBus", "SystemdBusTesting", "HTTPClientSupport", logging, nioCore, nioEmbedded,
             ]
         ),
         .testTarget(

@@ -4,6 +4,7 @@ import BrokerLink
 import BrokerTestSupport
 import Foundation
 import Glibc
+import HTTPClientSupport
 import LifecycledClient
 import Logging
 import Synchronization
@@ -133,7 +134,7 @@ struct PushBenchmark: AsyncParsableCommand {
 
     /// Pushes one after another, each awaited at the delegate before the next is sent.
     static func measureLatency(targets: [PushTarget], count: Int, port: Int, log: DeliveryLog) -> Latency {
-        let client = LoopbackHTTPClient(port: port)
+        let client = GatewayPoster(port: port)
         var latencies: [Double] = []
         var non201 = 0
         var lost = 0
@@ -146,9 +147,7 @@ struct PushBenchmark: AsyncParsableCommand {
             }
             bodyBytes = body.count
             let start = monotonicNanoseconds()
-            let status =
-                (try? client.post(path: targets[index % targets.count].path, headers: PushTarget.headers, body: body))
-                ?? -1
+            let status = client.post(path: targets[index % targets.count].path, headers: PushTarget.headers, body: body)
             guard status == 201 else {
                 non201 += 1
                 continue
@@ -295,14 +294,14 @@ final class PushChain: Sendable {
     ///
     /// - Returns: `nil`, or what failed.
     static func warmUp(targets: [PushTarget], port: Int, log: DeliveryLog) -> String? {
-        let client = LoopbackHTTPClient(port: port)
+        let client = GatewayPoster(port: port)
         for (index, target) in targets.enumerated() {
             let key = "warm-\(index)"
             var last = 0
             var delivered = false
             for _ in 0..<600 where !delivered {
                 guard let body = try? target.encrypted(key: key) else { return "cannot encrypt to \(target.token)" }
-                last = (try? client.post(path: target.path, headers: PushTarget.headers, body: body)) ?? -1
+                last = client.post(path: target.path, headers: PushTarget.headers, body: body)
                 if last == 201 {
                     delivered = log.wait(for: key, timeout: 15) != nil
                     if !delivered { return "the warm-up push to app \(index) was not delivered within 15 s" }
@@ -362,7 +361,7 @@ final class PushChain: Sendable {
             senders.enter()
             Thread {
                 defer { senders.leave() }
-                let client = LoopbackHTTPClient(port: port)
+                let client = GatewayPoster(port: port)
                 while true {
                     let index = next.add(1, ordering: .relaxed).oldValue
                     guard index < targets.count else { return }
@@ -371,10 +370,8 @@ final class PushChain: Sendable {
                     var attempts = 0
                     while true {
                         attempts += 1
-                        let status =
-                            (try? client.post(
-                                path: targets[index].path, headers: PushTarget.headers, body: bodies[index]))
-                            ?? -1
+                        let status = client.post(
+                            path: targets[index].path, headers: PushTarget.headers, body: bodies[index])
                         if status == 201 {
                             state.withLock { $0.starts[key] = start }
                             onAccepted(acceptedCount.add(1, ordering: .relaxed).newValue)
@@ -633,115 +630,63 @@ final class ConnectedState: Sendable {
 
 // MARK: - HTTP
 
-/// A blocking HTTP/1.1 client on one loopback TCP connection, kept alive between requests
-/// (TCP_NODELAY, each request written with one `send`); reconnects after the server closes it.
-final class LoopbackHTTPClient {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+/// POSTs to the gateway on `127.0.0.1:port` for a blocking driver thread, through the project's
+/// HTTP/1.1 client (`HTTPClientConnection`, the one `lifecyclectl push` uses): one keep-alive
+/// connection at a time, a new one after the gateway closed the last or a request on it failed.
+///
+/// The driver threads block in ``post(path:headers:body:)`` (they are the benchmark's own threads,
+/// never the concurrency pool or an event loop); one task owns the connection and takes their
+/// requests in order from a stream.
+final class GatewayPoster: Sendable {
+    private struct Job: Sendable {
+        var request: HTTPClientRequest
+        var completion: @Sendable (Int) -> Void
     }
 
-    let port: Int
-    private var socketFD: Int32 = -1
-    private var buffer: [UInt8] = []
+    private let jobs: AsyncStream<Job>.Continuation
+    private let connector: Task<Void, Never>
 
-    init(port: Int) { self.port = port }
-
-    deinit { reset() }
-
-    /// POSTs `body` and returns the response's status code (the response body is read and dropped).
-    func post(path: String, headers: [(String, String)], body: [UInt8]) throws -> Int {
-        try connectIfNeeded()
-        var head = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Length: \(body.count)\r\n"
-        for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        head += "\r\n"
-        do {
-            try sendAll(Array(head.utf8) + body)
-            return try readResponse()
-        } catch {
-            reset()
-            throw error
-        }
-    }
-
-    private func connectIfNeeded() throws {
-        guard socketFD < 0 else { return }
-        let fd: Int32
-        do {
-            fd = try LoopbackSocket.connect(port: port)
-        } catch {
-            throw Failure(description: error.description)
-        }
-        var one: Int32 = 1
-        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        socketFD = fd
-        buffer = []
-    }
-
-    private func reset() {
-        if socketFD >= 0 { close(socketFD) }
-        socketFD = -1
-        buffer = []
-    }
-
-    private func sendAll(_ bytes: [UInt8]) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes {
-                Glibc.send(socketFD, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+    init(port: Int) {
+        let (stream, jobs) = AsyncStream.makeStream(of: Job.self)
+        self.jobs = jobs
+        connector = Task {
+            var pending = stream.makeAsyncIterator()
+            while let first = await pending.next() {
+                var job: Job? = first
+                do {
+                    try await HTTPClientConnection.withConnection(host: "127.0.0.1", port: port) { connection in
+                        while let current = job {
+                            job = nil
+                            let status = (try? await connection.send(current.request))?.status ?? -1
+                            current.completion(status)
+                            guard connection.isReusable else { return }
+                            job = await pending.next()
+                        }
+                    }
+                } catch {
+                    // Could not connect: the request waiting for this connection fails.
+                    job?.completion(-1)
+                }
             }
-            if sent < 0 {
-                if errno == EINTR { continue }
-                throw Failure(description: "send: \(String(cString: strerror(errno)))")
-            }
-            offset += sent
         }
     }
 
-    private func fill() throws {
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { recv(socketFD, $0.baseAddress, $0.count, 0) }
-            if count > 0 {
-                buffer += chunk[0..<count]
-                return
-            }
-            if count < 0, errno == EINTR { continue }
-            throw Failure(
-                description: count == 0
-                    ? "the server closed the connection" : "recv: \(String(cString: strerror(errno)))")
-        }
+    deinit {
+        jobs.finish()
     }
 
-    private func readResponse() throws -> Int {
-        let separator: [UInt8] = [13, 10, 13, 10]
-        var headEnd: Int?
-        while headEnd == nil {
-            if buffer.count >= 4 {
-                headEnd = (0...(buffer.count - 4)).first { buffer[$0..<($0 + 4)].elementsEqual(separator) }
-            }
-            if headEnd == nil { try fill() }
-        }
-        let end = headEnd! + 4
-        let head = String(decoding: buffer[0..<end], as: UTF8.self)
-        let lines = head.split(separator: "\r\n")
-        let statusFields = lines.first?.split(separator: " ") ?? []
-        guard statusFields.count >= 2, let status = Int(statusFields[1]) else {
-            throw Failure(description: "a malformed status line: \(lines.first ?? "")")
-        }
-        var length = 0
-        var closes = false
-        for line in lines.dropFirst() {
-            let parts = line.split(separator: ":", maxSplits: 1)
-            guard parts.count == 2 else { continue }
-            let name = parts[0].lowercased()
-            let value = parts[1].trimmingCharacters(in: .whitespaces)
-            if name == "content-length" { length = Int(value) ?? 0 }
-            if name == "connection", value.lowercased() == "close" { closes = true }
-        }
-        while buffer.count < end + length { try fill() }
-        buffer.removeFirst(end + length)
-        if closes { reset() }
-        return status
+    /// POSTs `body` and returns the response's status code, or -1 when no response came.
+    func post(path: String, headers: [(String, String)], body: [UInt8]) -> Int {
+        let done = DispatchSemaphore(value: 0)
+        let status = Atomic<Int>(-1)
+        let request = HTTPClientRequest(path: path, headers: headers, body: body)
+        jobs.yield(
+            Job(request: request) { result in
+                status.store(result, ordering: .relaxed)
+                done.signal()
+            })
+        done.wait()
+        return status.load(ordering: .relaxed)
     }
 }
 
