@@ -1,7 +1,6 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Synchronization
 
 /// One HTTP/1.1 connection over plain TCP on swift-nio (`ClientBootstrap`, NIO's HTTP/1.1 client
 /// handlers, `NIOAsyncChannel`): requests one after another, kept alive while the server agrees.
@@ -22,9 +21,7 @@ package final class HTTPClientConnection {
     /// The most a response body may hold.
     package static let maximumBodySize = 1 << 20
 
-    private let channel: any Channel
     private let hostHeader: String
-    private let timeout: Duration
     private var inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>.AsyncIterator
     private let outbound: NIOAsyncChannelOutboundWriter<HTTPClientRequestPart>
 
@@ -33,13 +30,11 @@ package final class HTTPClientConnection {
     package private(set) var isReusable = true
 
     private init(
-        channel: any Channel, hostHeader: String, timeout: Duration,
+        hostHeader: String,
         inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>.AsyncIterator,
         outbound: NIOAsyncChannelOutboundWriter<HTTPClientRequestPart>
     ) {
-        self.channel = channel
         self.hostHeader = hostHeader
-        self.timeout = timeout
         self.inbound = inbound
         self.outbound = outbound
     }
@@ -67,6 +62,7 @@ package final class HTTPClientConnection {
                 .connect(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                        try channel.pipeline.syncOperations.addHandler(ResponseDeadlineHandler(limit: timeout))
                         return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(
                             wrappingChannelSynchronously: channel)
                     }
@@ -76,11 +72,15 @@ package final class HTTPClientConnection {
         }
         let bracketed = host.contains(":") ? "[\(host)]" : host
         let hostHeader = port == 80 ? bracketed : "\(bracketed):\(port)"
-        return try await channel.executeThenClose(isolation: isolation) { inbound, outbound in
-            let connection = HTTPClientConnection(
-                channel: channel.channel, hostHeader: hostHeader, timeout: timeout,
-                inbound: inbound.makeAsyncIterator(), outbound: outbound)
-            return try await body(connection)
+        // Nonisolated code in the scope runs on the connection's loop (EventLoopTaskExecutor).
+        return try await withTaskExecutorPreference(
+            EventLoopTaskExecutor(channel.channel.eventLoop), isolation: isolation
+        ) {
+            try await channel.executeThenClose(isolation: isolation) { inbound, outbound in
+                let connection = HTTPClientConnection(
+                    hostHeader: hostHeader, inbound: inbound.makeAsyncIterator(), outbound: outbound)
+                return try await body(connection)
+            }
         }
     }
 
@@ -92,18 +92,12 @@ package final class HTTPClientConnection {
         guard isReusable else { throw HTTPClientError("the connection can take no more requests") }
         // Usable again only if this exchange completes and the server keeps the connection.
         isReusable = false
-        let channel = self.channel
-        let expired = ExpiryFlag()
-        let limit = channel.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
-            expired.set()
-            channel.close(promise: nil)
-        }
-        defer { limit.cancel() }
         do {
             return try await exchange(request)
+        } catch let error as HTTPClientError {
+            throw error
         } catch {
-            if expired.isSet { throw HTTPClientError("no response within \(timeout)") }
-            throw error as? HTTPClientError ?? HTTPClientError("the exchange failed", underlying: error)
+            throw HTTPClientError("the exchange failed", underlying: error)
         }
     }
 
@@ -139,13 +133,4 @@ package final class HTTPClientConnection {
         }
         throw HTTPClientError("the server closed the connection without a complete response")
     }
-}
-
-/// Whether a request's time limit passed (set on the event loop, read by the waiting task).
-private final class ExpiryFlag: Sendable {
-    private let expired = Atomic<Bool>(false)
-
-    var isSet: Bool { expired.load(ordering: .acquiring) }
-
-    func set() { expired.store(true, ordering: .releasing) }
 }
