@@ -43,7 +43,7 @@ extension GatewayIntegrationTests {
     }
 }
 
-@Suite struct HTTPClientFailureTests {
+@Suite(.timeLimit(.minutes(1))) struct HTTPClientFailureTests {
     @Test func aServerThatNeverAnswersRunsIntoTheTimeLimit() async throws {
         let listener = try SilentListener()
         defer { listener.close() }
@@ -57,7 +57,9 @@ extension GatewayIntegrationTests {
         }
         let elapsed = clock.now - started
         #expect(error?.message == "no response within 1.0 seconds", "\(String(describing: error))")
-        #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(5), "gave up after \(elapsed)")
+        // Not before the limit; the upper bound only guards against a hang (a loaded machine can
+        // stall the process for seconds).
+        #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(30), "gave up after \(elapsed)")
     }
 
     @Test func nothingListeningIsAConnectError() async throws {
