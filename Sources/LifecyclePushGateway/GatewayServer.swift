@@ -68,7 +68,8 @@ final class GatewayServer: Service, Sendable {
     /// Listens on ``address`` (logging `listening` with the port it got) until the group's graceful
     /// shutdown, then stops accepting and lets the requests in flight finish (``quiesce(timeout:)``).
     ///
-    /// Cancellation (the group's, after a sibling service failed) quiesces too.
+    /// On cancellation (the group's, after the broker link failed) it stops at once: the listener
+    /// and every open connection close without waiting.
     ///
     /// - Throws: NIO's error when it cannot bind (the port is taken, the address is not local).
     func run() async throws {
