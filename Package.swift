@@ -47,7 +47,8 @@ let package = Package(
         // Web Push (RFC 8291 aes128gcm, RFC 8292 VAPID): P-256 ECDH and ECDSA, HKDF, AES-GCM. Version 4
         // builds on FoundationEssentials (3.x imports all of Foundation, and ICU with it).
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
-        // The Web Push gateway's HTTP/1.1 server; only lifecycle-push-gateway links it.
+        // HTTP/1.1: the Web Push gateway's server, and the small client (HTTPClientSupport) that
+        // lifecyclectl push and the benchmark POST with. lifecycled and the apps do not link it.
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
@@ -151,12 +152,13 @@ let package = Package(
         // An MQTT client (libmosquitto) on a SystemdBus event loop: transport only, no fleet schema.
         .target(name: "BrokerLink", dependencies: ["CMosquitto", "SystemdBus", logging]),
         // The gateway's logic: routing, the checks of a push request, the HTTP/1.1 server and its limits,
-        // the broker link and the command. A library so that its request decoding can be fuzzed.
+        // the broker link and the command, which runs the server and the link as a ServiceGroup.
+        // A library so that its request decoding can be fuzzed.
         .target(
             name: "LifecyclePushGateway",
             dependencies: [
                 "WebPush", "FleetProtocol", "BrokerLink", "SystemdBus", "CommandLineSupport", argumentParser, logging,
-                nioCore, nioPosix, nioHTTP1,
+                nioCore, nioPosix, nioHTTP1, serviceLifecycle,
             ]
         ),
         // The `lifecycle-push-gateway` binary: a main that runs LifecyclePushGateway's command.
@@ -164,6 +166,9 @@ let package = Package(
             name: "lifecycle-push-gateway", dependencies: ["LifecyclePushGateway", "CommandLineSupport"]),
         // The two executables' shared command-line behaviour (usage errors exit 2).
         .target(name: "CommandLineSupport", dependencies: [argumentParser]),
+        // A small HTTP/1.1 client on swift-nio, an app server's side of the gateway: what `lifecyclectl
+        // push` and the benchmark's pushes send. Its own module so that neither links the gateway.
+        .target(name: "HTTPClientSupport", dependencies: [nioCore, nioPosix, nioHTTP1]),
         // lifecycled's logic: the registry, policy, hosted apps, local notifications, the push
         // distributor and the fleet link. A library so that its decoders can be fuzzed and its main stays thin.
         .target(
@@ -185,10 +190,11 @@ let package = Package(
             name: "lifecyclectl",
             // LifecycledClient: lifecyclectl speaks lifecycled's protocol through the same codec and
             // subscriber the apps use, rather than a copy of them; it links no host bridge.
-            // WebPush and BrokerLink: `push` encrypts as an app server does, `fleet` reads the broker.
+            // WebPush, HTTPClientSupport and BrokerLink: `push` encrypts and POSTs as an app server
+            // does, `fleet` reads the broker.
             dependencies: [
                 "AppLifecycle", "SystemdBus", "LifecycledProtocol", "LifecycledClient", "DesktopIntegration",
-                "CommandLineSupport", "WebPush", "BrokerLink", "FleetProtocol", argumentParser,
+                "CommandLineSupport", "WebPush", "HTTPClientSupport", "BrokerLink", "FleetProtocol", argumentParser,
             ]
         ),
         // libFuzzer targets for every decoder of outside input, one binary (Fuzz/README.md). The normal
@@ -212,7 +218,7 @@ let package = Package(
             dependencies: [
                 "AppLifecycle", "AppLifecycleSystemd", "InProcessHost", "LifecycledProtocol", "LifecycledClient",
                 "AppLifecycleTesting", "SystemdBus", "SystemdBusTesting", "CAllocationCounter", "BrokerLink",
-                "FleetProtocol", "BrokerTestSupport", "WebPush", argumentParser,
+                "FleetProtocol", "BrokerTestSupport", "WebPush", "HTTPClientSupport", argumentParser,
                 logging,
             ],
             path: "Benchmarks/LifecycleBench"
@@ -310,7 +316,8 @@ let package = Package(
             name: "LifecyclePushGatewayTests",
             dependencies: [
                 "LifecyclePushGateway", "lifecycle-push-gateway", "WebPush", "FleetProtocol", "BrokerLink",
-                "BrokerTestSupport", "SystemdBus", "SystemdBusTesting", logging, nioCore, nioEmbedded,
+                "BrokerTestSupport", "SystemdBus", "SystemdBusTesting", "HTTPClientSupport", logging, nioCore,
+                nioEmbedded,
             ]
         ),
         .testTarget(

@@ -58,9 +58,7 @@ struct FleetBenchmark: AsyncParsableCommand {
         for app in hosted { targets.append(try await app.registerForPushes(timeout: .seconds(60))) }
         let port = chain.gateway.port
         let allTargets = targets
-        let warm = await onOwnThread { () -> String? in
-            PushChain.warmUp(targets: allTargets, port: port, log: log)
-        }.value()
+        let warm = await PushChain.warmUp(targets: allTargets, port: port, log: log)
         if let warm { throw ValidationError(warm) }
         let setUpSeconds = (ContinuousClock.now - setUp).nanoseconds / 1e9
 
@@ -69,26 +67,24 @@ struct FleetBenchmark: AsyncParsableCommand {
         let broker = chain.broker
         let restart = Mutex(Restart())
         let connectionCount = connections
-        let batch = await onOwnThread {
-            PushChain.send(
-                targets: (0..<total).map { allTargets[$0 % allTargets.count] }, keyPrefix: "fleet",
-                connections: connectionCount, port: port, log: log, retry: true
-            ) { accepted in
-                guard accepted == threshold else { return }
-                Thread {
-                    let stopped = monotonicNanoseconds()
-                    let inFlight = accepted - log.delivered(prefix: "fleet-")
-                    var failure: String?
-                    do { try broker.restart() } catch { failure = "\(error)" }
-                    let back = monotonicNanoseconds()
-                    restart.withLock {
-                        $0 = Restart(
-                            stopped: stopped, back: back, acceptedBefore: accepted, inFlight: inFlight,
-                            failure: failure, done: true)
-                    }
-                }.start()
-            }
-        }.value()
+        let batch = await PushChain.send(
+            targets: (0..<total).map { allTargets[$0 % allTargets.count] }, keyPrefix: "fleet",
+            connections: connectionCount, port: port, log: log, retry: true
+        ) { accepted in
+            guard accepted == threshold else { return }
+            Thread {
+                let stopped = monotonicNanoseconds()
+                let inFlight = accepted - log.delivered(prefix: "fleet-")
+                var failure: String?
+                do { try broker.restart() } catch { failure = "\(error)" }
+                let back = monotonicNanoseconds()
+                restart.withLock {
+                    $0 = Restart(
+                        stopped: stopped, back: back, acceptedBefore: accepted, inFlight: inFlight,
+                        failure: failure, done: true)
+                }
+            }.start()
+        }
         // The restart may still be under way when a short run ends (bounded wait, no measurement).
         let guardDeadline = ContinuousClock.now + .seconds(30)
         while !restart.withLock({ $0.done }), ContinuousClock.now < guardDeadline {

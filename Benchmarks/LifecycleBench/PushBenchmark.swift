@@ -4,6 +4,7 @@ import BrokerLink
 import BrokerTestSupport
 import Foundation
 import Glibc
+import HTTPClientSupport
 import LifecycledClient
 import Logging
 import Synchronization
@@ -61,24 +62,18 @@ struct PushBenchmark: AsyncParsableCommand {
         let port = chain.gateway.port
         let warmTargets = targets
         // Warm-up: one push to each app, retried until the gateway knows its token, and delivered.
-        let warm = await onOwnThread { () -> String? in
-            PushChain.warmUp(targets: warmTargets, port: port, log: log)
-        }.value()
+        let warm = await PushChain.warmUp(targets: warmTargets, port: port, log: log)
         if let warm { throw ValidationError(warm) }
 
         let latencyCount = count
-        let latency = await onOwnThread {
-            Self.measureLatency(targets: warmTargets, count: latencyCount, port: port, log: log)
-        }.value()
+        let latency = await Self.measureLatency(targets: warmTargets, count: latencyCount, port: port, log: log)
         let reference = try await Self.measureReference(
             broker: chain.broker, count: count, payloadSize: latency.envelopeBytes, log: log)
         let throughputCount = pushes
         let connectionCount = connections
-        let throughput = await onOwnThread {
-            PushChain.send(
-                targets: (0..<throughputCount).map { warmTargets[$0 % warmTargets.count] }, keyPrefix: "tp",
-                connections: connectionCount, port: port, log: log, retry: false)
-        }.value()
+        let throughput = await PushChain.send(
+            targets: (0..<throughputCount).map { warmTargets[$0 % warmTargets.count] }, keyPrefix: "tp",
+            connections: connectionCount, port: port, log: log, retry: false)
 
         let ratio50 = latency.p50 / reference.p50
         let ratio99 = latency.p99 / reference.p99
@@ -132,32 +127,34 @@ struct PushBenchmark: AsyncParsableCommand {
     }
 
     /// Pushes one after another, each awaited at the delegate before the next is sent.
-    static func measureLatency(targets: [PushTarget], count: Int, port: Int, log: DeliveryLog) -> Latency {
-        let client = LoopbackHTTPClient(port: port)
+    static func measureLatency(targets: [PushTarget], count: Int, port: Int, log: DeliveryLog) async -> Latency {
         var latencies: [Double] = []
         var non201 = 0
         var lost = 0
         var bodyBytes = 0
-        for index in 0..<count {
+        var index = 0
+        await GatewayConnections.whileConnected(port: port) { connection in
+            guard index < count else { return false }
+            defer { index += 1 }
             let key = "lat-\(index)"
             guard let body = try? targets[index % targets.count].encrypted(key: key) else {
                 lost += 1
-                continue
+                return true
             }
             bodyBytes = body.count
             let start = monotonicNanoseconds()
-            let status =
-                (try? client.post(path: targets[index % targets.count].path, headers: PushTarget.headers, body: body))
-                ?? -1
+            let status = await GatewayConnections.post(
+                connection, path: targets[index % targets.count].path, headers: PushTarget.headers, body: body)
             guard status == 201 else {
                 non201 += 1
-                continue
+                return true
             }
-            guard let arrival = log.wait(for: key, timeout: 10) else {
+            guard let arrival = await onOwnThread({ log.wait(for: key, timeout: 10) }).value() else {
                 lost += 1
-                continue
+                return true
             }
             latencies.append(Double(arrival &- start) / 1e6)
+            return true
         }
         // The envelope the gateway publishes: JSON around the base64 body (measured shape).
         let envelope = (bodyBytes + 2) / 3 * 4 + 200
@@ -294,25 +291,37 @@ final class PushChain: Sendable {
     /// One push to each target, retried until the gateway knows the token, each awaited at its app.
     ///
     /// - Returns: `nil`, or what failed.
-    static func warmUp(targets: [PushTarget], port: Int, log: DeliveryLog) -> String? {
-        let client = LoopbackHTTPClient(port: port)
-        for (index, target) in targets.enumerated() {
+    static func warmUp(targets: [PushTarget], port: Int, log: DeliveryLog) async -> String? {
+        var index = 0
+        var attempts = 0
+        var last = 0
+        var failure: String?
+        await GatewayConnections.whileConnected(port: port) { connection in
+            guard index < targets.count else { return false }
             let key = "warm-\(index)"
-            var last = 0
-            var delivered = false
-            for _ in 0..<600 where !delivered {
-                guard let body = try? target.encrypted(key: key) else { return "cannot encrypt to \(target.token)" }
-                last = (try? client.post(path: target.path, headers: PushTarget.headers, body: body)) ?? -1
-                if last == 201 {
-                    delivered = log.wait(for: key, timeout: 15) != nil
-                    if !delivered { return "the warm-up push to app \(index) was not delivered within 15 s" }
-                } else {
-                    usleep(50_000)
-                }
+            guard let body = try? targets[index].encrypted(key: key) else {
+                failure = "cannot encrypt to \(targets[index].token)"
+                return false
             }
-            if !delivered { return "the gateway kept answering \(last) to app \(index)'s warm-up push" }
+            attempts += 1
+            last = await GatewayConnections.post(
+                connection, path: targets[index].path, headers: PushTarget.headers, body: body)
+            if last == 201 {
+                guard await onOwnThread({ log.wait(for: key, timeout: 15) != nil }).value() else {
+                    failure = "the warm-up push to app \(index) was not delivered within 15 s"
+                    return false
+                }
+                index += 1
+                attempts = 0
+            } else if attempts >= 600 {
+                failure = "the gateway kept answering \(last) to app \(index)'s warm-up push"
+                return false
+            } else {
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+            return true
         }
-        return nil
+        return failure
     }
 
     /// What a batch of pushes sent at once came to.
@@ -349,47 +358,48 @@ final class PushChain: Sendable {
     static func send(
         targets: [PushTarget], keyPrefix: String, connections: Int, port: Int, log: DeliveryLog, retry: Bool,
         accepted onAccepted: @escaping @Sendable (Int) -> Void = { _ in }
-    ) -> Batch {
+    ) async -> Batch {
         let bodies = targets.enumerated().map { index, target in
             (try? target.encrypted(key: "\(keyPrefix)-\(index)")) ?? []
         }
-        let next = Atomic<Int>(0)
-        let acceptedCount = Atomic<Int>(0)
-        let state = Mutex<(starts: [String: UInt64], non201: [Int: Int])>(([:], [:]))
+        let progress = BatchProgress()
         let first = monotonicNanoseconds()
-        let senders = DispatchGroup()
-        for _ in 0..<max(connections, 1) {
-            senders.enter()
-            Thread {
-                defer { senders.leave() }
-                let client = LoopbackHTTPClient(port: port)
-                while true {
-                    let index = next.add(1, ordering: .relaxed).oldValue
-                    guard index < targets.count else { return }
-                    let key = "\(keyPrefix)-\(index)"
-                    let start = monotonicNanoseconds()
-                    var attempts = 0
-                    while true {
-                        attempts += 1
-                        let status =
-                            (try? client.post(
-                                path: targets[index].path, headers: PushTarget.headers, body: bodies[index]))
-                            ?? -1
-                        if status == 201 {
-                            state.withLock { $0.starts[key] = start }
-                            onAccepted(acceptedCount.add(1, ordering: .relaxed).newValue)
-                            break
+        await withTaskGroup(of: Void.self) { senders in
+            for _ in 0..<max(connections, 1) {
+                senders.addTask {
+                    // The push this sender is on: its index, when it was first sent, how often.
+                    var current: (index: Int, start: UInt64, attempts: Int)?
+                    await GatewayConnections.whileConnected(port: port) { connection in
+                        if current == nil {
+                            let index = progress.next.add(1, ordering: .relaxed).oldValue
+                            guard index < targets.count else { return false }
+                            current = (index, monotonicNanoseconds(), 0)
                         }
-                        state.withLock { $0.non201[status, default: 0] += 1 }
-                        guard retry, attempts < 2400 else { break }
-                        usleep(50_000)
+                        guard var push = current else { return false }
+                        push.attempts += 1
+                        current = push
+                        let status = await GatewayConnections.post(
+                            connection, path: targets[push.index].path, headers: PushTarget.headers,
+                            body: bodies[push.index])
+                        if status == 201 {
+                            progress.state.withLock { $0.starts["\(keyPrefix)-\(push.index)"] = push.start }
+                            onAccepted(progress.accepted.add(1, ordering: .relaxed).newValue)
+                            current = nil
+                            return true
+                        }
+                        progress.state.withLock { $0.non201[status, default: 0] += 1 }
+                        if retry, push.attempts < 2400 {
+                            try? await Task.sleep(for: .milliseconds(50))
+                        } else {
+                            current = nil
+                        }
+                        return true
                     }
                 }
-            }.start()
+            }
         }
-        senders.wait()
-        let (starts, non201) = state.withLock { ($0.starts, $0.non201) }
-        log.waitForKeys(Set(starts.keys), quiet: 30)
+        let (starts, non201) = progress.state.withLock { ($0.starts, $0.non201) }
+        await onOwnThread { log.waitForKeys(Set(starts.keys), quiet: 30) }.value()
         let arrivals = log.arrivals(prefix: keyPrefix + "-")
         var latencies: [Double] = []
         var last = first
@@ -633,115 +643,40 @@ final class ConnectedState: Sendable {
 
 // MARK: - HTTP
 
-/// A blocking HTTP/1.1 client on one loopback TCP connection, kept alive between requests
-/// (TCP_NODELAY, each request written with one `send`); reconnects after the server closes it.
-final class LoopbackHTTPClient {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
-    }
+/// What the senders of one batch share: the next push to take, the count accepted, and each
+/// accepted push's first POST and the statuses other than 201.
+final class BatchProgress: Sendable {
+    let next = Atomic<Int>(0)
+    let accepted = Atomic<Int>(0)
+    let state = Mutex<(starts: [String: UInt64], non201: [Int: Int])>(([:], [:]))
+}
 
-    let port: Int
-    private var socketFD: Int32 = -1
-    private var buffer: [UInt8] = []
-
-    init(port: Int) { self.port = port }
-
-    deinit { reset() }
-
-    /// POSTs `body` and returns the response's status code (the response body is read and dropped).
-    func post(path: String, headers: [(String, String)], body: [UInt8]) throws -> Int {
-        try connectIfNeeded()
-        var head = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Length: \(body.count)\r\n"
-        for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        head += "\r\n"
-        do {
-            try sendAll(Array(head.utf8) + body)
-            return try readResponse()
-        } catch {
-            reset()
-            throw error
-        }
-    }
-
-    private func connectIfNeeded() throws {
-        guard socketFD < 0 else { return }
-        let fd: Int32
-        do {
-            fd = try LoopbackSocket.connect(port: port)
-        } catch {
-            throw Failure(description: error.description)
-        }
-        var one: Int32 = 1
-        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        socketFD = fd
-        buffer = []
-    }
-
-    private func reset() {
-        if socketFD >= 0 { close(socketFD) }
-        socketFD = -1
-        buffer = []
-    }
-
-    private func sendAll(_ bytes: [UInt8]) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes {
-                Glibc.send(socketFD, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+/// The benchmark's HTTP to the gateway on `127.0.0.1`: the project's HTTP/1.1 client
+/// (`HTTPClientConnection`, the one `lifecyclectl push` uses) on keep-alive connections.
+enum GatewayConnections {
+    /// Runs `step` with a keep-alive connection to the gateway until it returns `false`; a new
+    /// connection replaces one that can take no more requests (the gateway closed it, or a request
+    /// on it failed). When a connection cannot be opened, `step` gets `nil` for that try.
+    static func whileConnected(port: Int, _ step: (HTTPClientConnection?) async -> Bool) async {
+        var going = true
+        while going {
+            do {
+                try await HTTPClientConnection.withConnection(host: "127.0.0.1", port: port) { connection in
+                    while going, connection.isReusable { going = await step(connection) }
+                }
+            } catch {
+                going = await step(nil)
             }
-            if sent < 0 {
-                if errno == EINTR { continue }
-                throw Failure(description: "send: \(String(cString: strerror(errno)))")
-            }
-            offset += sent
         }
     }
 
-    private func fill() throws {
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { recv(socketFD, $0.baseAddress, $0.count, 0) }
-            if count > 0 {
-                buffer += chunk[0..<count]
-                return
-            }
-            if count < 0, errno == EINTR { continue }
-            throw Failure(
-                description: count == 0
-                    ? "the server closed the connection" : "recv: \(String(cString: strerror(errno)))")
-        }
-    }
-
-    private func readResponse() throws -> Int {
-        let separator: [UInt8] = [13, 10, 13, 10]
-        var headEnd: Int?
-        while headEnd == nil {
-            if buffer.count >= 4 {
-                headEnd = (0...(buffer.count - 4)).first { buffer[$0..<($0 + 4)].elementsEqual(separator) }
-            }
-            if headEnd == nil { try fill() }
-        }
-        let end = headEnd! + 4
-        let head = String(decoding: buffer[0..<end], as: UTF8.self)
-        let lines = head.split(separator: "\r\n")
-        let statusFields = lines.first?.split(separator: " ") ?? []
-        guard statusFields.count >= 2, let status = Int(statusFields[1]) else {
-            throw Failure(description: "a malformed status line: \(lines.first ?? "")")
-        }
-        var length = 0
-        var closes = false
-        for line in lines.dropFirst() {
-            let parts = line.split(separator: ":", maxSplits: 1)
-            guard parts.count == 2 else { continue }
-            let name = parts[0].lowercased()
-            let value = parts[1].trimmingCharacters(in: .whitespaces)
-            if name == "content-length" { length = Int(value) ?? 0 }
-            if name == "connection", value.lowercased() == "close" { closes = true }
-        }
-        while buffer.count < end + length { try fill() }
-        buffer.removeFirst(end + length)
-        if closes { reset() }
-        return status
+    /// POSTs `body` and returns the response's status code; -1 without a connection or a response.
+    static func post(
+        _ connection: HTTPClientConnection?, path: String, headers: [(String, String)], body: [UInt8]
+    ) async -> Int {
+        guard let connection else { return -1 }
+        let request = HTTPClientRequest(path: path, headers: headers, body: body)
+        return (try? await connection.send(request))?.status ?? -1
     }
 }
 

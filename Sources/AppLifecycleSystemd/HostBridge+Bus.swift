@@ -139,7 +139,8 @@ extension HostBridge {
         }
     }
 
-    /// When a bus vanishes: drop its clients, then reconnect with a bounded backoff and resync.
+    /// When a bus vanishes: drop its clients, then reconnect with a ``Backoff`` (from 50 ms doubling
+    /// up to 5 s, 40 attempts) and resync.
     ///
     /// The bus may come back before its services do (logind registers after the daemon restarts),
     /// so an attempt counts only when every client that was live before the disconnect is live
@@ -163,10 +164,10 @@ extension HostBridge {
                 let key = address.description
                 self.bus.reconnecting[key]?.cancel()
                 self.bus.reconnecting[key] = Task { @MainActor [weak self] in
-                    var delay = Duration.milliseconds(50)
+                    var backoff = Backoff(initial: .milliseconds(50), maximum: .seconds(5))
                     let attempts = 40
                     for attempt in 1...attempts {
-                        try? await Task.sleep(for: delay)
+                        try? await Task.sleep(for: backoff.next())
                         guard let self, self.loop != nil, !Task.isCancelled else { return }
                         if system {
                             await self.connectSystemBus(loop: loop, sink: sink, initial: false)
@@ -188,7 +189,6 @@ extension HostBridge {
                             self.dropClients(system: system)
                             stale?.close()
                         }
-                        delay = min(delay * 2, .seconds(5))
                     }
                     // A task replaced by a newer one must not remove the newer one's entry.
                     if !Task.isCancelled { self?.bus.reconnecting[key] = nil }

@@ -1,3 +1,5 @@
+import SystemdBus
+
 /// Where and how a ``BrokerConnection`` connects: the broker's URL, credentials, TLS files,
 /// keep-alive, session, Last Will, reconnect backoff and the bound of the offline publish queue.
 public struct BrokerConfiguration: Sendable, Equatable {
@@ -32,7 +34,8 @@ public struct BrokerConfiguration: Sendable, Equatable {
     public var cleanSession: Bool = false
     /// The Last Will, set before every connection attempt.
     public var will: BrokerWill?
-    /// The first reconnect delay (at least 100 ms); each failed attempt doubles it.
+    /// The first reconnect delay (at least 100 ms); each failed attempt doubles it
+    /// (``reconnectBackoff``).
     public var minimumReconnectDelay: Duration = .milliseconds(100)
     /// The longest reconnect delay.
     public var maximumReconnectDelay: Duration = .seconds(10)
@@ -62,6 +65,13 @@ public struct BrokerConfiguration: Sendable, Equatable {
         self.clientID = clientID
         self.username = username
         self.password = password
+    }
+
+    /// The delays between connection attempts: ``minimumReconnectDelay`` doubling up to
+    /// ``maximumReconnectDelay``, each cut at random by up to half (never below the minimum), so a
+    /// fleet does not come back in lock step after a broker restart. Only valid after ``validate()``.
+    var reconnectBackoff: Backoff {
+        Backoff(initial: minimumReconnectDelay, maximum: maximumReconnectDelay, jitter: 0.5)
     }
 
     /// Checks the fields a caller may have changed after `init`; the connection calls it in `start()`.

@@ -46,7 +46,8 @@ final class ConnectionCore {
     private var miscTimer: EventSourceToken?
     private var retryTimer: EventSourceToken?
     private var stopTimer: EventSourceToken?
-    private var failedAttempts = 0
+    /// The delays between attempts (set in `start()`, once the configuration is validated).
+    private var reconnectBackoff: Backoff?
 
     /// Bumped whenever a connection ends: acknowledgements of an older connection are moot.
     private var generation: UInt64 = 0
@@ -89,6 +90,7 @@ final class ConnectionCore {
         loop.preconditionOnLoopThread()
         guard phase == .idle else { throw BrokerError(.invalidArgument, "the connection was already started") }
         try configuration.validate()
+        reconnectBackoff = configuration.reconnectBackoff
         try MosquittoLibrary.initialize()
         // The handle's userdata keeps this core alive until mosquitto_destroy (released in teardown).
         let userdata = Unmanaged.passRetained(self).toOpaque()
@@ -225,7 +227,7 @@ final class ConnectionCore {
     fileprivate func onConnect(rc: Int32, flags: Int32) {
         if rc == 0 {
             phase = .connected
-            failedAttempts = 0
+            reconnectBackoff?.reset()
             justConnected = true
             emit(.connected(sessionPresent: flags & 1 != 0))
         } else {
@@ -390,18 +392,10 @@ final class ConnectionCore {
     }
 
     private func scheduleRetry() {
-        let minimum = configuration.minimumReconnectDelay
-        let maximum = configuration.maximumReconnectDelay
-        var delay = minimum
-        for _ in 0..<min(failedAttempts, 30) where delay < maximum { delay *= 2 }
-        delay = min(delay, maximum)
-        failedAttempts += 1
-        // Jitter (half to all of the delay), so a fleet does not come back in lock step after a
-        // broker restart.
-        let jittered = delay * Double.random(in: 0.5...1.0)
-        logger.debug("reconnecting in \(jittered)")
+        let delay = reconnectBackoff?.next() ?? configuration.minimumReconnectDelay
+        logger.debug("reconnecting in \(delay)")
         retryTimer?.cancel()
-        retryTimer = addTimer(after: max(jittered, minimum)) { core in
+        retryTimer = addTimer(after: delay) { core in
             core.retryTimer?.cancel()
             core.retryTimer = nil
             if core.phase == .waitingToRetry { core.attemptConnect() }

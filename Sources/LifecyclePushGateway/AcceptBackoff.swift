@@ -1,9 +1,12 @@
 import Glibc
 import Logging
 import NIOCore
+import SystemdBus
 
-/// Pauses accepting for ``GatewayServer/acceptBackoff`` when `accept` fails for want of
-/// descriptors or memory (`EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`), and logs it (once a minute).
+/// Pauses accepting when `accept` fails for want of descriptors or memory (`EMFILE`, `ENFILE`,
+/// `ENOBUFS`, `ENOMEM`), for delays from a ``Backoff`` (``GatewayServer/acceptBackoff``: each
+/// failure in a row pauses longer, up to its maximum; an accepted connection resets it), and logs
+/// it (once a minute).
 ///
 /// The failed connection stays in the kernel's listen queue, so the listener stays readable: a loop
 /// that simply retries spins a core on `accept` (this gateway did). NIO's own
@@ -19,7 +22,7 @@ final class AcceptBackoff: ChannelInboundHandler, RemovableChannelHandler {
     /// The `accept` errors that mean "out of resources, try again later".
     static let exhaustionErrors: Set<CInt> = [EMFILE, ENFILE, ENOBUFS, ENOMEM]
 
-    private let pause: TimeAmount
+    private var backoff: Backoff
     private let logger: Logger
     private var resumption: Scheduled<Void>?
     private var lastLogged: NIODeadline?
@@ -27,11 +30,17 @@ final class AcceptBackoff: ChannelInboundHandler, RemovableChannelHandler {
     /// Creates the handler of the listening channel.
     ///
     /// - Parameters:
-    ///   - pause: How long accepting pauses after a failure.
+    ///   - backoff: The pauses after failures in a row.
     ///   - logger: Where the failure is logged.
-    init(pause: TimeAmount, logger: Logger) {
-        self.pause = pause
+    init(backoff: Backoff, logger: Logger) {
+        self.backoff = backoff
         self.logger = logger
+    }
+
+    /// A connection was accepted: descriptors are available again, the next pause starts short.
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        backoff.reset()
+        context.fireChannelRead(data)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -39,6 +48,8 @@ final class AcceptBackoff: ChannelInboundHandler, RemovableChannelHandler {
             context.fireErrorCaught(error)
             return
         }
+        guard resumption == nil, let options = context.channel.syncOptions else { return }
+        let pause = backoff.next()
         let now = NIODeadline.now()
         if lastLogged.map({ now - $0 >= .minutes(1) }) ?? true {
             lastLogged = now
@@ -46,9 +57,8 @@ final class AcceptBackoff: ChannelInboundHandler, RemovableChannelHandler {
                 "accept failed; accepting pauses and retries (logged once a minute)",
                 metadata: ["error": "\(ioError)", "pause": "\(pause)"])
         }
-        guard resumption == nil, let options = context.channel.syncOptions else { return }
         try? options.setOption(.autoRead, value: false)
-        resumption = context.eventLoop.assumeIsolated().scheduleTask(in: pause) { [self] in
+        resumption = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(pause)) { [self] in
             resumption = nil
             try? context.channel.syncOptions?.setOption(.autoRead, value: true)
         }

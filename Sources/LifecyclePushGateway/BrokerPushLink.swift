@@ -3,6 +3,7 @@ import FleetProtocol
 import FoundationEssentials
 import Glibc
 import Logging
+import ServiceLifecycle
 import Synchronization
 import SystemdBus
 
@@ -14,7 +15,11 @@ import SystemdBus
 /// retained record; ``settleDelay`` later the records not seen again are dropped. A publish waits
 /// for its PUBACK, at most ``publishTimeout`` (the connection queues publishes while it
 /// reconnects; the app server gets 503 rather than a request that hangs).
-final class BrokerPushLink: PushPublisher {
+///
+/// As a `Service` (``run()``) it is connected from the start of the service group until its
+/// graceful shutdown; the group runs it before the ``GatewayServer``, so it stops after the
+/// server has finished the requests in flight, whose publishes need it.
+final class BrokerPushLink: PushPublisher, Service {
     /// How long after CONNACK the retained registrations count as all received.
     static let settleDelay: Duration = .seconds(2)
     /// How long a publish may wait for its PUBACK before the request gets 503.
@@ -60,6 +65,16 @@ final class BrokerPushLink: PushPublisher {
     func stop() {
         status.withLock { $0 = .disconnected }
         connection.stop()
+    }
+
+    /// Connects (``start()``), stays connected (reconnecting as needed) until the group's graceful
+    /// shutdown or cancellation, then disconnects (``stop()``).
+    ///
+    /// - Throws: ``BrokerError`` for a configuration the connection refuses.
+    func run() async throws {
+        try start()
+        try? await gracefulShutdown()
+        stop()
     }
 
     private func handle(_ event: BrokerConnectionEvent) {

@@ -2,7 +2,9 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import ServiceLifecycle
 import Synchronization
+import SystemdBus
 
 /// The HTTP/1.1 listener: NIO's server pipeline and one ``PushHTTPHandler`` per connection, with the
 /// ``ConnectionLimits``.
@@ -11,18 +13,28 @@ import Synchronization
 /// than left unaccepted: the listen queue keeps draining, so a real client is served the moment a
 /// slot frees instead of after a queue of connections their clients may have given up on, and an
 /// unlucky one fails at once and can retry (or another instance behind the balancer takes it).
-/// `accept` failing for want of descriptors (`EMFILE`, `ENFILE`) pauses accepting for
-/// ``acceptBackoff`` (``AcceptBackoff``): without it the listener stays readable and the loop
+/// `accept` failing for want of descriptors (`EMFILE`, `ENFILE`) pauses accepting for the delays
+/// of ``acceptBackoff`` (``AcceptBackoff``): without it the listener stays readable and the loop
 /// retries `accept` at full speed.
 ///
 /// ``quiesce(timeout:)`` is the graceful stop: the listening socket closes, every connection gets
 /// NIO's `ChannelShouldQuiesceEvent` (an idle one closes at once, a busy one after its response),
 /// and the call returns when all have closed, or closes the rest after `timeout`.
-final class GatewayServer: Sendable {
-    /// How long accepting pauses after `accept` failed (`EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`):
-    /// five failed `accept`s a second cost nothing, and a freed descriptor is used within 0.2 s.
-    static let acceptBackoff = TimeAmount.milliseconds(200)
+///
+/// As a `Service` (``run()``) it listens on ``address`` until the service group's graceful
+/// shutdown, then quiesces within ``shutdownGrace``.
+final class GatewayServer: Service, Sendable {
+    /// How long in-flight requests may take after a graceful shutdown began before their
+    /// connections are closed.
+    static let shutdownGrace: Duration = .seconds(10)
 
+    /// How long accepting pauses after `accept` failed (`EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`):
+    /// 50 ms after a first failure (a passing spike costs little), doubling to 200 ms while they go
+    /// on. Five failed `accept`s a second cost nothing, and a freed descriptor is used within 0.2 s.
+    static let acceptBackoff = Backoff(initial: .milliseconds(50), maximum: .milliseconds(200))
+
+    /// Where ``run()`` listens.
+    let address: ListenAddress
     private let group: any EventLoopGroup
     private let gateway: PushGateway
     private let limits: ConnectionLimits
@@ -33,14 +45,16 @@ final class GatewayServer: Sendable {
     /// Creates a server that is not listening yet.
     ///
     /// - Parameters:
+    ///   - address: Where ``run()`` listens (port 0: any free port).
     ///   - group: The event loops of the listener and its connections.
     ///   - gateway: The request logic.
     ///   - limits: The connections' timeouts and their cap.
     ///   - logger: Where refused connections and failed accepts are logged.
     init(
-        group: any EventLoopGroup, gateway: PushGateway, limits: ConnectionLimits = ConnectionLimits(),
-        logger: Logger = Logger(label: "lifecycle-push-gateway")
+        address: ListenAddress, group: any EventLoopGroup, gateway: PushGateway,
+        limits: ConnectionLimits = ConnectionLimits(), logger: Logger = Logger(label: "lifecycle-push-gateway")
     ) {
+        self.address = address
         self.group = group
         self.gateway = gateway
         self.limits = limits
@@ -50,6 +64,26 @@ final class GatewayServer: Sendable {
 
     /// The number of open connections.
     var connectionCount: Int { connections.count }
+
+    /// Listens on ``address`` (logging `listening` with the port it got) until the group's graceful
+    /// shutdown, then stops accepting and lets the requests in flight finish (``quiesce(timeout:)``).
+    ///
+    /// On cancellation (the group's, after the broker link failed) it stops at once: the listener
+    /// and every open connection close without waiting.
+    ///
+    /// - Throws: NIO's error when it cannot bind (the port is taken, the address is not local).
+    func run() async throws {
+        let bound = try await start(host: address.host, port: address.port)
+        logger.notice(
+            "listening",
+            metadata: [
+                "address": "\(bound)", "port": "\(bound.port ?? 0)", "public-url": "\(gateway.publicURL)",
+                "max-connections": "\(limits.maximumConnections)",
+            ])
+        try? await gracefulShutdown()
+        logger.notice("stopping")
+        await quiesce(timeout: Self.shutdownGrace)
+    }
 
     /// Binds and starts accepting.
     ///
@@ -68,7 +102,7 @@ final class GatewayServer: Sendable {
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
-                        AcceptBackoff(pause: Self.acceptBackoff, logger: logger))
+                        AcceptBackoff(backoff: Self.acceptBackoff, logger: logger))
                 }
             }
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)

@@ -1,12 +1,11 @@
 import ArgumentParser
 import BrokerLink
 import CommandLineSupport
-import Dispatch
 import FoundationEssentials
-import Glibc
 import Logging
 import NIOCore
 import NIOPosix
+import ServiceLifecycle
 import SystemdBus
 
 /// The `lifecycle-push-gateway` command: the fleet's Web Push front door (RFC 8030, RFC 8292).
@@ -17,8 +16,10 @@ import SystemdBus
 /// [--body-timeout S] [--max-connections N]` (``ConnectionLimits``)
 ///
 /// It keeps no state beyond the broker's retained registrations, so several instances can run
-/// behind one load balancer (each with its own client id, the default). SIGTERM or SIGINT: it
-/// stops accepting, finishes the requests in flight, disconnects from the broker and exits 0.
+/// behind one load balancer (each with its own client id, the default). It runs as a
+/// swift-service-lifecycle `ServiceGroup` of the ``BrokerPushLink`` and the ``GatewayServer``,
+/// whose graceful-shutdown signals are SIGTERM and SIGINT: it stops accepting, finishes the
+/// requests in flight (``GatewayServer/shutdownGrace``), disconnects from the broker and exits 0.
 /// Exit status 1: it cannot start (the port is taken, the password file is unreadable); 2: a usage
 /// error. The `lifecycle-push-gateway` executable's main calls ``runMain()`` (``UsageErrorExit``).
 package struct PushGatewayCommand: AsyncParsableCommand, UsageErrorExit {
@@ -30,9 +31,6 @@ package struct PushGatewayCommand: AsyncParsableCommand, UsageErrorExit {
 
     /// The environment variable read for the broker password when there is no `--password-file`.
     static let passwordVariable = "LIFECYCLE_PUSH_GATEWAY_PASSWORD"
-
-    /// How long in-flight requests may take after SIGTERM before their connections are closed.
-    static let shutdownGrace: Duration = .seconds(10)
 
     @Option(help: ArgumentHelp("The address and port to listen on (port 0: any free port).", valueName: "host:port"))
     var listen = "127.0.0.1:8080"
@@ -163,17 +161,16 @@ package struct PushGatewayCommand: AsyncParsableCommand, UsageErrorExit {
             return handler
         }
         let logger = Logger(label: "lifecycle-push-gateway")
-        // Signals become events of a dispatch source, not handlers interrupting whatever runs.
-        let signals = SignalStream(signals: [SIGTERM, SIGINT])
         do {
-            try await serve(until: signals, logger: logger)
+            try await serve(logger: logger)
         } catch {
             StandardError.write(line: "lifecycle-push-gateway: \(error)")
             throw ExitCode(1)
         }
     }
 
-    private func serve(until signals: SignalStream, logger: Logger) async throws {
+    /// Runs the broker link and the HTTP server as one service group until SIGTERM or SIGINT.
+    private func serve(logger: Logger) async throws {
         let address = ListenAddress(listen)!
         let publicURL = PublicURL.normalize(self.publicURL)!
         var configuration = try BrokerConfiguration(
@@ -186,12 +183,6 @@ package struct PushGatewayCommand: AsyncParsableCommand, UsageErrorExit {
         // retained registrations re-read on every connect.
         configuration.cleanSession = true
 
-        let brokerLoop = try EventLoop(name: "broker")
-        let registrations = RegistrationTable()
-        let link = BrokerPushLink(
-            configuration: configuration, loop: brokerLoop, registrations: registrations, logger: logger)
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, System.coreCount))
-        let gateway = PushGateway(registrations: registrations, publisher: link, publicURL: publicURL, logger: logger)
         let limits = connectionLimits
         if let openFiles = ConnectionLimits.openFileLimit(),
             limits.maximumConnections > openFiles - ConnectionLimits.reservedDescriptors
@@ -200,28 +191,27 @@ package struct PushGatewayCommand: AsyncParsableCommand, UsageErrorExit {
                 "--max-connections leaves too few file descriptors: accepts will pause on EMFILE",
                 metadata: ["max-connections": "\(limits.maximumConnections)", "open-file-limit": "\(openFiles)"])
         }
-        let server = GatewayServer(group: group, gateway: gateway, limits: limits, logger: logger)
+        let brokerLoop = try EventLoop(name: "broker")
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, System.coreCount))
+        defer { brokerLoop.shutdown() }
+        let registrations = RegistrationTable()
+        let link = BrokerPushLink(
+            configuration: configuration, loop: brokerLoop, registrations: registrations, logger: logger)
+        let gateway = PushGateway(registrations: registrations, publisher: link, publicURL: publicURL, logger: logger)
+        let server = GatewayServer(address: address, group: group, gateway: gateway, limits: limits, logger: logger)
+        // A graceful shutdown stops the services in reverse order: the server first (it finishes
+        // the requests in flight, which may still publish), then the broker link.
+        let services = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [.init(service: link), .init(service: server)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
         do {
-            try link.start()
-            let bound = try await server.start(host: address.host, port: address.port)
-            logger.notice(
-                "listening",
-                metadata: [
-                    "address": "\(bound)", "port": "\(bound.port ?? 0)", "public-url": "\(publicURL)",
-                    "max-connections": "\(limits.maximumConnections)",
-                ])
+            try await services.run()
         } catch {
-            link.stop()
-            brokerLoop.shutdown()
             try? await group.shutdownGracefully()
             throw error
         }
-
-        let received = await signals.next()
-        logger.notice("stopping", metadata: ["signal": "\(received)"])
-        await server.quiesce(timeout: Self.shutdownGrace)
-        link.stop()
-        brokerLoop.shutdown()
         try? await group.shutdownGracefully()
         logger.notice("stopped")
     }

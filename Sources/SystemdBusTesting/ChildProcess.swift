@@ -169,6 +169,15 @@ public final class ChildProcess: @unchecked Sendable {
         }
     }
 
+    /// Sends SIGTERM to this process's own pid (if not reaped yet) and returns at once, so a test
+    /// can watch what the process does while it stops; ``waitForExit()`` then reaps it.
+    ///
+    /// - Returns: Whether the signal was sent (`false`: the process was already reaped).
+    @discardableResult
+    public func terminate() -> Bool {
+        signal(SIGTERM)
+    }
+
     /// Sends SIGTERM to this process's own pid (if not reaped yet) and waits for it.
     public func terminateAndWait() {
         if signal(SIGTERM) { waitForExit() }

@@ -1,6 +1,7 @@
 import AppLifecycle
 import ArgumentParser
 import Foundation
+import HTTPClientSupport
 import WebPush
 
 /// `lifecyclectl push [--gateway URL] TOKEN PAYLOAD`: sends a Web Push message exactly as an app
@@ -93,14 +94,26 @@ struct PushCommand: CtlCommand {
             let origin = Self.origin(of: subscription.endpoint)
             headers.append(("Authorization", try key.authorization(audience: origin, subject: subject)))
         }
-        let response = try await HTTPExchange(url: target, headers: headers, body: Array(body)).send()
+        let response = try await Self.post(to: target, headers: headers, body: Array(body))
         guard response.status == 201 else {
-            throw HTTPExchange.Failure(
-                description:
-                    "\(target.absoluteString): \(response.status) \(response.reason): \(response.body.trimmingCharacters(in: .whitespacesAndNewlines))"
+            throw HTTPClientError(
+                "\(target.absoluteString): \(response.status) \(response.reason): \(response.bodyText.trimmingCharacters(in: .whitespacesAndNewlines))"
             )
         }
         output.out("201 Created \(response.headers["location"] ?? "")")
+    }
+
+    /// POSTs `body` to an `http://` URL on a connection of its own (`Connection: close`), within 10 s.
+    static func post(to url: URL, headers: [(String, String)], body: [UInt8]) async throws -> HTTPClientResponse {
+        guard url.scheme == "http", let host = url.host else {
+            throw HTTPClientError("\(url) is not an http:// URL (put TLS in front of the gateway)")
+        }
+        var path = url.path.isEmpty ? "/" : url.path
+        if let query = url.query { path += "?" + query }
+        let request = HTTPClientRequest(path: path, headers: headers, body: body, closesConnection: true)
+        return try await HTTPClientConnection.withConnection(host: host, port: url.port ?? 80) {
+            try await $0.send(request)
+        }
     }
 
     /// The text itself, or the contents of `@FILE`.

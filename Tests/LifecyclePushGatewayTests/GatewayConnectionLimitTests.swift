@@ -46,6 +46,32 @@ extension GatewayIntegrationTests {
         #expect(connection.poll())
     }
 
+    @Test func sigtermWithARequestInFlightAnswersItAndExitsZero() async throws {
+        try await register()
+        let gateway = try await startGateway(options: ["--body-timeout", "30", "--header-timeout", "30"])
+        #expect(await waitForRegistrations(1, at: gateway))
+        let receiver = try await DeviceClient(broker: broker, device: "device-1")
+        let body = Fixture.body()
+        let connection = try RawConnection(port: gateway.port)
+        connection.send(
+            "POST /push/\(Self.token) HTTP/1.1\r\nHost: push.example.net\r\nTTL: 60\r\n"
+                + "Content-Encoding: aes128gcm\r\nContent-Length: \(body.count)\r\n\r\n")
+        connection.send(bytes: Array(body.prefix(10)))
+        // The gateway has read the head and the first bytes (its socket's receive queue is empty):
+        // the request is in flight when the signal comes.
+        #expect(await eventually(hangGuard: .seconds(10)) { connection.unreadByPeer(port: gateway.port) == 0 })
+        #expect(gateway.child.terminate(), "the gateway had already exited")
+        #expect(await eventually(hangGuard: .seconds(10)) { gateway.log.contains("stopping") }, "\(gateway.log)")
+        #expect(!connection.poll(), "the request in flight was cut at SIGTERM: \(connection.text)")
+        connection.send(bytes: Array(body.dropFirst(10)))
+        #expect(await connection.waitUntilClosed(seconds: 10), "\(connection.text)")
+        #expect(connection.text.hasPrefix("HTTP/1.1 201 Created\r\n"), "\(connection.text)")
+        #expect(await eventually(hangGuard: .seconds(10)) { receiver.envelopes.count == 1 }, "not published")
+        #expect(receiver.envelopes.first?.body == body)
+        #expect(gateway.stop() == 0, "\(gateway.log.suffix(2000))")
+        #expect(gateway.log.contains("stopped"), "\(gateway.log.suffix(2000))")
+    }
+
     @Test func anIdleKeepAliveConnectionIsClosedAfterTheIdleTimeout() async throws {
         let gateway = try await startGateway(options: ["--idle-timeout", "1", "--header-timeout", "30"])
         let connection = try RawConnection(port: gateway.port)

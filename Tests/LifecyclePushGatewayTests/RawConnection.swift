@@ -26,7 +26,12 @@ final class RawConnection {
     /// Sends `text`; `false` when the connection is gone.
     @discardableResult
     func send(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
+        send(bytes: Array(text.utf8))
+    }
+
+    /// Sends `bytes` (a binary body); `false` when the connection is gone.
+    @discardableResult
+    func send(bytes: [UInt8]) -> Bool {
         let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         return sent == bytes.count
     }
@@ -46,6 +51,32 @@ final class RawConnection {
             }
         }
         return isClosedByPeer
+    }
+
+    /// How many bytes this connection sent that the gateway (listening on `port`) has not read
+    /// yet: the receive queue of its end of the connection in `/proc/net/tcp`, `nil` if not found.
+    func unreadByPeer(port: Int) -> Int? {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        // Read to the end: a /proc file has no size, and one read returns a page at most.
+        guard named == 0, let table = try? FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/net/tcp")).readToEnd()
+        else { return nil }
+        func hex(_ port: Int) -> String {
+            let digits = String(port, radix: 16, uppercase: true)
+            return ":" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+        }
+        let local = hex(port)
+        let remote = hex(Int(UInt16(bigEndian: address.sin_port)))
+        // sl local_address rem_address st tx_queue:rx_queue …, addresses and queues in hex.
+        for line in String(decoding: table, as: UTF8.self).split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: " ")
+            guard fields.count > 4, fields[1].hasSuffix(local), fields[2].hasSuffix(remote) else { continue }
+            return fields[4].split(separator: ":").last.flatMap { Int($0, radix: 16) }
+        }
+        return nil
     }
 
     /// What arrived, as text.

@@ -1,0 +1,136 @@
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// One HTTP/1.1 connection over plain TCP on swift-nio (`ClientBootstrap`, NIO's HTTP/1.1 client
+/// handlers, `NIOAsyncChannel`): requests one after another, kept alive while the server agrees.
+///
+/// What an app server needs to POST to a push gateway, no more: `lifecyclectl push` sends one
+/// request, the benchmark many over a few keep-alive connections. No TLS (that belongs to a proxy
+/// or the load balancer in front of the gateways), no redirects, no chunked request bodies.
+///
+/// The connection lives for the scope of ``withConnection(host:port:timeout:isolation:_:)`` and is
+/// closed when it returns:
+///
+/// ```swift
+/// let response = try await HTTPClientConnection.withConnection(host: "127.0.0.1", port: 8080) {
+///     try await $0.send(HTTPClientRequest(path: "/push/token", headers: headers, body: body))
+/// }
+/// ```
+package final class HTTPClientConnection {
+    /// The most a response body may hold.
+    package static let maximumBodySize = 1 << 20
+
+    private let hostHeader: String
+    private var inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>.AsyncIterator
+    private let outbound: NIOAsyncChannelOutboundWriter<HTTPClientRequestPart>
+
+    /// Whether another request may follow: `false` once the server said `Connection: close`, or
+    /// a request failed (the connection is then in an unknown state).
+    package private(set) var isReusable = true
+
+    private init(
+        hostHeader: String,
+        inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>.AsyncIterator,
+        outbound: NIOAsyncChannelOutboundWriter<HTTPClientRequestPart>
+    ) {
+        self.hostHeader = hostHeader
+        self.inbound = inbound
+        self.outbound = outbound
+    }
+
+    /// Connects to `host:port`, runs `body` with the connection, and closes it.
+    ///
+    /// - Parameters:
+    ///   - host: A host name or address (an IPv6 literal without brackets).
+    ///   - port: The TCP port.
+    ///   - timeout: The limit for connecting, and for each request until its whole response.
+    ///   - isolation: Where `body` runs (the caller's actor).
+    ///   - body: What to do with the connection.
+    /// - Returns: What `body` returned.
+    /// - Throws: ``HTTPClientError`` when it cannot connect; what `body` throws.
+    package static func withConnection<Result: Sendable>(
+        host: String, port: Int, timeout: Duration = .seconds(10),
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (HTTPClientConnection) async throws -> Result
+    ) async throws -> Result {
+        let channel: NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>
+        do {
+            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connectTimeout(TimeAmount(timeout))
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .connect(host: host, port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                        try channel.pipeline.syncOperations.addHandler(ResponseDeadlineHandler(limit: timeout))
+                        return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(
+                            wrappingChannelSynchronously: channel)
+                    }
+                }
+        } catch {
+            throw HTTPClientError("cannot connect to \(host):\(port)", underlying: error)
+        }
+        let bracketed = host.contains(":") ? "[\(host)]" : host
+        let hostHeader = port == 80 ? bracketed : "\(bracketed):\(port)"
+        // Nonisolated code in the scope runs on the connection's loop (EventLoopTaskExecutor).
+        return try await withTaskExecutorPreference(
+            EventLoopTaskExecutor(channel.channel.eventLoop), isolation: isolation
+        ) {
+            try await channel.executeThenClose(isolation: isolation) { inbound, outbound in
+                let connection = HTTPClientConnection(
+                    hostHeader: hostHeader, inbound: inbound.makeAsyncIterator(), outbound: outbound)
+                return try await body(connection)
+            }
+        }
+    }
+
+    /// Sends `request` and waits for its whole response (within the connection's time limit).
+    ///
+    /// - Throws: ``HTTPClientError`` when the connection is no longer usable, the server closed it
+    ///   or sent a body over ``maximumBodySize`` before a complete response, or the time ran out.
+    package func send(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
+        guard isReusable else { throw HTTPClientError("the connection can take no more requests") }
+        // Usable again only if this exchange completes and the server keeps the connection.
+        isReusable = false
+        do {
+            return try await exchange(request)
+        } catch let error as HTTPClientError {
+            throw error
+        } catch {
+            throw HTTPClientError("the exchange failed", underlying: error)
+        }
+    }
+
+    private func exchange(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
+        var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method), uri: request.path)
+        head.headers.add(name: "Host", value: hostHeader)
+        for (name, value) in request.headers { head.headers.add(name: name, value: value) }
+        head.headers.add(name: "Content-Length", value: "\(request.body.count)")
+        if request.closesConnection { head.headers.add(name: "Connection", value: "close") }
+        try await outbound.write(
+            contentsOf: [.head(head), .body(.byteBuffer(ByteBuffer(bytes: request.body))), .end(nil)])
+
+        var responseHead: HTTPResponseHead?
+        var body = ByteBuffer()
+        while let part = try await inbound.next() {
+            switch part {
+            case .head(let received):
+                responseHead = received
+            case .body(var chunk):
+                guard body.readableBytes + chunk.readableBytes <= Self.maximumBodySize else {
+                    throw HTTPClientError("the response body is over \(Self.maximumBodySize) bytes")
+                }
+                body.writeBuffer(&chunk)
+            case .end:
+                guard let responseHead else { continue }
+                isReusable = responseHead.isKeepAlive && !request.closesConnection
+                var headers: [String: String] = [:]
+                for (name, value) in responseHead.headers { headers[name.lowercased()] = value }
+                return HTTPClientResponse(
+                    status: Int(responseHead.status.code), reason: responseHead.status.reasonPhrase,
+                    headers: headers, body: Array(body.readableBytesView))
+            }
+        }
+        throw HTTPClientError("the server closed the connection without a complete response")
+    }
+}
