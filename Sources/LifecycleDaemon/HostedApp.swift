@@ -10,33 +10,47 @@ import SystemdBus
 /// suspended, purged and escalated by the daemon; a registered-only app gets the same
 /// commands and signals but is never signalled.
 struct HostedApp: Sendable {
+    /// Where the daemon stands with the app's process: one explicit phase instead of flags.
+    ///
+    /// `launched` ─► `running` ⇄ `stopRequested` ─► `terminating` ─► (exit) `notLaunched`; an
+    /// exit from any phase ends in `notLaunched`. An app that only registered stays `notLaunched`:
+    /// the daemon never signals a process it did not start.
+    enum Phase: Sendable, Equatable {
+        /// No process of the daemon's runs.
+        case notLaunched
+        /// The launched process runs (or was resumed).
+        case running
+        /// The daemon asked for the process to be stopped and has not resumed it since.
+        case stopRequested
+        /// A `terminate` is under way for the running process: it is never stopped again, whatever
+        /// it reports, so it can run its `applicationWillTerminate` and exit.
+        case terminating
+    }
+
     /// The app id.
     let id: String
     /// The manifest, if one names this id.
     var manifest: AppManifest?
     /// The process lifecycled launched, while it runs.
-    var process: AppProcess?
+    private(set) var process: AppProcess?
+    /// Where the daemon stands with ``process``.
+    private(set) var phase: Phase = .notLaunched
     /// The unique bus name the app registered from, while registered.
-    var busName: String?
+    private(set) var busName: String?
     /// Which launch ``process`` is (so a late exit of an earlier launch is not mistaken for it).
-    var launchID = 0
-    /// Whether the daemon asked for the process to be stopped and has not resumed it since.
-    var stopRequested = false
-    /// A `terminate` is under way for the running process: it is never stopped again, whatever it
-    /// reports, so it can run its `applicationWillTerminate` and exit.
-    var terminating = false
+    private(set) var launchID = 0
     /// The pid the registration came from (or the launched process), 0 if none.
-    var registeredPID: UInt32 = 0
+    private(set) var registeredPID: UInt32 = 0
     /// The last state the app reported (`not-running` when it is not running).
     var state: ApplicationState = .notRunning
     /// The launch options of the current launch (returned by `RegisterApp`).
-    var launchOptions = LaunchOptions()
+    private(set) var launchOptions = LaunchOptions()
     /// Whether the app is to be in the foreground (`false` when launched in the background).
     var foreground = true
     /// The background tasks the app reported as running, by id.
-    var backgroundTasks: [UInt32: String] = [:]
+    private(set) var backgroundTasks: [UInt32: String] = [:]
     /// Commands for a launched app that has not registered yet, sent once it does.
-    var pendingCommands: [(command: String, arguments: UserInfo)] = []
+    private(set) var pendingCommands: [(command: String, arguments: UserInfo)] = []
     /// When the app was first known, for a deterministic order (registration order).
     let order: Int
 
@@ -57,6 +71,12 @@ struct HostedApp: Sendable {
     /// Whether a launched process of the app is running.
     var isRunning: Bool { process.map { $0.exitStatus == nil } ?? false }
 
+    /// Whether the daemon asked for the process to be stopped and has not resumed it since.
+    var stopRequested: Bool { phase == .stopRequested }
+
+    /// Whether a `terminate` is under way for the running process.
+    var terminating: Bool { phase == .terminating }
+
     /// The pid to show: the launched process, else the registration's, else 0.
     var pid: UInt32 {
         if let process, process.exitStatus == nil { return UInt32(process.pid) }
@@ -66,5 +86,74 @@ struct HostedApp: Sendable {
     /// The `(sssu)` entry of `ListApps` / `Apps`: id, state, name, pid.
     var listEntry: BusValue {
         .structure([.string(id), .string(state.rawValue), .string(manifest?.name ?? ""), .uint32(pid)])
+    }
+
+    // MARK: Transitions
+
+    /// A new launch: its process runs, nothing is queued or stopped from an earlier one.
+    mutating func launched(
+        _ process: AppProcess, launchID: Int, manifest: AppManifest, options: LaunchOptions
+    ) {
+        self.manifest = manifest
+        self.process = process
+        self.launchID = launchID
+        launchOptions = options
+        foreground = !options.launchedInBackground
+        pendingCommands.removeAll()
+        phase = .running
+    }
+
+    /// The launched process ended: with it go its registration (its connection died too), its
+    /// queued commands and its background tasks.
+    mutating func exited() {
+        process = nil
+        phase = .notLaunched
+        pendingCommands.removeAll()
+        backgroundTasks.removeAll()
+        busName = nil
+    }
+
+    /// The app registered from a unique name; returns the commands that waited for it, in order.
+    mutating func registered(from busName: String, pid: UInt32) -> [(command: String, arguments: UserInfo)] {
+        self.busName = busName
+        registeredPID = pid
+        defer { pendingCommands.removeAll() }
+        return pendingCommands
+    }
+
+    /// The unique name the app registered from left the bus: its registration and tasks end.
+    mutating func leftTheBus() {
+        busName = nil
+        backgroundTasks.removeAll()
+    }
+
+    /// The daemon asked for the running process to be stopped (a terminating one never is).
+    mutating func requestStop() {
+        if phase == .running { phase = .stopRequested }
+    }
+
+    /// The process was resumed (or its stop taken back) before it was stopped again.
+    mutating func stopWithdrawn() {
+        if phase == .stopRequested { phase = .running }
+    }
+
+    /// A `terminate` is under way for the running process.
+    mutating func beginTerminating() {
+        if process != nil { phase = .terminating }
+    }
+
+    /// Queues a command until the launched app registers, dropping the oldest beyond `limit`.
+    ///
+    /// - Returns: Whether the oldest queued command was dropped.
+    mutating func enqueue(_ command: String, _ arguments: UserInfo, limit: Int) -> Bool {
+        let dropped = pendingCommands.count >= limit
+        if dropped { pendingCommands.removeFirst() }
+        pendingCommands.append((command, arguments))
+        return dropped
+    }
+
+    /// Records a background task the app began (`name`) or ended (`nil`).
+    mutating func setBackgroundTask(_ task: UInt32, _ name: String?) {
+        backgroundTasks[task] = name
     }
 }

@@ -161,12 +161,12 @@ extension LifecycleDaemon {
                 throw DaemonError.invalidArgs(
                     "more than \(LifecycleDaemon.maximumBackgroundTasks) background tasks at once")
             }
-            registry[id]?.backgroundTasks[task] = name
+            registry[id]?.setBackgroundTask(task, name)
         case .backgroundTaskEnded:
             let id = try DaemonArguments.appID(arguments, 0)
             let task = try DaemonArguments.uint32(arguments, 1, "task id")
             _ = try registeredApp(id, call)
-            registry[id]?.backgroundTasks[task] = nil
+            registry[id]?.setBackgroundTask(task, nil)
             // The last task of an app that reported suspended may have been what held sleep.
             checkSleepRelease()
         case .openURL: return [.string(try await openURL(call))]
@@ -261,10 +261,7 @@ extension LifecycleDaemon {
                 message: "\(Self.maximumUnknownApps) apps without a manifest are registered already")
         }
         var updated = app
-        updated.busName = sender
-        updated.registeredPID = callerPID
-        let pending = updated.pendingCommands
-        updated.pendingCommands.removeAll()
+        let pending = updated.registered(from: sender, pid: callerPID)
         registry[id] = updated
         logger.info("\(id) registered from \(sender) (pid \(callerPID))", metadata: .app(id))
         publishApps()

@@ -394,13 +394,11 @@ package final class LifecycleDaemon {
         guard app.isRegistered else {
             guard app.isRunning else { return }
             // Bounded: callers could otherwise grow it without end for an app that never registers.
-            if app.pendingCommands.count >= Self.maximumPendingCommands {
-                registry[id]?.pendingCommands.removeFirst()
+            if registry[id]?.enqueue(name, arguments, limit: Self.maximumPendingCommands) == true {
                 logger.warning(
                     "\(id) has not registered; its oldest queued command was dropped (\(Self.maximumPendingCommands) at most)",
                     metadata: .app(id))
             }
-            registry[id]?.pendingCommands.append((name, arguments))
             return
         }
         if let process = app.process, command.resumesSuspendedApp {
@@ -430,7 +428,7 @@ package final class LifecycleDaemon {
         guard let app = registry[id], app.stopRequested, let process = app.process, process.exitStatus == nil else {
             return
         }
-        registry[id]?.stopRequested = false
+        registry[id]?.stopWithdrawn()
         process.resume { [weak self] result in
             if case .failure(let error) = result {
                 Task { @MainActor in self?.logger.info("\(id): not resumed: \(error)", metadata: .app(id)) }
@@ -444,7 +442,7 @@ package final class LifecycleDaemon {
     ///   - process: Its process.
     func resume(_ id: String, _ process: AppProcess) async {
         guard process.exitStatus == nil, process.isSuspended || registry[id]?.stopRequested == true else { return }
-        registry[id]?.stopRequested = false
+        registry[id]?.stopWithdrawn()
         do {
             try await process.resume()
         } catch {
@@ -490,7 +488,7 @@ package final class LifecycleDaemon {
                 metadata: .app(id))
             return
         }
-        registry[id]?.stopRequested = true
+        registry[id]?.requestStop()
         // Requested synchronously, so the loop sees stop and continue requests in main-actor order:
         // a stop requested from a later task could overtake a continue and leave the app stopped
         // with a Command it never reads.
@@ -537,14 +535,7 @@ package final class LifecycleDaemon {
             throw DaemonError.launchFailed(id, "\(error)")
         }
         var app = registry.candidate(for: id)
-        app.manifest = manifest
-        app.process = process
-        app.launchID = launchID
-        app.launchOptions = options
-        app.foreground = !options.launchedInBackground
-        app.pendingCommands.removeAll()
-        app.stopRequested = false
-        app.terminating = false
+        app.launched(process, launchID: launchID, manifest: manifest, options: options)
         registry[id] = app
         logger.info("launched \(id) as pid \(process.pid)", metadata: .app(id))
         publishApps()
@@ -561,13 +552,8 @@ package final class LifecycleDaemon {
         }
         guard var app = registry[id], app.launchID == launchID else { return }
         logger.info("\(id) (pid \(app.process.map { String($0.pid) } ?? "?")) \(status)", metadata: .app(id))
-        app.process = nil
-        app.stopRequested = false
-        app.terminating = false
-        app.pendingCommands.removeAll()
-        app.backgroundTasks.removeAll()
         // The connection dies with the process; the registration ends here too.
-        app.busName = nil
+        app.exited()
         registry[id] = app
         setState(id, .notRunning)
         publishApps()
@@ -582,8 +568,7 @@ package final class LifecycleDaemon {
     func busNameVanished(_ busName: String) {
         guard var app = registry.app(registeredFrom: busName) else { return }
         logger.info("\(app.id) left the bus (\(busName))", metadata: .app(app.id))
-        app.busName = nil
-        app.backgroundTasks.removeAll()
+        app.leftTheBus()
         registry[app.id] = app
         setState(app.id, .notRunning)
         // An app known only from its registration (no manifest, not launched here) is
@@ -610,7 +595,7 @@ package final class LifecycleDaemon {
         // The process to end is the one running now: if it exits and the app is launched again
         // while the command goes out, the new launch never got `terminate` and is left alone.
         let process = app.process
-        if process != nil { registry[id]?.terminating = true }
+        registry[id]?.beginTerminating()
         // Queued like any command when the app runs but has not registered yet (launched a moment
         // ago by OpenURL, say): it gets it right after its registration and can exit by itself.
         await send(.hostEvent(.terminate(reason)), to: id)
