@@ -6,22 +6,11 @@ extension LifecycledProtocol {
     /// Built from ``Method``, ``Signal`` and ``Property`` alone; a test holds the shipped file to it
     /// and the running daemon's own introspection to the file.
     public static func introspectionXML() -> String {
-        func escaped(_ text: String) -> String {
-            var result = ""
-            for character in text {
-                switch character {
-                case "&": result += "&amp;"
-                case "<": result += "&lt;"
-                case ">": result += "&gt;"
-                case "\"": result += "&quot;"
-                default: result.append(character)
-                }
-            }
-            return result
-        }
+        // Names are D-Bus member and argument names and signatures are D-Bus type codes: neither can
+        // hold a character XML would need escaped (`<`, `>`, `&`, `"`).
         func arg(_ argument: Argument, direction: String?) -> String {
             let direction = direction.map { " direction=\"\($0)\"" } ?? ""
-            return "      <arg type=\"\(escaped(argument.signature))\" name=\"\(argument.name)\"\(direction)/>\n"
+            return "      <arg type=\"\(argument.signature)\" name=\"\(argument.name)\"\(direction)/>\n"
         }
         var xml = """
             <!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"
@@ -45,7 +34,7 @@ extension LifecycledProtocol {
         }
         for property in Property.allCases {
             // `EmitsChangedSignal` defaults to true; like sd-bus, only the other values are written.
-            let head = "    <property name=\"\(property.name)\" type=\"\(escaped(property.signature))\" access=\"read\""
+            let head = "    <property name=\"\(property.name)\" type=\"\(property.signature)\" access=\"read\""
             if property.isConstant {
                 xml += head + ">\n"
                 xml += "      <annotation name=\"org.freedesktop.DBus.Property.EmitsChangedSignal\" value=\"const\"/>\n"
