@@ -1,0 +1,48 @@
+import AppLifecycle
+import Testing
+
+@testable import LifecycleDaemon
+
+@Suite("HostedApp: one phase of the process, changed only by its transitions", .timeLimit(.minutes(1)))
+struct HostedAppPhaseTests {
+    @Test func aLaunchRunsStopsIsWithdrawnTerminatesAndExits() async throws {
+        let manifest = try testManifest("/bin/sleep", ["600"], id: "org.example.Phase")
+        try await withApp(manifest) { process, exits, _ in
+            var app = HostedApp(id: manifest.id, manifest: manifest, order: 0)
+            #expect(app.phase == .notLaunched)
+            app.requestStop()
+            #expect(app.phase == .notLaunched, "a process the daemon did not launch is never stopped")
+
+            _ = app.enqueue("sleeping", ["value": .bool(true)], limit: 2)
+            var options = LaunchOptions()
+            options.launchedInBackground = true
+            app.launched(process, launchID: 7, manifest: manifest, options: options)
+            #expect(app.phase == .running && app.launchID == 7 && !app.foreground)
+            #expect(app.pendingCommands.isEmpty, "a new launch starts with nothing queued from an earlier one")
+
+            let first = app.enqueue("a", [:], limit: 2)
+            let second = app.enqueue("b", [:], limit: 2)
+            let third = app.enqueue("c", [:], limit: 2)
+            #expect(!first && !second && third, "the oldest is dropped beyond the limit")
+            #expect(app.pendingCommands.map(\.command) == ["b", "c"])
+            let pending = app.registered(from: ":1.42", pid: 42)
+            #expect(pending.map(\.command) == ["b", "c"] && app.pendingCommands.isEmpty && app.isRegistered)
+
+            app.requestStop()
+            #expect(app.phase == .stopRequested && app.stopRequested)
+            app.stopWithdrawn()
+            #expect(app.phase == .running)
+            app.beginTerminating()
+            #expect(app.phase == .terminating && app.terminating)
+            app.requestStop()
+            #expect(app.phase == .terminating, "a terminating process is never stopped again")
+
+            app.setBackgroundTask(1, "upload")
+            app.exited()
+            #expect(app.phase == .notLaunched && app.process == nil && !app.isRegistered)
+            #expect(app.backgroundTasks.isEmpty)
+            process.terminate(policy: TerminationPolicy(deadline: .zero, grace: .seconds(30)))
+            _ = await exits.wait()
+        }
+    }
+}
