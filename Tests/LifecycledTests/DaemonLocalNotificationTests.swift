@@ -174,7 +174,13 @@ struct DaemonLocalNotificationTests {
             try await h.client.call(
                 LifecycledProtocol.Method.scheduleNotification.name,
                 [.string(app.id), notification("q1", in: 0, title: "Later")])
-            try await Task.sleep(for: .milliseconds(300))
+            // It fires at once and is kept (no server to show it), not sent to the background app;
+            // once kept, nothing of it is left to deliver.
+            #expect(await eventually { h.daemon.local.undelivered[app.id]?.count == 1 }, "not kept")
+            try await h.emitted.wait(for: "the firing's schedule change") {
+                $0.commands(app.id).filter { $0 == LifecycledCommand.scheduleChangedName }.count == 2
+            }
+            #expect(h.daemon.local.schedule.count == 0 && h.daemon.local.delivering.isEmpty)
             #expect(!h.emitted.commands(app.id).contains("local-notification"))
             // The app's mirror of its schedule gets changes, not the whole list: added, then fired.
             let changes = h.emitted.all.filter {
@@ -239,7 +245,10 @@ struct DaemonLocalNotificationTests {
             await eventually {
                 LocalNotificationScheduleFile.load(from: second.local.scheduleURL).notifications.isEmpty
             })
-        try await Task.sleep(for: .milliseconds(300))
+        // Once: nothing of it is left to fire or on its way to a banner, and an alarm now finds nothing due.
+        #expect(second.local.schedule.count == 0 && second.local.delivering.isEmpty)
+        second.fireDue()
+        #expect(second.local.delivering.isEmpty)
         #expect(second.local.undelivered[counter]?.count == 1)
         await second.shutdown(reason: .hostRequest)
     }
@@ -445,7 +454,12 @@ struct DaemonLocalNotificationTests {
             try await app.report(.inactive)
             try await app.client.call(
                 LifecycledProtocol.Method.setIdleTimerDisabled.name, [.string(app.id), .bool(true)])
-            try await Task.sleep(for: .milliseconds(200))
+            // Decided in the call: nothing was asked of logind (a request would have opened the
+            // system bus in the daemon's first turn after the call, before this barrier's answer).
+            try await h.client.barrier()
+            #expect(
+                h.daemon.local.systemBus == nil && h.daemon.local.systemBusOpening == nil, "held while only inactive")
+            #expect(h.daemon.local.idleInhibitors[app.id] == nil && h.daemon.local.screenSaverCookies[app.id] == nil)
             #expect(try !idleInhibitors(), "held while only inactive")
             try await app.report(.active)
             #expect(try await eventually { try idleInhibitors() }, "not held while active")
