@@ -231,13 +231,14 @@ struct DaemonLocalNotificationTests {
                 [.string("org.example.Nobody"), notification("n", in: 1, title: "x")])
                 == LifecycledProtocol.ErrorName.unknownApp)
         first.abandonForTesting()
+        // What the next daemon finds: p1 alone, on disk (checked here, not in its schedule after
+        // its start: on a loaded machine p1 may be due by then, and fire at once).
+        let saved = LocalNotificationScheduleFile.load(from: first.local.scheduleURL).notifications
+        #expect(saved.map(\.key) == [LocalNotificationSchedule.Key(appID: counter, identifier: "p1")])
 
         let second = LifecycleDaemon(configuration: configuration)
         try await second.start()
         defer { Task { await second.shutdown(reason: .hostRequest) } }
-        #expect(second.local.schedule.count == 1)
-        let key = LocalNotificationSchedule.Key(appID: counter, identifier: "p1")
-        #expect(second.local.schedule.entry(key) != nil)
         // No server: the firing is kept for the app; once, and the schedule is empty (on disk too).
         #expect(try await eventually(hangGuard: .seconds(5)) { second.local.undelivered[counter]?.count == 1 })
         // Written after the firing, off the main actor.
