@@ -595,7 +595,7 @@ package final class LocalNotificationCenter {
     }
 
     /// The alarm went off (the fire time, a resume past it, or a clock set): fire what is due, re-arm.
-    func alarmWentOff(_ reading: RealtimeAlarm.Reading) {
+    package func alarmWentOff(_ reading: RealtimeAlarm.Reading) {
         guard alarm != nil else { return }
         if reading == .clockSet {
             clockSets += 1

@@ -189,9 +189,13 @@ import Testing
         #expect(try await gateway.publish(topic: topics.push, message: "held-2").status == 0)
         #expect(await first.probe.wait { $0.texts == ["held-1", "held-2"] })
         #expect(try await withDeadline { try await first.connection.outstandingAcknowledgements() } == 2)
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(!brokerLog(broker).contains("Received PUBACK from dev1-gate"))
         first.abort()
+        // The broker reads the socket in order: a PUBACK written before the abort is in its log
+        // before the end of that connection is.
+        #expect(
+            await eventually { brokerSawTheEnd(of: "dev1-gate", in: brokerLog(broker)) },
+            "\(brokerLog(broker).split(separator: "\n").suffix(5))")
+        #expect(!brokerLog(broker).contains("Received PUBACK from dev1-gate"))
 
         // The broker redelivers both (same payloads; packet ids may differ).
         let second = try Client(broker, user: "dev1", clientID: "dev1-gate", holdAcknowledgements: true)
@@ -226,15 +230,15 @@ import Testing
         #expect(await client.probe.wait { if case .disconnected(.lost) = $0.events.last { true } else { false } })
         // Published while the broker is down: queued, sent after it returns.
         let state = try topics.appState("org.example.App")
-        let whileDown = Task {
-            try await client.connection.boundedPublish(topic: state, payload: Array("s-down".utf8), retain: true)
-        }
-        try await Task.sleep(for: .milliseconds(300))
+        let whileDown = ValueRecorder<Result<Void, BrokerError>>()
+        client.connection.publish(topic: state, payload: Array("s-down".utf8), retain: true) { whileDown.add($0) }
+        // Publishes reach the loop in order: once this round trip is back, it waits in the queue.
+        _ = try await client.connection.outstandingAcknowledgements()
         try broker.restart()
 
         #expect(await client.probe.waitForConnections(2))
         #expect(client.probe.events.contains(.connected(sessionPresent: true)))
-        try await whileDown.value
+        try await whileDown.next("the publish queued while the broker was down", hangGuard: .seconds(5)).get()
         for index in 5..<10 { #expect(try await gateway.publish(topic: topics.push, message: "p\(index)").status == 0) }
         let expected = Set((0..<10).map { "p\($0)" } + ["s-down"])
         #expect(await client.probe.wait { expected.isSubset(of: Set($0.texts)) })
@@ -269,13 +273,10 @@ import Testing
         broker.stop()
         let client = try Client(broker, user: "dev1", clientID: "dev1-queue", maximumQueuedPublishes: 2)
         defer { client.close() }
-        let first = Task {
-            try await client.connection.boundedPublish(topic: "applifecycle/v1/dev1/push", payload: [1])
-        }
-        let second = Task {
-            try await client.connection.boundedPublish(topic: "applifecycle/v1/dev1/push", payload: [2])
-        }
-        try await Task.sleep(for: .milliseconds(100))
+        let waiting = ValueRecorder<Result<Void, BrokerError>>()
+        client.connection.publish(topic: "applifecycle/v1/dev1/push", payload: [1]) { waiting.add($0) }
+        client.connection.publish(topic: "applifecycle/v1/dev1/push", payload: [2]) { waiting.add($0) }
+        // Publishes reach the loop in order: both wait in the queue when the third is looked at.
         await #expect(throws: BrokerError(.queueFull, "2 publishes are already waiting")) {
             try await client.connection.boundedPublish(topic: "applifecycle/v1/dev1/push", payload: [3])
         }
@@ -283,9 +284,15 @@ import Testing
             try await client.connection.boundedPublish(topic: "bad/#", payload: [3])
         }
         client.connection.stop()
-        await #expect(throws: BrokerError.self) { try await first.value }
-        await #expect(throws: BrokerError.self) { try await second.value }
+        await #expect(throws: BrokerError.self) { try await waiting.next("the first publish's end").get() }
+        await #expect(throws: BrokerError.self) { try await waiting.next("the second publish's end").get() }
     }
+}
+
+/// Whether mosquitto's log shows a client's connection ending (closed, or dropped with an error).
+func brokerSawTheEnd(of clientID: String, in log: String) -> Bool {
+    log.contains("Client \(clientID) closed its connection") || log.contains("Socket error on client \(clientID),")
+        || log.contains("Client \(clientID) disconnected")
 }
 
 /// The broker's log so far.

@@ -131,9 +131,13 @@ import Testing
             bareLoop.shutdown()
         }
         try bare.start()
-        try await Task.sleep(for: .seconds(1))
+        // Each attempt ends as `connected` or `disconnected(.lost)`: wait for two attempts to end
+        // (the first and a retry), then none of them may have connected.
+        @Sendable func lost(_ events: [BrokerConnectionEvent]) -> Int {
+            events.filter { if case .disconnected(.lost) = $0 { true } else { false } }.count
+        }
+        #expect(await bareProbe.wait { lost($0.events) >= 2 }, "\(bareProbe.events)")
         #expect(bareProbe.connectCount == 0, "\(bareProbe.events)")
-        #expect(bareProbe.events.contains { if case .disconnected(.lost) = $0 { true } else { false } })
     }
 }
 

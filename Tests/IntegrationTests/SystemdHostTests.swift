@@ -408,8 +408,24 @@ struct SystemdHostTests {
         await rig.launch()
         rig.logind.stop()
         try rig.systemBus.restart()
-        // logind comes back later than the bus (several backoff steps): the bridge must keep trying.
-        try await Task.sleep(for: .milliseconds(600))
+        // logind comes back later than the bus: only after the bridge found it missing twice (each
+        // attempt is a connection that comes and goes on the bus), so it must keep trying.
+        let loop = try EventLoop(name: "bus-watcher")
+        defer { loop.shutdown() }
+        let watcher = try BusConnection(.address(rig.systemBus.address), loop: loop, description: "bus-watcher")
+        defer { watcher.close() }
+        let gone = ValueRecorder<String>()
+        let subscription = try await watcher.subscribe(
+            sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "NameOwnerChanged"
+        ) { signal in
+            guard let name = signal.arguments.first?.stringValue, name.hasPrefix(":"),
+                signal.arguments.count == 3, signal.arguments[2].stringValue == ""
+            else { return }
+            gone.add(name)
+        }
+        defer { subscription.cancel() }
+        #expect(await eventually { gone.values.count >= 2 }, "the bridge did not try the bus twice")
         rig.logind = try DBusMock(template: "logind", address: rig.systemBus.address)
         rig.sessionPath = try rig.logind.addSession(id: "c1", uid: getuid(), username: "tester", active: true)
         // Wait for the bridge to be back (through several reconnect backoff steps): its delay lock

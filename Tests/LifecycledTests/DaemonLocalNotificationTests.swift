@@ -175,7 +175,13 @@ struct DaemonLocalNotificationTests {
             try await h.client.call(
                 LifecycledProtocol.Method.scheduleNotification.name,
                 [.string(app.id), notification("q1", in: 0, title: "Later")])
-            try await Task.sleep(for: .milliseconds(300))
+            // It fires at once and is kept (no server to show it), not sent to the background app;
+            // once kept, nothing of it is left to deliver.
+            #expect(await eventually { h.daemon.localNotifications.undelivered[app.id]?.count == 1 }, "not kept")
+            try await h.emitted.wait(for: "the firing's schedule change") {
+                $0.commands(app.id).filter { $0 == LifecycledCommand.scheduleChangedName }.count == 2
+            }
+            #expect(h.daemon.localNotifications.schedule.count == 0 && h.daemon.localNotifications.delivering.isEmpty)
             #expect(!h.emitted.commands(app.id).contains("local-notification"))
             // The app's mirror of its schedule gets changes, not the whole list: added, then fired.
             let changes = h.emitted.all.filter {
@@ -226,20 +232,25 @@ struct DaemonLocalNotificationTests {
                 [.string("org.example.Nobody"), notification("n", in: 1, title: "x")])
                 == LifecycledProtocol.ErrorName.unknownApp)
         first.abandonForTesting()
+        // What the next daemon finds: p1 alone, on disk (checked here, not in its schedule after
+        // its start: on a loaded machine p1 may be due by then, and fire at once).
+        let saved = LocalNotificationScheduleFile.load(from: try #require(first.localNotifications.scheduleURL))
+            .notifications
+        #expect(saved.map(\.key) == [LocalNotificationSchedule.Key(appID: counter, identifier: "p1")])
 
         let second = LifecycleDaemon(configuration: configuration)
         try await second.start()
         defer { Task { await second.shutdown(reason: .hostRequest) } }
-        #expect(second.localNotifications.schedule.count == 1)
-        let key = LocalNotificationSchedule.Key(appID: counter, identifier: "p1")
-        #expect(second.localNotifications.schedule.entry(key) != nil)
         // No server: the firing is kept for the app; once, and the schedule is empty (on disk too).
         #expect(
             try await eventually(hangGuard: .seconds(5)) { second.localNotifications.undelivered[counter]?.count == 1 })
         // Written after the firing, off the main actor.
         let scheduleURL = try #require(second.localNotifications.scheduleURL)
         #expect(await eventually { LocalNotificationScheduleFile.load(from: scheduleURL).notifications.isEmpty })
-        try await Task.sleep(for: .milliseconds(300))
+        // Once: nothing of it is left to fire or on its way to a banner, and an alarm now finds nothing due.
+        #expect(second.localNotifications.schedule.count == 0 && second.localNotifications.delivering.isEmpty)
+        second.localNotifications.fireDue()
+        #expect(second.localNotifications.delivering.isEmpty)
         #expect(second.localNotifications.undelivered[counter]?.count == 1)
         await second.shutdown(reason: .hostRequest)
     }
@@ -446,7 +457,12 @@ struct DaemonLocalNotificationTests {
             try await app.report(.inactive)
             try await app.client.call(
                 LifecycledProtocol.Method.setIdleTimerDisabled.name, [.string(app.id), .bool(true)])
-            try await Task.sleep(for: .milliseconds(200))
+            // Decided in the call: nothing was asked of logind (a request would have opened the
+            // system bus in the daemon's first turn after the call, before this barrier's answer).
+            try await h.client.barrier()
+            #expect(
+                h.daemon.idle.systemBus == nil && h.daemon.idle.systemBusOpening == nil, "held while only inactive")
+            #expect(h.daemon.idle.idleInhibitors[app.id] == nil && h.daemon.idle.screenSaverCookies[app.id] == nil)
             #expect(try !idleInhibitors(), "held while only inactive")
             try await app.report(.active)
             #expect(try await eventually { try idleInhibitors() }, "not held while active")

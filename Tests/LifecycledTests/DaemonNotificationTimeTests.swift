@@ -4,6 +4,7 @@ import AppLifecycleTesting
 import Foundation
 import Glibc
 import LifecycledProtocol
+import LocalNotificationEngine
 import SystemdBus
 import SystemdBusTesting
 import Testing
@@ -55,8 +56,15 @@ struct DaemonNotificationTimeTests {
             try await h.client.call(
                 LifecycledProtocol.Method.scheduleNotification.name,
                 [.string(app.id), UserInfoBusCodec.encode(absolute)])
-            try await Task.sleep(for: .milliseconds(200))
+            // Two hours away in either zone: the alarm waits for it, and were it to go off now
+            // (a slow machine changes nothing here) neither is due.
+            let now = LocalNotificationCenter.realtimeNow()
+            var schedule = h.daemon.localNotifications.schedule
+            #expect((schedule.earliestInstant() ?? 0) > now + 7_000)
+            h.daemon.localNotifications.fireDue()
+            try await h.client.barrier()
             #expect(!h.emitted.commands(app.id).contains("local-notification"))
+            #expect(h.daemon.localNotifications.schedule.count == 2)
             // The machine travels two hours east: its clock shows 07:00 now. The absolute one stays.
             h.daemon.localTimeZoneChanged(to: FixedOffsetZone(identifier: "Etc/GMT-2", offset: 7_200))
             try await h.emitted.wait(for: "the floating notification") {
@@ -93,7 +101,11 @@ struct DaemonNotificationTimeTests {
                 try await h.emitted.wait(for: "the notification after the clock set") {
                     $0.commands(app.id).contains("local-notification")
                 }
-                try await Task.sleep(for: .milliseconds(300))
+                // Once: it left the schedule when it fired, so an alarm now (another clock set, a
+                // re-arm at the old time) has nothing to fire again.
+                #expect(h.daemon.localNotifications.schedule.count == 0)
+                h.daemon.localNotifications.alarmWentOff(.clockSet)
+                try await h.client.barrier()
                 #expect(h.emitted.commands(app.id).filter { $0 == "local-notification" }.count == 1)
             }
         }
@@ -143,8 +155,26 @@ struct DaemonNotificationPersistenceTests {
         #expect(try await eventually(hangGuard: .seconds(10)) { try notifyCount() == 1 }, "never fired")
         // At its time (the alarm is absolute; a second of slack for a loaded machine), and once.
         #expect(Date() >= fireDate && Date() < fireDate.addingTimeInterval(2))
-        try await Task.sleep(for: .milliseconds(500))
-        #expect(try notifyCount() == 1)
+        // Once: it left the schedule when it fired, and a notification due now fires after it
+        // (one alarm, fire-time order, Notify calls in order on lifecycled's connection), so a
+        // second firing of the first would reach the server before this one does.
+        let listed = try await client.call(
+            LifecycledProtocol.Method.listNotifications.name, [.string("org.example.Kept")])
+        #expect(listed.first?.arrayValue?.isEmpty == true, "still scheduled: \(listed)")
+        let after: UserInfo = [
+            "identifier": .string("after"), "alertTitle": .string("After"), "alertBody": .string("the barrier"),
+            "fireDate": .date(Date()),
+        ]
+        try await client.call(
+            LifecycledProtocol.Method.scheduleNotification.name,
+            [.string("org.example.Kept"), UserInfoBusCodec.encode(after)])
+        #expect(
+            try await eventually(hangGuard: .seconds(10)) {
+                try server.calls("Notify").contains { $0.contains("the barrier") }
+            }, "the later notification never fired")
+        let calls = try server.calls("Notify")
+        let bodies = calls.map { $0.contains("through kill -9") ? "kept" : "after" }
+        #expect(bodies == ["kept", "after"], "\(calls)")
         kill(second.process.processIdentifier, SIGTERM)
         #expect(await second.exitStatus() == 0)
     }

@@ -70,7 +70,11 @@ struct DaemonPushDurabilityTests {
         #expect(
             await eventually(hangGuard: .seconds(30)) { connector.messageIDs.count >= sent.count }, "\(connector.calls)"
         )
-        try await Task.sleep(for: .milliseconds(500))
+        // A last push, published after all of them, arrives after every copy of theirs.
+        sent.append(try await rig.push(token: endpoint, body: Array("n".utf8)))
+        #expect(
+            await eventually(hangGuard: .seconds(30)) { connector.messageIDs.contains(sent.last!) },
+            "\(connector.calls)")
         #expect(connector.messageIDs == sent, "lost or duplicated: \(connector.messageIDs) vs \(sent)")
         kill(daemon.process.processIdentifier, SIGTERM)
         #expect(await daemon.exitStatus() == 0)

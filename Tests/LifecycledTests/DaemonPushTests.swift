@@ -111,10 +111,12 @@ struct DaemonPushTests {
             try await rig.pushRaw(Array("{not json".utf8))
             try await rig.push(token: "AAAAAAAAAAAAAAAAAAAAAAAAAAA", body: [1])
             let second = try await rig.push(token: token, body: Array("two".utf8))
-            #expect(await eventually { connector.messageIDs.count >= 2 }, "\(connector.calls)")
-            try await Task.sleep(for: .milliseconds(300))
-            #expect(connector.messageIDs == [first, second])
-            #expect(connector.calls("Message").map { $0["message"] } == ["b25l", "dHdv"])
+            // A last push on the same topic arrives after everything published before it, so a
+            // late copy of any of those would be in the list by then.
+            let last = try await rig.push(token: token, body: Array("end".utf8))
+            #expect(await eventually { connector.messageIDs.contains(last) }, "\(connector.calls)")
+            #expect(connector.messageIDs == [first, second, last])
+            #expect(connector.calls("Message").map { $0["message"] } == ["b25l", "dHdv", "ZW5k"])
             #expect(connector.calls("Message").allSatisfy { $0["token"] == connector.calls("NewEndpoint")[0]["token"] })
 
             // A spoofed registration for a name the caller does not own is refused.
@@ -272,8 +274,12 @@ struct DaemonPushTests {
             let veryLow = try await rig.push(token: token, body: [1], urgency: .veryLow)
             let high = try await rig.push(token: token, body: [2], urgency: .high)
             #expect(await eventually { connector.messageIDs.contains(high) }, "\(connector.calls)")
-            try await Task.sleep(for: .milliseconds(300))
+            // Another high push, published after both: the oldest allowed push goes first, so had
+            // the very-low one been let out it would arrive before this one.
+            let later = try await rig.push(token: token, body: [3], urgency: .high)
+            #expect(await eventually { connector.messageIDs.contains(later) }, "\(connector.calls)")
             #expect(!connector.messageIDs.contains(veryLow), "a very-low push went out on battery")
+            #expect(connector.messageIDs == [high, later])
             // Mains power and an unmetered network: it goes.
             try upower.updateProperties(interface: "org.freedesktop.UPower", properties: ["OnBattery": "false"])
             try networkManager.updateProperties(
