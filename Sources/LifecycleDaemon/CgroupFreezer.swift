@@ -99,7 +99,7 @@ struct CgroupFreezer: Sendable, Hashable {
             }
         }
         do {
-            let token = try loop.addIO(fd: fd, events: EventLoop.IOEvents.readable) { _ in
+            let token = try loop.addIOOnLoop(fd: fd, events: EventLoop.IOEvents.readable) { _ in
                 watch.drain()
                 check()
             }

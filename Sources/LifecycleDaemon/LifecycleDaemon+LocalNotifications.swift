@@ -39,22 +39,35 @@ extension LifecycleDaemon {
         if let loop {
             do {
                 let alarm = try RealtimeAlarm()
-                local.alarm = alarm
                 // Read on the loop thread (the watch is level-triggered: an unread timerfd would
                 // fire again at once); the main actor gets what the read found.
                 let logger = self.logger
-                local.alarmSource = try loop.addIO(fd: alarm.fileDescriptor, events: EventLoop.IOEvents.readable) {
-                    [weak self] _ in
-                    let reading: RealtimeAlarm.Reading
-                    do {
-                        reading = try alarm.read()
-                    } catch {
-                        logger.error("local notifications: \(error)")
-                        return
+                let source: EventSourceToken
+                do {
+                    source = try await loop.addIO(fd: alarm.fileDescriptor, events: EventLoop.IOEvents.readable) {
+                        [weak self] _ in
+                        let reading: RealtimeAlarm.Reading
+                        do {
+                            reading = try alarm.read()
+                        } catch {
+                            logger.error("local notifications: \(error)")
+                            return
+                        }
+                        guard reading != .nothing else { return }
+                        Task { @MainActor in self?.alarmWentOff(reading) }
                     }
-                    guard reading != .nothing else { return }
-                    Task { @MainActor in self?.alarmWentOff(reading) }
+                } catch {
+                    alarm.close()
+                    throw error
                 }
+                // The daemon may have stopped while the watch was added: then nothing stays armed.
+                guard phase == .running else {
+                    source.cancel()
+                    alarm.close()
+                    return
+                }
+                local.alarm = alarm
+                local.alarmSource = source
             } catch {
                 logger.error("local notifications: no alarm (\(error)); scheduled notifications will not fire")
             }

@@ -202,7 +202,7 @@ package struct PushGatewayCommand: AsyncParsableCommand, UsageErrorExit {
         }
         let server = GatewayServer(group: group, gateway: gateway, limits: limits, logger: logger)
         do {
-            try link.start()
+            try await link.start()
             let bound = try await server.start(host: address.host, port: address.port)
             logger.notice(
                 "listening",

@@ -146,19 +146,36 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Stops the program when the caller is not on this loop's thread (in debug builds; release
-    /// builds do not check).
+    /// Stops the program when the caller is not on this loop's thread, in every build.
     ///
-    /// Every function documented "loop thread only" starts with it, so a call from the wrong
-    /// thread fails at once in tests instead of racing with the loop.
+    /// For code that touches what only the loop thread may touch (sd-event and sd-bus objects,
+    /// loop-confined state): a call from the wrong thread stops at once instead of racing with the
+    /// loop. ``LoopBoundBox`` checks every access with it.
     ///
     /// - Parameters:
     ///   - file: The caller's file, for the failure message.
     ///   - line: The caller's line.
     @inlinable
-    public func preconditionOnLoopThread(file: StaticString = #fileID, line: UInt = #line) {
+    public func preconditionInEventLoop(file: StaticString = #fileID, line: UInt = #line) {
+        precondition(isOnLoopThread, "called off the \(name) loop thread", file: file, line: line)
+    }
+
+    /// Stops the program when the caller is not on this loop's thread, in debug builds only.
+    ///
+    /// For a function documented "loop thread only" whose unsafe accesses are checked anyway (by
+    /// ``preconditionInEventLoop(file:line:)`` or a ``LoopBoundBox``): it fails earlier in tests,
+    /// at the function's entry, and costs nothing in release builds.
+    ///
+    /// - Parameters:
+    ///   - file: The caller's file, for the failure message.
+    ///   - line: The caller's line.
+    @inlinable
+    public func assertInEventLoop(file: StaticString = #fileID, line: UInt = #line) {
         assert(isOnLoopThread, "called off the \(name) loop thread", file: file, line: line)
     }
+
+    /// Whether the calling thread is the thread of some event loop (this one or another).
+    package static var isOnAnyLoopThread: Bool { csd_is_event_loop_thread() != 0 }
 
     /// Runs `body` on the loop thread, asynchronously and in submission order.
     ///
@@ -184,18 +201,26 @@ public final class EventLoop: @unchecked Sendable {
         return accepted
     }
 
-    /// Runs `body` on the loop thread and waits for its result.
+    /// Runs `body` on the loop thread and blocks the calling thread until it has run.
     ///
-    /// Called on the loop thread, `body` runs inline. Called from another thread, that
-    /// thread blocks until the loop has run it, so never call this from a thread the loop
-    /// itself waits for.
+    /// For plain threads only (a command-line tool's set-up, a benchmark's worker thread): async
+    /// code awaits ``run(_:)`` instead, which blocks nothing, and the compiler refuses this call
+    /// there. It stops the program when called on the main thread (it would block the main actor)
+    /// or on any event loop's thread (a loop thread never blocks: waiting for itself would never
+    /// end, and waiting for another loop can deadlock).
     ///
     /// - Parameters:
     ///   - body: The work to run on the loop thread.
     /// - Returns: What `body` returned.
     /// - Throws: What `body` threw, or ``BusError`` if the loop has shut down.
+    @available(*, noasync, message: "performAndWait blocks its thread; await run(_:) instead")
     public func performAndWait<T: Sendable>(_ body: @escaping @Sendable () throws -> T) throws -> T {
-        if isOnLoopThread { return try body() }
+        precondition(
+            csd_is_main_thread() == 0,
+            "performAndWait on the main thread would block the main actor; await \(name).run(_:) instead")
+        precondition(
+            !Self.isOnAnyLoopThread,
+            "performAndWait on an event loop's thread would block that loop; use \(name).perform(_:) instead")
         let semaphore = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
         sem_init(semaphore, 0, 0)
         defer {
@@ -253,12 +278,32 @@ public final class EventLoop: @unchecked Sendable {
     ///     library closes the original whenever it likes.
     ///   - handler: Called on the loop thread with the reported `revents`.
     /// - Returns: The token that cancels the watch.
-    /// - Throws: ``BusError`` if sd-event refuses the fd (for example `EEXIST`, `EBADF`, `EPERM`).
+    /// - Throws: ``BusError`` if sd-event refuses the fd (for example `EEXIST`, `EBADF`, `EPERM`)
+    ///   or the loop has shut down.
     public func addIO(
         fd: Int32, events: UInt32, ownsFD: Bool = false, handler: @escaping @Sendable (_ revents: UInt32) -> Void
+    ) async throws -> EventSourceToken {
+        try await run { [self] in try addIOOnLoop(fd: fd, events: events, ownsFD: ownsFD, handler: handler) }
+    }
+
+    /// Watches a file descriptor for readiness, from the loop thread (preconditioned).
+    ///
+    /// What ``addIO(fd:events:ownsFD:handler:)`` does, for code that already runs on the loop
+    /// thread (a handler, or a `perform` closure).
+    ///
+    /// - Parameters:
+    ///   - fd: The file descriptor to watch. It should be non-blocking.
+    ///   - events: The `EPOLL*` event mask.
+    ///   - ownsFD: Whether the watch owns `fd` (see ``addIO(fd:events:ownsFD:handler:)``).
+    ///   - handler: Called on the loop thread with the reported `revents`.
+    /// - Returns: The token that cancels the watch.
+    /// - Throws: ``BusError`` if sd-event refuses the fd.
+    public func addIOOnLoop(
+        fd: Int32, events: UInt32, ownsFD: Bool = false, handler: @escaping @Sendable (_ revents: UInt32) -> Void
     ) throws -> EventSourceToken {
+        preconditionInEventLoop()
         let box = EventHandlerBox(io: handler)
-        return try performAndWait { [self] in
+        do {
             let token = EventSourceToken(loop: self, kind: .io)
             box.token = token
             var source: OpaquePointer?
@@ -294,13 +339,37 @@ public final class EventLoop: @unchecked Sendable {
     ///   - accuracyMicroseconds: The allowed lateness; 0 means sd-event's default (250 ms).
     ///   - handler: Called on the loop thread with the token, so it can rearm or cancel.
     /// - Returns: The token that cancels or rearms the timer.
-    /// - Throws: ``BusError`` if the clock is not supported.
+    /// - Throws: ``BusError`` if the clock is not supported or the loop has shut down.
     public func addTimer(
         clock: clockid_t, deadlineMicroseconds: UInt64, accuracyMicroseconds: UInt64 = 0,
         handler: @escaping @Sendable (EventSourceToken) -> Void
+    ) async throws -> EventSourceToken {
+        try await run { [self] in
+            try addTimerOnLoop(
+                clock: clock, deadlineMicroseconds: deadlineMicroseconds, accuracyMicroseconds: accuracyMicroseconds,
+                handler: handler)
+        }
+    }
+
+    /// Schedules a one-shot timer, from the loop thread (preconditioned).
+    ///
+    /// What ``addTimer(clock:deadlineMicroseconds:accuracyMicroseconds:handler:)`` does, for code
+    /// that already runs on the loop thread (a handler, or a `perform` closure).
+    ///
+    /// - Parameters:
+    ///   - clock: `CLOCK_MONOTONIC`, `CLOCK_REALTIME`, `CLOCK_BOOTTIME`, or their `_ALARM` variants.
+    ///   - deadlineMicroseconds: The absolute deadline on that clock, in µs (see ``now(clock:)``).
+    ///   - accuracyMicroseconds: The allowed lateness; 0 means sd-event's default (250 ms).
+    ///   - handler: Called on the loop thread with the token, so it can rearm or cancel.
+    /// - Returns: The token that cancels or rearms the timer.
+    /// - Throws: ``BusError`` if the clock is not supported.
+    public func addTimerOnLoop(
+        clock: clockid_t, deadlineMicroseconds: UInt64, accuracyMicroseconds: UInt64 = 0,
+        handler: @escaping @Sendable (EventSourceToken) -> Void
     ) throws -> EventSourceToken {
+        preconditionInEventLoop()
         let box = EventHandlerBox(timer: handler)
-        return try performAndWait { [self] in
+        do {
             let token = EventSourceToken(loop: self, kind: .timer)
             box.token = token
             var source: OpaquePointer?
@@ -329,7 +398,7 @@ public final class EventLoop: @unchecked Sendable {
     ///   - token: The token that cancels it.
     /// - Returns: The token.
     private func adopt(_ source: OpaquePointer, description: String, token: EventSourceToken) -> EventSourceToken {
-        preconditionOnLoopThread()
+        preconditionInEventLoop()
         _ = sd_event_source_set_destroy_callback(source) { userdata in
             Unmanaged<EventHandlerBox>.fromOpaque(userdata!).release()
         }
@@ -396,7 +465,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Registers a hook that runs on the loop thread when the loop shuts down. Loop thread only.
     func addShutdownHook(_ hook: @escaping () -> Void) -> UInt64 {
-        precondition(isOnLoopThread)
+        preconditionInEventLoop()
         let id = confined.nextHookID
         confined.nextHookID += 1
         confined.shutdownHooks.append((id, hook))
@@ -405,13 +474,13 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Removes a shutdown hook. Loop thread only.
     func removeShutdownHook(_ id: UInt64) {
-        precondition(isOnLoopThread)
+        preconditionInEventLoop()
         confined.shutdownHooks.removeAll { $0.id == id }
     }
 
     /// Forgets a cancelled token. Loop thread only.
     func forget(_ token: EventSourceToken) {
-        preconditionOnLoopThread()
+        preconditionInEventLoop()
         confined.sources[ObjectIdentifier(token)] = nil
     }
 
@@ -434,6 +503,7 @@ public final class EventLoop: @unchecked Sendable {
 
     private func run() {
         threadID.store(UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))), ordering: .releasing)
+        csd_mark_event_loop_thread()
         _ = csd_set_thread_name(name)
         logger.debug("event loop started")
         while !confined.stopping {

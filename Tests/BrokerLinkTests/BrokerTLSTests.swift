@@ -118,7 +118,7 @@ import Testing
         }
         let topics = try FleetTopics(device: "dev1")
         try connection.subscribe(topics.presence, qos: 1)
-        try connection.start()
+        try await connection.start()
         try #require(await probe.waitForConnections(), "\(probe.events) \(logLines(broker.logPath).suffix(5))")
         try await connection.publish(topic: topics.presence, payload: Array("over tls".utf8), qos: 1)
         #expect(await probe.wait { $0.texts.contains("over tls") })
@@ -129,7 +129,7 @@ import Testing
             bare.stop()
             bareLoop.shutdown()
         }
-        try bare.start()
+        try await bare.start()
         try await Task.sleep(for: .seconds(1))
         #expect(bareProbe.connectCount == 0, "\(bareProbe.events)")
         #expect(bareProbe.events.contains { if case .disconnected(.lost) = $0 { true } else { false } })

@@ -385,7 +385,8 @@ struct SystemdHostTests {
         await rig.launch()
         let loop = try EventLoop(name: "spoofer")
         defer { loop.shutdown() }
-        let spoofer = try BusConnection(.address(rig.systemBus.address), loop: loop, description: "spoofer")
+        let spoofer = try await BusConnection(
+            .address(rig.systemBus.address), loop: loop, description: "spoofer", timeout: .seconds(10))
         defer { spoofer.close() }
         try spoofer.emitSignal(
             path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager", member: "PrepareForSleep",

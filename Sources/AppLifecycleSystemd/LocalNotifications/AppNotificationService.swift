@@ -91,7 +91,8 @@ final class AppNotificationService {
         // Last, so nothing can fail with the watch installed. Read on the loop thread: the watch is
         // level-triggered, and an unread timerfd would fire again at once.
         let (alarm, logger) = (self.alarm, self.logger)
-        alarmSource = try loop.addIO(fd: alarm.fileDescriptor, events: EventLoop.IOEvents.readable) { [weak self] _ in
+        alarmSource = try await loop.addIO(fd: alarm.fileDescriptor, events: EventLoop.IOEvents.readable) {
+            [weak self] _ in
             do {
                 guard try alarm.read() != .nothing else { return }
             } catch {

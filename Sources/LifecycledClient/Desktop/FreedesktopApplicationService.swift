@@ -78,7 +78,7 @@ public final class FreedesktopApplicationService {
         interface.callDelivery = .inOrder
         interface.maximumPendingCalls = 64
         do {
-            let object = try connection.export(interface, at: Self.objectPath(for: id))
+            let object = try await connection.export(interface, at: Self.objectPath(for: id))
             self.object = object
             let calls = object.incomingCalls
             callsTask = Task { @MainActor [weak self] in

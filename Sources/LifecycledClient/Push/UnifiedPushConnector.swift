@@ -95,7 +95,7 @@ public final class UnifiedPushConnector {
             exported.callDelivery = .inOrder
             exported.maximumPendingCalls = 64
             do {
-                let object = try connection.export(exported, at: UnifiedPush.connectorPath)
+                let object = try await connection.export(exported, at: UnifiedPush.connectorPath)
                 objects.append(object)
                 let calls = object.incomingCalls
                 callTasks.append(
