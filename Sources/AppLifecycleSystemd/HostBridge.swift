@@ -355,13 +355,11 @@ public final class HostBridge {
             }
         }
         if sources.contains(.watchdog) {
-            let notifier = self.notifier
+            // sd-event pings from the loop thread itself, so a hung loop stops pinging.
             await attempt(.watchdog) {
-                guard let timer = try WatchdogTimer(notifier: notifier) else {
+                if try await runner.loop.enableWatchdog() == false {
                     sourceStatus[.watchdog] = "off ($WATCHDOG_USEC not set)"
-                    return
                 }
-                try await runner.add(timer)
             }
         }
     }

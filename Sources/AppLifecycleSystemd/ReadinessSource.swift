@@ -18,7 +18,7 @@ import AppLifecycle
 ///   watches). After ``close()`` it reads as `-1`.
 /// - ``handleReadiness(_:)`` consumes the readiness it was called for (it reads, drains or re-arms), so a
 ///   level-triggered loop does not spin. It may return no events: a spurious wake-up, a change that turned
-///   out not to be significant, or a source that only acts (the watchdog).
+///   out not to be significant, or a source that only acts.
 /// - ``handleReadiness(_:)`` throws ``HostSourceError`` with code ``HostSourceError/Code/sourceGone`` when the
 ///   descriptor will never be useful again (`POLLERR` on a PSI file whose cgroup was removed, a hung-up
 ///   socket, a removed directory). The loop then unregisters the descriptor and calls ``close()``. Any other
@@ -29,7 +29,7 @@ import AppLifecycle
 /// `POLLIN` and `POLLPRI` have the same values as `EPOLLIN` and `EPOLLPRI`, so ``pollEvents`` can be passed to
 /// `sd_event_add_io` or `epoll_ctl` unchanged.
 public protocol ReadinessSource: AnyObject, Sendable {
-    /// A short name for logs: `"timerfd"`, `"localtime-inotify"`, `"psi"`, `"memory-pressure-watch"`, `"watchdog"`.
+    /// A short name for logs: `"timerfd"`, `"localtime-inotify"`, `"psi"`, `"memory-pressure-watch"`.
     var name: String { get }
     /// The descriptor the loop waits on, or `-1` after ``close()``.
     var fileDescriptor: Int32 { get }

@@ -8,7 +8,8 @@ import SystemdBus
 ///
 /// Sendable: its only mutable state (the registered sources and their tokens) is behind a mutex.
 final class ReadinessSourceRunner: Sendable {
-    private let loop: EventLoop
+    /// The loop whose thread calls the sources.
+    let loop: EventLoop
     private let sink: @Sendable (HostEvent, String) -> Void
     private let logger: Logger
     private let registered = Mutex<Registered>(Registered())

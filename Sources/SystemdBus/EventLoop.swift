@@ -408,6 +408,24 @@ public final class EventLoop: @unchecked Sendable {
         return token
     }
 
+    /// Pings the service manager's watchdog from this loop, as sd-event does (`sd_event_set_watchdog`).
+    ///
+    /// When the process runs with a watchdog (`$WATCHDOG_USEC`, and `$WATCHDOG_PID` unset or this
+    /// process), sd-event sends `WATCHDOG=1` at once and then whenever about half the interval has
+    /// passed, from the loop thread on its own timer: a loop that hangs stops pinging, and the
+    /// service manager notices.
+    ///
+    /// - Returns: Whether the watchdog is on for this process (`false`: nothing to ping).
+    /// - Throws: ``BusError`` if sd-event cannot set the watchdog up or the loop has shut down.
+    @discardableResult
+    public func enableWatchdog() async throws -> Bool {
+        try await run { [self] in
+            let r = sd_event_set_watchdog(event, 1)
+            try BusError.check(r, "sd_event_set_watchdog")
+            return r > 0
+        }
+    }
+
     /// The `EPOLL*` bits for ``addIO(fd:events:ownsFD:handler:)``, so callers need not import epoll.
     public enum IOEvents {
         /// `EPOLLIN`: data to read (timerfd, inotify, eventfd, FIFO, socket).
