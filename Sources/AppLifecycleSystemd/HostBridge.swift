@@ -108,6 +108,7 @@ public final class HostBridge {
     var loop: EventLoop?
     var runner: ReadinessSourceRunner?
     var wallClock: WallClockTimer?
+    var timeZoneWatcher: TimeZoneWatcher?
     var signalWatcher: TerminationSignalWatcher?
     /// Where sources put their facts; `nil` marks the end of the facts read while starting.
     var intake: AsyncStream<Intake?>.Continuation?
@@ -216,6 +217,8 @@ public final class HostBridge {
         runner?.stopAll()
         runner = nil
         wallClock = nil
+        timeZoneWatcher?.close()
+        timeZoneWatcher = nil
         signalWatcher?.cancel()
         signalWatcher = nil
         intake?.finish()
@@ -336,7 +339,10 @@ public final class HostBridge {
                 let watcher = try TimeZoneWatcher(
                     path: configuration.localtimePath, environment: configuration.environment)
                 lastTimeZone = watcher.currentIdentifier
-                try await runner.add(watcher)
+                timeZoneWatcher = watcher
+                try await watcher.start(on: runner.loop, logger: logger) { event in
+                    runner.deliver(event, from: watcher.name)
+                }
             }
         }
         if sources.contains(.memoryPressure) {

@@ -80,6 +80,16 @@ final class ReadinessSourceRunner: Sendable {
         registered.withLock { $0.list.removeAll { $0.source === source } }
     }
 
+    /// Hands an event to the sink, for a source the loop drives without a descriptor of its own
+    /// (``TimeZoneWatcher``'s sd-event inotify watches).
+    ///
+    /// - Parameters:
+    ///   - event: The event.
+    ///   - source: The name of the source that produced it.
+    func deliver(_ event: HostEvent, from source: String) {
+        sink(event, source)
+    }
+
     /// The names of the sources running now.
     var names: [String] { registered.withLock { $0.list.map(\.source.name) } }
 

@@ -389,6 +389,70 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
+    /// Watches a file or directory with inotify (`sd_event_add_inotify`).
+    ///
+    /// sd-event owns the inotify instance (one for the loop, shared by every watch) and reads it;
+    /// the handler runs on the loop thread with each event's mask and, for a directory, the name
+    /// of the entry it is about (empty otherwise). The watch follows the inode `path` names now:
+    /// when that inode goes (deleted, or replaced by a rename), the handler sees `IN_IGNORED`
+    /// and hears nothing more from it; watch the path again to follow its new inode.
+    /// `IN_Q_OVERFLOW` (events were lost) reaches every watch.
+    ///
+    /// - Parameters:
+    ///   - path: The file or directory (with `IN_DONT_FOLLOW` in `mask`, a symlink itself).
+    ///   - mask: The `IN_*` events to watch for, with flags such as `IN_ONLYDIR` or `IN_DONT_FOLLOW`.
+    ///   - handler: Called on the loop thread with the event's mask and entry name.
+    /// - Returns: The token that cancels the watch.
+    /// - Throws: ``BusError`` if the path cannot be watched (`ENOENT`, `ENOTDIR`, `EACCES`…) or
+    ///   the loop has shut down.
+    public func addInotify(
+        path: String, mask: UInt32, handler: @escaping @Sendable (_ mask: UInt32, _ name: String) -> Void
+    ) async throws -> EventSourceToken {
+        try await run { [self] in try addInotifyOnLoop(path: path, mask: mask, handler: handler) }
+    }
+
+    /// Watches a file or directory with inotify, from the loop thread (preconditioned).
+    ///
+    /// What ``addInotify(path:mask:handler:)`` does, for code that already runs on the loop thread.
+    ///
+    /// - Parameters:
+    ///   - path: The file or directory.
+    ///   - mask: The `IN_*` events and flags.
+    ///   - handler: Called on the loop thread with the event's mask and entry name.
+    /// - Returns: The token that cancels the watch.
+    /// - Throws: ``BusError`` if the path cannot be watched.
+    public func addInotifyOnLoop(
+        path: String, mask: UInt32, handler: @escaping @Sendable (_ mask: UInt32, _ name: String) -> Void
+    ) throws -> EventSourceToken {
+        preconditionInEventLoop()
+        let box = EventHandlerBox(inotify: handler)
+        let token = EventSourceToken(loop: self, kind: .inotify)
+        box.token = token
+        var source: OpaquePointer?
+        let userdata = Unmanaged.passRetained(box).toOpaque()
+        let r = sd_event_add_inotify(
+            event, &source, path, mask,
+            { _, event, userdata in
+                let box = Unmanaged<EventHandlerBox>.fromOpaque(userdata!).takeUnretainedValue()
+                guard let event else { return 0 }
+                // The name follows the fixed header, NUL-padded to `len` bytes.
+                let length = Int(event.pointee.len)
+                let name =
+                    length == 0
+                    ? ""
+                    : String(
+                        cString: (UnsafeRawPointer(event) + MemoryLayout<inotify_event>.size).assumingMemoryBound(
+                            to: CChar.self))
+                box.inotify?(event.pointee.mask, name)
+                return 0
+            }, userdata)
+        if r < 0 {
+            Unmanaged<EventHandlerBox>.fromOpaque(userdata).release()
+            throw BusError(errno: r, context: "sd_event_add_inotify(\(path))")
+        }
+        return adopt(source!, description: "inotify", token: token)
+    }
+
     /// Finishes adding a source whose userdata is a retained ``EventHandlerBox``: the box is
     /// released when sd-event destroys the source, and the token owns the source. Loop thread only.
     ///
@@ -565,19 +629,28 @@ private struct SemaphoreReference: @unchecked Sendable {
 
 /// Keeps a source's Swift handler alive for as long as sd-event holds the source.
 final class EventHandlerBox: @unchecked Sendable {
-    // Safe: `io`/`timer` are immutable; `token` is written once on the loop thread before the
+    // Safe: `io`/`timer`/`inotify` are immutable; `token` is written once on the loop thread before the
     // source exists and read only by the source's callbacks, which run on the loop thread.
     let io: (@Sendable (UInt32) -> Void)?
     let timer: (@Sendable (EventSourceToken) -> Void)?
+    let inotify: (@Sendable (UInt32, String) -> Void)?
     weak var token: EventSourceToken?
 
     init(io: @escaping @Sendable (UInt32) -> Void) {
         self.io = io
         self.timer = nil
+        self.inotify = nil
     }
 
     init(timer: @escaping @Sendable (EventSourceToken) -> Void) {
         self.io = nil
         self.timer = timer
+        self.inotify = nil
+    }
+
+    init(inotify: @escaping @Sendable (UInt32, String) -> Void) {
+        self.io = nil
+        self.timer = nil
+        self.inotify = inotify
     }
 }

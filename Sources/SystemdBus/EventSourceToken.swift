@@ -1,7 +1,7 @@
 import CSystemd
 import Glibc
 
-/// The handle of a source registered with an ``EventLoop``: an fd watch or a timer.
+/// The handle of a source registered with an ``EventLoop``: an fd watch, a timer or an inotify watch.
 ///
 /// Keep it for as long as the source should live and call ``cancel()`` to remove it;
 /// dropping the token does not cancel the source (the loop keeps it until ``EventLoop/shutdown()``).
@@ -15,6 +15,8 @@ public final class EventSourceToken: Sendable {
         case io
         /// A timer (``EventLoop/addTimer(clock:deadlineMicroseconds:accuracyMicroseconds:handler:)``).
         case timer
+        /// An inotify watch (``EventLoop/addInotify(path:mask:handler:)``).
+        case inotify
     }
 
     /// The kind of source.
