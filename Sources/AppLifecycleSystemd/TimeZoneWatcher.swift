@@ -17,7 +17,7 @@ import SystemdBus
 /// - its directory for `IN_CREATE | IN_MOVED_TO` of the name `localtime`: timedated and `ln -sf` write a
 ///   temporary symlink and `rename(2)` it over `/etc/localtime`, and a missing file can be created later.
 ///
-/// The watches are sd-event's (`sd_event_add_inotify`, through ``SystemdBus/EventLoop``), on the loop
+/// The watches are sd-event's (`sd_event_add_inotify`, through `SystemdBus.EventLoop`), on the loop
 /// given to ``start(on:logger:report:)``. After any relevant event the file watch is added again on
 /// whatever inode the path names now (and the old one cancelled), so watching survives replacement.
 ///
