@@ -5,8 +5,9 @@
 /// checks that with a `precondition`, in release builds too, so a call from the wrong thread stops
 /// the program instead of racing with the loop. A value goes in on the loop thread
 /// (``init(_:eventLoop:)``), or from any thread when nothing else can reach it: `nil`
-/// (``makeEmptyBox(valueType:eventLoop:)``), a `Sendable` value, or a value the compiler proves is
-/// sent, no longer reachable from the sender (``makeBoxSendingValue(_:as:eventLoop:)``).
+/// (``makeEmptyBox(valueType:eventLoop:)``), a `Sendable` value
+/// (``makeBoxSendingValue(_:as:eventLoop:)-9n7t1``), or a value the compiler proves is sent, no
+/// longer reachable from the sender (``makeBoxSendingValue(_:as:eventLoop:)-9eadt``).
 ///
 /// It is the one audited home of loop-confined state in SystemdBus: a type whose mutable state
 /// lives in a box needs no `@unchecked Sendable` argument of its own.
