@@ -1,5 +1,6 @@
 import CSystemd
 import CSystemdShim
+import Dispatch
 import Glibc
 import Logging
 import Synchronization
@@ -177,6 +178,22 @@ public final class EventLoop: @unchecked Sendable {
     /// Whether the calling thread is the thread of some event loop (this one or another).
     package static var isOnAnyLoopThread: Bool { csd_is_event_loop_thread() != 0 }
 
+    /// Whether the caller runs on the main thread or on the main dispatch queue.
+    ///
+    /// The main queue is the main actor's executor. On Linux, once an async `main` hands its thread
+    /// to `dispatch_main`, that queue runs on a worker thread, so the thread alone would miss it.
+    package static var isOnMainActorOrThread: Bool {
+        csd_is_main_thread() != 0 || DispatchQueue.getSpecific(key: mainQueueKey) == true
+    }
+
+    /// Marks the main dispatch queue (set once, the first time it is read).
+    nonisolated(unsafe) private static let mainQueueKey: DispatchSpecificKey<Bool> = {
+        // Safe: the key is immutable once made; Dispatch's specifics are thread-safe.
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
+
     /// Runs `body` on the loop thread, asynchronously and in submission order.
     ///
     /// Returns at once; the closure runs on the next loop iteration (even when called from
@@ -205,8 +222,8 @@ public final class EventLoop: @unchecked Sendable {
     ///
     /// For plain threads only (a command-line tool's set-up, a benchmark's worker thread): async
     /// code awaits ``run(_:)`` instead, which blocks nothing, and the compiler refuses this call
-    /// there. It stops the program when called on the main thread (it would block the main actor)
-    /// or on any event loop's thread (a loop thread never blocks: waiting for itself would never
+    /// there. It stops the program when called on the main actor or the main thread (it would block
+    /// the main actor; synchronous code on it is refused at run time) or on any event loop's thread (a loop thread never blocks: waiting for itself would never
     /// end, and waiting for another loop can deadlock).
     ///
     /// - Parameters:
@@ -216,8 +233,8 @@ public final class EventLoop: @unchecked Sendable {
     @available(*, noasync, message: "performAndWait blocks its thread; await run(_:) instead")
     public func performAndWait<T: Sendable>(_ body: @escaping @Sendable () throws -> T) throws -> T {
         precondition(
-            csd_is_main_thread() == 0,
-            "performAndWait on the main thread would block the main actor; await \(name).run(_:) instead")
+            !Self.isOnMainActorOrThread,
+            "performAndWait on the main actor or the main thread would block it; await \(name).run(_:) instead")
         precondition(
             !Self.isOnAnyLoopThread,
             "performAndWait on an event loop's thread would block that loop; use \(name).perform(_:) instead")

@@ -153,6 +153,16 @@ struct PerformAndWaitTests {
         #expect(try blockingHandOff(to: loop) == 42)
     }
 
+    /// From synchronous code the main actor runs (an async `main` has given the main thread to
+    /// Dispatch, so the main actor runs on a worker thread: the check is the main queue's, not the thread's).
+    @Test func theMainActorIsRefused() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let loop = try EventLoop(name: "refusing")
+            _ = await MainActor.run { try? blockingHandOff(to: loop) }
+        }
+        #expect(result.map(\.standardErrorText)?.contains("performAndWait on the main actor") == true)
+    }
+
     @Test func itsOwnLoopThreadIsRefused() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let loop = try EventLoop(name: "refusing")
