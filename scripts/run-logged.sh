@@ -20,6 +20,6 @@ wait $tail_pid
 if [ $status -ne 0 ]; then
   echo
   echo "=== the failures of this run (exit $status; the whole log is $log):"
-  grep -aE "✘|error:|Fatal error|crashed|ERROR: AddressSanitizer|Signal [0-9]+" "$log" | tail -40
+  grep -aE "✘|error:|Fatal error|crashed|ERROR: AddressSanitizer|WARNING: ThreadSanitizer|Signal [0-9]+" "$log" | tail -40
 fi
 exit $status

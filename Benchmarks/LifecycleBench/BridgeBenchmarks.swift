@@ -59,7 +59,8 @@ struct BridgeRig {
         let bus = try PrivateBus()
         let loop = try EventLoop(name: "bench-peers")
         let fake = try await FakeLogind(address: bus.address, loop: loop)
-        let raw = try BusConnection(.address(bus.address), loop: loop, description: "raw-subscriber")
+        let raw = try await BusConnection(
+            .address(bus.address), loop: loop, description: "raw-subscriber", timeout: .seconds(10))
         let receipts = RawReceipts()
         _ = try await raw.addMatch("type='signal',interface='org.freedesktop.login1.Session'") { signal in
             receipts.add(signal.member)

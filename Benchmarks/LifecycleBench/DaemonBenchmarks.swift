@@ -58,7 +58,8 @@ struct DaemonRig {
             ],
             environment: environment, stdout: .null)
         let loop = try EventLoop(name: "bench-app")
-        let app = try BusConnection(.address(bus.address), loop: loop, description: "bench-app")
+        let app = try await BusConnection(
+            .address(bus.address), loop: loop, description: "bench-app", timeout: .seconds(10))
         // Wait until the daemon owns its name.
         let owner = try await app.trackNameOwner(LifecycledProtocol.busName)
         let appeared = AsyncStream.makeStream(of: Void.self)
@@ -469,7 +470,8 @@ struct FanoutWorker: AsyncParsableCommand {
         }
         if mode == "raw" {
             let loop = try EventLoop(name: "worker")
-            let connection = try BusConnection(.address(address), loop: loop, description: "raw-worker")
+            let connection = try await BusConnection(
+                .address(address), loop: loop, description: "raw-worker", timeout: .seconds(10))
             _ = try await connection.addMatch("type='signal',interface='org.example.Bench',member='Tick'") { signal in
                 writeStamp(signal.arguments.first?.int64Value ?? -1)
             }

@@ -20,12 +20,13 @@ final class FakeLogind: Sendable {
     private let lockEventSink: AsyncStream<String>.Continuation
 
     init(address: String, loop: EventLoop) async throws {
-        connection = try BusConnection(.address(address), loop: loop, description: "fake-logind")
+        connection = try await BusConnection(
+            .address(address), loop: loop, description: "fake-logind", timeout: .seconds(10))
         (lockEvents, lockEventSink) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .unbounded)
         let sink = lockEventSink
         let ledger = self.ledger
         let uid = getuid()
-        manager = try connection.export(
+        manager = try await connection.export(
             ExportedInterface(
                 name: "org.freedesktop.login1.Manager",
                 methods: [
@@ -55,7 +56,7 @@ final class FakeLogind: Sendable {
                         let readEnd = fds[0]
                         ledger.taken(what)
                         sink.yield("take:\(what)")
-                        let token = try loop.addIO(fd: readEnd, events: EventLoop.IOEvents.hangUp) { _ in
+                        let token = try await loop.addIO(fd: readEnd, events: EventLoop.IOEvents.hangUp) { _ in
                             ledger.released(what)
                             sink.yield("release:\(what)")
                             ledger.forget(readEnd)?.cancel()
@@ -68,7 +69,7 @@ final class FakeLogind: Sendable {
                 signals: [.init("PrepareForSleep", signature: "b"), .init("PrepareForShutdown", signature: "b")],
                 properties: [.init("InhibitDelayMaxUSec", initialValue: .uint64(5_000_000), changeSignal: .constant)]
             ), at: Self.managerPath)
-        session = try connection.export(
+        session = try await connection.export(
             ExportedInterface(
                 name: "org.freedesktop.login1.Session",
                 signals: [.init("Lock"), .init("Unlock")],

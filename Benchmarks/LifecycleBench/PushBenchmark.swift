@@ -192,8 +192,8 @@ struct PushBenchmark: AsyncParsableCommand {
             log.record(String(message.text.prefix { $0 != " " }), at: now)
         })
         try subscriber.subscribe(topic, qos: 1)
-        try subscriber.start()
-        try publisher.start()
+        try await subscriber.start()
+        try await publisher.start()
         let result = await onOwnThread { () -> (p50: Double, p99: Double, lost: Int) in
             let padding = String(repeating: "x", count: max(payloadSize - 16, 1))
             // Warm-up, until the subscription is in place (there is no SUBACK event to wait for).

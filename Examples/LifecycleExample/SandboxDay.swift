@@ -239,7 +239,7 @@ final class DockWatcher: Sendable {
 
     init(address: String, printer: TimelinePrinter) async throws {
         loop = try EventLoop(name: "dock")
-        connection = try await BusConnection(.address(address), loop: loop, description: "dock")
+        connection = try await BusConnection(.address(address), loop: loop, description: "dock", timeout: .seconds(10))
         let rule = "type='signal',interface='com.canonical.Unity.LauncherEntry',member='Update'"
         subscription = try await connection.addMatch(rule) { signal in
             guard signal.arguments.count == 2,

@@ -107,6 +107,7 @@ public final class HostBridge {
     package var loop: EventLoop?
     var runner: ReadinessSourceRunner?
     var wallClock: WallClockTimer?
+    var timeZoneWatcher: TimeZoneWatcher?
     var signalWatcher: TerminationSignalWatcher?
     /// Where sources put their facts; `nil` marks the end of the facts read while starting.
     var intake: AsyncStream<Intake?>.Continuation?
@@ -170,7 +171,7 @@ public final class HostBridge {
                 continuation.yield(Intake(event: event, source: source))
             }
             self.runner = runner
-            startKernelSources(runner)
+            await startKernelSources(runner)
         } catch {
             logger.error("event loop unavailable (\(error)); kernel and bus sources are off")
         }
@@ -215,6 +216,8 @@ public final class HostBridge {
         runner?.stopAll()
         runner = nil
         wallClock = nil
+        timeZoneWatcher?.close()
+        timeZoneWatcher = nil
         signalWatcher?.cancel()
         signalWatcher = nil
         intake?.finish()
@@ -321,54 +324,55 @@ public final class HostBridge {
 
     // MARK: Kernel sources
 
-    private func startKernelSources(_ runner: ReadinessSourceRunner) {
+    private func startKernelSources(_ runner: ReadinessSourceRunner) async {
         let sources = configuration.sources
         if sources.contains(.clock) {
-            attempt(.clock) {
+            await attempt(.clock) {
                 let timer = try WallClockTimer()
-                try runner.add(timer)
+                try await runner.add(timer)
                 wallClock = timer
             }
         }
         if sources.contains(.localtime) {
-            attempt(.localtime) {
+            await attempt(.localtime) {
                 let watcher = try TimeZoneWatcher(
                     path: configuration.localtimePath, environment: configuration.environment)
                 lastTimeZone = watcher.currentIdentifier
-                try runner.add(watcher)
+                timeZoneWatcher = watcher
+                try await watcher.start(on: runner.loop, logger: logger) { event in
+                    runner.deliver(event, from: watcher.name)
+                }
             }
         }
         if sources.contains(.memoryPressure) {
-            attempt(.memoryPressure) {
+            await attempt(.memoryPressure) {
                 switch try MemoryPressureWatch.setUp(environment: configuration.environment) {
                 case .disabled:
                     sourceStatus[.memoryPressure] = "off ($MEMORY_PRESSURE_WATCH=/dev/null)"
                 case .watching(let watch):
-                    try runner.add(watch)
+                    try await runner.add(watch)
                     sourceStatus[.memoryPressure] = "live ($MEMORY_PRESSURE_WATCH)"
                 case .notConfigured:
-                    try runner.add(PressureStallTrigger(kind: .some))
-                    try runner.add(PressureStallTrigger(kind: .full))
+                    try await runner.add(PressureStallTrigger(kind: .some))
+                    try await runner.add(PressureStallTrigger(kind: .full))
                     sourceStatus[.memoryPressure] = "live (PSI some/full)"
                 }
             }
         }
         if sources.contains(.watchdog) {
-            let notifier = self.notifier
-            attempt(.watchdog) {
-                guard let timer = try WatchdogTimer(notifier: notifier) else {
+            // sd-event pings from the loop thread itself, so a hung loop stops pinging.
+            await attempt(.watchdog) {
+                if try await runner.loop.enableWatchdog() == false {
                     sourceStatus[.watchdog] = "off ($WATCHDOG_USEC not set)"
-                    return
                 }
-                try runner.add(timer)
             }
         }
     }
 
     /// Runs a source's start-up, recording it live or logging why not.
-    func attempt(_ source: Source, _ start: () throws -> Void) {
+    func attempt(_ source: Source, _ start: () async throws -> Void) async {
         do {
-            try start()
+            try await start()
             if sourceStatus[source] == nil { sourceStatus[source] = "live" }
         } catch {
             sourceStatus[source] = "unavailable: \(error)"

@@ -8,10 +8,17 @@ import SystemdBus
 ///
 /// Sendable: its only mutable state (the registered sources and their tokens) is behind a mutex.
 final class ReadinessSourceRunner: Sendable {
-    private let loop: EventLoop
+    /// The loop whose thread calls the sources.
+    let loop: EventLoop
     private let sink: @Sendable (HostEvent, String) -> Void
     private let logger: Logger
-    private let registered = Mutex<[(source: any ReadinessSource, token: EventSourceToken)]>([])
+    private let registered = Mutex<Registered>(Registered())
+
+    /// The sources running now, and whether ``stopAll()`` has run (a later registration is undone).
+    private struct Registered {
+        var list: [(source: any ReadinessSource, token: EventSourceToken)] = []
+        var stopped = false
+    }
 
     /// - Parameters:
     ///   - loop: The loop whose thread calls the sources.
@@ -25,12 +32,16 @@ final class ReadinessSourceRunner: Sendable {
 
     /// Registers a source; its events go to the sink from now on.
     ///
-    /// - Throws: ``BusError`` when the loop refuses the descriptor.
-    func add(_ source: any ReadinessSource) throws {
+    /// Suspends while the loop registers the descriptor (no thread waits).
+    ///
+    /// - Throws: ``BusError`` when the loop refuses the descriptor or has shut down.
+    func add(_ source: any ReadinessSource) async throws {
         let sink = self.sink
         let logger = self.logger
         let holder = TokenHolder()
-        let token = try loop.addIO(fd: source.fileDescriptor, events: UInt32(UInt16(bitPattern: source.pollEvents))) {
+        let token = try await loop.addIO(
+            fd: source.fileDescriptor, events: UInt32(UInt16(bitPattern: source.pollEvents))
+        ) {
             [weak self] revents in
             do {
                 for event in try source.handleReadiness(Int16(truncatingIfNeeded: revents)) {
@@ -57,28 +68,52 @@ final class ReadinessSourceRunner: Sendable {
             }
             return
         }
-        registered.withLock { $0.append((source, token)) }
+        let stopped = registered.withLock { registered -> Bool in
+            if !registered.stopped { registered.list.append((source, token)) }
+            return registered.stopped
+        }
+        // Stopped while the loop registered it: undone as stopAll() would have.
+        if stopped { Self.unregister([(source, token)], on: loop) }
     }
 
     private func forget(_ source: any ReadinessSource) {
-        registered.withLock { $0.removeAll { $0.source === source } }
+        registered.withLock { $0.list.removeAll { $0.source === source } }
+    }
+
+    /// Hands an event to the sink, for a source the loop drives without a descriptor of its own
+    /// (``TimeZoneWatcher``'s sd-event inotify watches).
+    ///
+    /// - Parameters:
+    ///   - event: The event.
+    ///   - source: The name of the source that produced it.
+    func deliver(_ event: HostEvent, from source: String) {
+        sink(event, source)
     }
 
     /// The names of the sources running now.
-    var names: [String] { registered.withLock { $0.map(\.source.name) } }
+    var names: [String] { registered.withLock { $0.list.map(\.source.name) } }
 
     /// Unregisters and closes every source.
     func stopAll() {
-        let all = registered.withLock { list -> [(source: any ReadinessSource, token: EventSourceToken)] in
-            defer { list.removeAll() }
-            return list
+        let all = registered.withLock { registered -> [(source: any ReadinessSource, token: EventSourceToken)] in
+            registered.stopped = true
+            defer { registered.list.removeAll() }
+            return registered.list
         }
-        // Unregister before closing, on the loop thread: cancelling from another thread only queues
-        // the cancel, and a closed fd number may be reused before sd-event lets go of it. Handed
-        // over, not waited for: the caller (the main actor, stopping the bridge) never waits for
-        // the loop; a loop that has stopped already lets the caller close them itself.
+        Self.unregister(all, on: loop)
+    }
+
+    /// Unregisters and closes sources.
+    ///
+    /// Unregistered before closed, on the loop thread: cancelling from another thread only queues
+    /// the cancel, and a closed fd number may be reused before sd-event lets go of it. Handed over,
+    /// not waited for: the caller (the main actor, stopping the bridge) never waits for the loop;
+    /// a loop that has stopped already lets the caller close them itself.
+    private static func unregister(
+        _ sources: [(source: any ReadinessSource, token: EventSourceToken)], on loop: EventLoop
+    ) {
         let closeAll: @Sendable () -> Void = {
-            for (source, token) in all {
+            for (source, token) in sources {
                 token.cancel()
                 source.close()
             }

@@ -1,6 +1,8 @@
 import AppLifecycle
 import FoundationEssentials
+import Logging
 import Synchronization
+import SystemdBus
 
 #if canImport(Glibc)
     import Glibc
@@ -15,8 +17,9 @@ import Synchronization
 /// - its directory for `IN_CREATE | IN_MOVED_TO` of the name `localtime`: timedated and `ln -sf` write a
 ///   temporary symlink and `rename(2)` it over `/etc/localtime`, and a missing file can be created later.
 ///
-/// After any relevant event the file watch is re-added on whatever inode the path names now (the old
-/// watch is removed if it pointed at another inode), so watching survives replacement.
+/// The watches are sd-event's (`sd_event_add_inotify`, through `SystemdBus.EventLoop`), on the loop
+/// given to ``start(on:logger:report:)``. After any relevant event the file watch is added again on
+/// whatever inode the path names now (and the old one cancelled), so watching survives replacement.
 ///
 /// De-duplication rule: the watcher keeps a snapshot of the resolved time zone identifier **and** the bytes
 /// of the zone file the path resolves to. It emits `AppLifecycle/SignificantTimeChange/Reason/timeZone`
@@ -28,7 +31,7 @@ import Synchronization
 /// The identifier is the part of the symlink target after the last `zoneinfo/`
 /// (`../usr/share/zoneinfo/Europe/Berlin` → `Europe/Berlin`). When the file is not such a symlink (a copy),
 /// the identifier falls back to `$TZ` (without a leading `:`), then to Foundation's `TimeZone.current`.
-public final class TimeZoneWatcher: ReadinessSource {
+public final class TimeZoneWatcher: Sendable {
     /// What the path resolved to at one moment; two equal snapshots mean no significant change.
     public struct Snapshot: Sendable, Hashable {
         /// The time zone identifier (`"Europe/Berlin"`).
@@ -38,10 +41,10 @@ public final class TimeZoneWatcher: ReadinessSource {
     }
 
     private struct State {
-        var fd: Int32
-        var directoryWatch: Int32
-        var fileWatch: Int32
         var snapshot: Snapshot
+        var directoryWatch: EventSourceToken?
+        var fileWatch: EventSourceToken?
+        var closed = false
     }
 
     /// The inotify mask on the file itself, as PID 1 uses it, plus `IN_DELETE_SELF`.
@@ -52,8 +55,6 @@ public final class TimeZoneWatcher: ReadinessSource {
 
     /// `"localtime-inotify"`.
     public let name = "localtime-inotify"
-    /// `POLLIN`.
-    public let pollEvents = Int16(POLLIN)
     /// The watched path (`/etc/localtime` by default).
     public let path: String
     private let directory: String
@@ -61,13 +62,13 @@ public final class TimeZoneWatcher: ReadinessSource {
     private let environment: [String: String]
     private let state: Mutex<State>
 
-    /// Starts watching `path` and its directory and records the current zone.
+    /// Records the current zone; ``start(on:logger:report:)`` starts watching.
     ///
     /// - Parameters:
     ///   - path: The localtime file; tests pass a file in a temporary directory.
     ///   - environment: Where `$TZ` is looked up for the fallback identifier.
-    /// - Throws: ``HostSourceError`` if inotify is unavailable or the directory cannot be watched. A missing
-    ///   file is fine: the directory watch reports when it appears.
+    /// - Throws: ``HostSourceError`` if the directory is missing or not a directory. A missing file
+    ///   is fine: the directory watch reports when it appears.
     public init(
         path: String = "/etc/localtime",
         environment: [String: String] = ProcessInfo.processInfo.environment
@@ -77,100 +78,111 @@ public final class TimeZoneWatcher: ReadinessSource {
         self.directory = url.deletingLastPathComponent().path
         self.baseName = url.lastPathComponent
         self.environment = environment
-        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard fd >= 0 else {
-            throw HostSourceError(errno: errno, source: "localtime-inotify", message: "inotify_init1")
+        var info = stat()
+        guard stat(directory, &info) == 0 else {
+            throw HostSourceError(errno: errno, source: "localtime-inotify", message: "watch directory \(directory)")
         }
-        let directoryWatch = inotify_add_watch(fd, directory, Self.directoryMask)
-        guard directoryWatch >= 0 else {
-            let error = errno
-            _ = Glibc.close(fd)
-            throw HostSourceError(errno: error, source: "localtime-inotify", message: "watch directory \(directory)")
+        guard (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw HostSourceError(errno: ENOTDIR, source: "localtime-inotify", message: "watch directory \(directory)")
         }
-        let fileWatch = inotify_add_watch(fd, path, Self.fileMask)  // -1 (ENOENT) is fine
-        let snapshot = Self.snapshot(of: path, environment: environment)
-        self.state = Mutex(State(fd: fd, directoryWatch: directoryWatch, fileWatch: fileWatch, snapshot: snapshot))
+        self.state = Mutex(State(snapshot: Self.snapshot(of: path, environment: environment)))
     }
 
     deinit {
         close()
     }
 
-    /// The inotify descriptor, or `-1` after ``close()``.
-    public var fileDescriptor: Int32 { state.withLock { $0.fd } }
-
-    /// The time zone identifier as of the last change (or the start).
+    /// The identifier of the zone last seen.
     public var currentIdentifier: String { state.withLock { $0.snapshot.identifier } }
 
-    /// Reads all queued inotify events and reports a time zone change if the zone really changed.
+    /// Starts watching the path and its directory on a loop; suspends until the watches are in place.
     ///
     /// - Parameters:
-    ///   - revents: The events the loop saw.
-    /// - Returns: One `.significantTimeChange(.timeZone)` with the new identifier, or nothing.
-    /// - Throws: ``HostSourceError`` with ``HostSourceError/Code/sourceGone`` if the directory itself went away.
-    public func handleReadiness(_ revents: Int16) throws -> [HostEvent] {
-        try state.withLock { state -> [HostEvent] in
-            guard state.fd >= 0 else { return [] }
-            var relevant = false
-            var directoryGone = false
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while true {
-                let n = buffer.withUnsafeMutableBytes { read(state.fd, $0.baseAddress, $0.count) }
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    if errno == EAGAIN { break }
-                    throw HostSourceError(errno: errno, source: name, message: "read(inotify)")
+    ///   - loop: The loop whose sd-event holds the watches; `report` runs on its thread.
+    ///   - logger: Where a removed directory (the end of the watch) is logged.
+    ///   - report: Receives each real change as a `significantTimeChange(.timeZone)` event.
+    /// - Throws: ``HostSourceError`` if the directory cannot be watched; `BusError` if the loop has
+    ///   shut down.
+    public func start(
+        on loop: EventLoop, logger: Logger, report: @escaping @Sendable (HostEvent) -> Void
+    ) async throws {
+        try await loop.run { [self] in
+            let directoryWatch: EventSourceToken
+            do {
+                directoryWatch = try loop.addInotifyOnLoop(path: directory, mask: Self.directoryMask) {
+                    [weak self] mask, entry in
+                    self?.directoryChanged(mask: mask, entry: entry, loop: loop, logger: logger, report: report)
                 }
-                if n == 0 { break }
-                var offset = 0
-                while offset + 16 <= n {
-                    let (wd, mask, length) = buffer.withUnsafeBytes { raw in
-                        (
-                            raw.loadUnaligned(fromByteOffset: offset, as: Int32.self),
-                            raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
-                            Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
-                        )
-                    }
-                    let nameBytes = buffer[(offset + 16)..<min(offset + 16 + length, n)]
-                    let eventName = String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)
-                    offset += 16 + length
-                    if mask & UInt32(IN_Q_OVERFLOW) != 0 {
-                        relevant = true
-                    } else if wd == state.directoryWatch {
-                        if mask & UInt32(IN_IGNORED) != 0 { directoryGone = true }
-                        if eventName == baseName { relevant = true }
-                    } else if wd == state.fileWatch {
-                        relevant = true
-                        if mask & UInt32(IN_IGNORED) != 0 { state.fileWatch = -1 }
-                    }
-                }
+            } catch let error as BusError {
+                throw HostSourceError(
+                    errno: error.errno != 0 ? error.errno : EIO, source: "localtime-inotify",
+                    message: "watch directory \(directory)")
             }
-            if directoryGone {
-                throw HostSourceError(code: .sourceGone, source: name, message: "directory \(directory) was removed")
+            let closed = state.withLock { state -> Bool in
+                if !state.closed { state.directoryWatch = directoryWatch }
+                return state.closed
             }
-            guard relevant else { return [] }
-            // Re-add the file watch on whatever inode the path names now.
-            let newWatch = inotify_add_watch(state.fd, path, Self.fileMask)
-            if state.fileWatch >= 0, newWatch != state.fileWatch {
-                _ = inotify_rm_watch(state.fd, state.fileWatch)  // EINVAL if the kernel already dropped it
+            if closed {
+                directoryWatch.cancel()
+                return
             }
-            state.fileWatch = newWatch
-            let snapshot = Self.snapshot(of: path, environment: environment)
-            guard snapshot != state.snapshot else { return [] }
-            state.snapshot = snapshot
-            return [
-                .significantTimeChange(
-                    SignificantTimeChange(reason: .timeZone, timeZoneIdentifier: snapshot.identifier))
-            ]
+            watchFile(on: loop, report: report)
         }
     }
 
-    /// Closes the inotify descriptor (dropping all watches); idempotent.
+    /// Stops watching; idempotent. The watches are cancelled on the loop thread.
     public func close() {
-        state.withLock { state in
-            if state.fd >= 0 { _ = Glibc.close(state.fd) }
-            state.fd = -1
+        let (directoryWatch, fileWatch) = state.withLock { state in
+            state.closed = true
+            defer {
+                state.directoryWatch = nil
+                state.fileWatch = nil
+            }
+            return (state.directoryWatch, state.fileWatch)
         }
+        directoryWatch?.cancel()
+        fileWatch?.cancel()
+    }
+
+    /// Watches the inode the path names now (nothing when it is missing), instead of the one before.
+    /// Loop thread.
+    private func watchFile(on loop: EventLoop, report: @escaping @Sendable (HostEvent) -> Void) {
+        let fileWatch = try? loop.addInotifyOnLoop(path: path, mask: Self.fileMask) { [weak self] _, _ in
+            self?.changed(on: loop, report: report)
+        }
+        let (previous, closed) = state.withLock { state -> (EventSourceToken?, Bool) in
+            guard !state.closed else { return (nil, true) }
+            defer { state.fileWatch = fileWatch }
+            return (state.fileWatch, false)
+        }
+        previous?.cancel()
+        if closed { fileWatch?.cancel() }
+    }
+
+    /// An event on the directory. Loop thread.
+    private func directoryChanged(
+        mask: UInt32, entry: String, loop: EventLoop, logger: Logger, report: @escaping @Sendable (HostEvent) -> Void
+    ) {
+        if mask & UInt32(IN_IGNORED) != 0 {
+            logger.warning("\(name) stopped: directory \(directory) was removed; time-zone changes are no longer seen")
+            close()
+            return
+        }
+        if mask & UInt32(IN_Q_OVERFLOW) != 0 || entry == baseName { changed(on: loop, report: report) }
+    }
+
+    /// Something about the path may have changed: follow its inode, and report a different zone. Loop thread.
+    private func changed(on loop: EventLoop, report: @escaping @Sendable (HostEvent) -> Void) {
+        watchFile(on: loop, report: report)
+        let snapshot = Self.snapshot(of: path, environment: environment)
+        let isNew = state.withLock { state -> Bool in
+            guard !state.closed, snapshot != state.snapshot else { return false }
+            state.snapshot = snapshot
+            return true
+        }
+        guard isNew else { return }
+        report(
+            .significantTimeChange(SignificantTimeChange(reason: .timeZone, timeZoneIdentifier: snapshot.identifier)))
     }
 
     // MARK: - Resolution

@@ -8,7 +8,8 @@ import Synchronization
 
 /// One `CLOCK_REALTIME` timerfd that reports clock sets, local midnight and UTC-offset (DST) changes.
 ///
-/// The timer is armed with `TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET` at the next significant local
+/// The timer is a ``RealtimeAlarm`` (the one `TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET` timer type,
+/// which the local-notification schedule sleeps on too), armed at the next significant local
 /// instant: the earlier of the next local midnight and the next UTC-offset transition of the time zone
 /// (see ``nextDeadline(after:in:)``), computed from ``UTCOffsetRules``: by default ``SystemLocalTime``,
 /// the process's zone as glibc reads it from the system's time-zone database (no ICU). On readiness:
@@ -52,7 +53,6 @@ public final class WallClockTimer: ReadinessSource {
     }
 
     private struct State {
-        var fd: Int32
         var timeZone: any UTCOffsetRules
         var armed: Deadline?
     }
@@ -62,6 +62,7 @@ public final class WallClockTimer: ReadinessSource {
     /// `POLLIN`.
     public let pollEvents = Int16(POLLIN)
     private let now: @Sendable () -> Date
+    private let alarm: RealtimeAlarm
     private let state: Mutex<State>
 
     /// Creates the timerfd and arms it at the next significant instant.
@@ -76,12 +77,9 @@ public final class WallClockTimer: ReadinessSource {
     public init(
         timeZone: any UTCOffsetRules = SystemLocalTime(), now: @escaping @Sendable () -> Date = { Date() }
     ) throws {
-        let fd = KernelInterfaces.timerCreate(clock: CLOCK_REALTIME)
-        guard fd >= 0 else {
-            throw HostSourceError(errno: errno, source: "timerfd", message: "timerfd_create(CLOCK_REALTIME)")
-        }
+        self.alarm = try RealtimeAlarm()
         self.now = now
-        self.state = Mutex(State(fd: fd, timeZone: timeZone, armed: nil))
+        self.state = Mutex(State(timeZone: timeZone, armed: nil))
         do {
             try rearm()
         } catch {
@@ -95,7 +93,7 @@ public final class WallClockTimer: ReadinessSource {
     }
 
     /// The timerfd, or `-1` after ``close()``.
-    public var fileDescriptor: Int32 { state.withLock { $0.fd } }
+    public var fileDescriptor: Int32 { alarm.fileDescriptor }
 
     /// The time zone the deadlines are computed in.
     public var timeZone: any UTCOffsetRules { state.withLock { $0.timeZone } }
@@ -129,18 +127,8 @@ public final class WallClockTimer: ReadinessSource {
     public func rearm() throws {
         let current = now()
         try state.withLock { state in
-            guard state.fd >= 0 else {
-                throw HostSourceError(code: .sourceGone, source: name, message: "re-arm after close")
-            }
             let deadline = Self.nextDeadline(after: current, in: state.timeZone)
-            let seconds = deadline.date.timeIntervalSince1970.rounded(.down)
-            let nanoseconds = (deadline.date.timeIntervalSince1970 - seconds) * 1_000_000_000
-            var value = timespec(tv_sec: Int(seconds), tv_nsec: Int(nanoseconds))
-            if value.tv_sec <= 0 && value.tv_nsec <= 0 { value.tv_nsec = 1 }  // 0 would disarm the timer
-            let flags = KernelInterfaces.timerAbsoluteTime | KernelInterfaces.timerCancelOnSet
-            guard KernelInterfaces.timerSet(state.fd, flags: flags, value: value) == 0 else {
-                throw HostSourceError(errno: errno, source: name, message: "timerfd_settime(\(deadline))")
-            }
+            try alarm.arm(at: deadline.date.timeIntervalSince1970)
             state.armed = deadline
         }
     }
@@ -153,18 +141,12 @@ public final class WallClockTimer: ReadinessSource {
     ///   identifier, or nothing on a spurious wake-up.
     /// - Throws: ``HostSourceError`` if reading or re-arming fails.
     public func handleReadiness(_ revents: Int16) throws -> [HostEvent] {
-        let (fd, armed, identifier) = state.withLock { ($0.fd, $0.armed, $0.timeZone.identifier) }
-        guard fd >= 0 else { return [] }
+        let (armed, identifier) = state.withLock { ($0.armed, $0.timeZone.identifier) }
         let reason: SignificantTimeChange.Reason
-        if KernelInterfaces.timerRead(fd) != nil {
-            reason = armed?.reason ?? .midnight
-        } else {
-            let error = errno
-            switch error {
-            case ECANCELED: reason = .clockSet
-            case EAGAIN, EINTR: return []
-            default: throw HostSourceError(errno: error, source: name, message: "read(timerfd)")
-            }
+        switch try alarm.read() {
+        case .expired: reason = armed?.reason ?? .midnight
+        case .clockSet: reason = .clockSet
+        case .nothing: return []
         }
         try rearm()
         return [.significantTimeChange(SignificantTimeChange(reason: reason, timeZoneIdentifier: identifier))]
@@ -172,11 +154,8 @@ public final class WallClockTimer: ReadinessSource {
 
     /// Closes the timerfd; idempotent.
     public func close() {
-        state.withLock { state in
-            if state.fd >= 0 { _ = Glibc.close(state.fd) }
-            state.fd = -1
-            state.armed = nil
-        }
+        alarm.close()
+        state.withLock { $0.armed = nil }
     }
 
     // MARK: - Pure computation

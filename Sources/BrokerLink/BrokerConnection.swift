@@ -74,10 +74,12 @@ public final class BrokerConnection: Sendable {
         self.events = stream
         var logger = logger
         logger[metadataKey: "mqtt-client"] = "\(configuration.clientID)"
-        let core = ConnectionCore(configuration: configuration, loop: loop, logger: logger, continuation: continuation)
-        let box = LoopBoundBox(core, loop: loop)
-        // Not shared yet: written before the box leaves this initializer.
-        core.box = box
+        let box = LoopBoundBox.makeBoxSendingValue(
+            ConnectionCore(configuration: configuration, loop: loop, logger: logger, continuation: continuation),
+            eventLoop: loop)
+        // The core's way back to its box, for the closures it gives the loop; queued first, so it
+        // is in place before anything else this connection hands the loop (start, handlers, stop).
+        loop.perform { box.value.box = box }
         self.core = box
     }
 
@@ -126,13 +128,13 @@ public final class BrokerConnection: Sendable {
 
     /// Starts connecting (and reconnecting whenever the connection drops, until ``stop()``).
     ///
-    /// Waits for the loop to set the client up (a set-up hand-off), not for the connection.
+    /// Suspends until the loop has set the client up, not until the connection is up.
     ///
     /// - Throws: ``BrokerError`` for an invalid configuration (keep-alive, delays, TLS files), a
-    ///   client libmosquitto cannot create, or a second start.
-    public func start() throws {
+    ///   client libmosquitto cannot create, or a second start; `BusError` if the loop has shut down.
+    public func start() async throws {
         let core = core
-        try loop.performAndWait { try core.value.start() }
+        try await loop.run { try core.value.start() }
     }
 
     /// Disconnects cleanly (DISCONNECT, so the broker discards the Last Will) and ends the connection.

@@ -5,7 +5,7 @@ import SystemdBus
 
 /// The state and libmosquitto handle of one ``BrokerConnection``, on its loop thread only.
 ///
-/// It lives in a `LoopBoundBox`, so every access from Swift asserts the loop thread; libmosquitto
+/// It lives in a `LoopBoundBox`, so every access from Swift checks the loop thread; libmosquitto
 /// reaches it through the userdata pointer of its callbacks, which run synchronously inside the
 /// libmosquitto calls this type makes, hence on the loop thread too (the client runs in
 /// `mosquitto_threaded_set` mode and nobody calls `mosquitto_loop_start`, so libmosquitto has no
@@ -87,7 +87,7 @@ final class ConnectionCore {
     // MARK: - Public operations (loop thread)
 
     func start() throws {
-        loop.preconditionOnLoopThread()
+        loop.assertInEventLoop()
         guard phase == .idle else { throw BrokerError(.invalidArgument, "the connection was already started") }
         try configuration.validate()
         reconnectBackoff = configuration.reconnectBackoff
@@ -113,7 +113,7 @@ final class ConnectionCore {
     }
 
     func subscribe(_ filter: String, qos: Int32) {
-        loop.preconditionOnLoopThread()
+        loop.assertInEventLoop()
         subscriptions.removeAll { $0.filter == filter }
         subscriptions.append((filter, qos))
         if phase == .connected, let mosq {
@@ -124,7 +124,7 @@ final class ConnectionCore {
     }
 
     func publish(_ request: OutgoingPublish) {
-        loop.preconditionOnLoopThread()
+        loop.assertInEventLoop()
         var request = request
         guard phase != .stopped, phase != .stopping else {
             request.completion(.failure(BrokerError(.stopped, "the connection is stopped")))
@@ -144,7 +144,7 @@ final class ConnectionCore {
     }
 
     func acknowledge(id: UInt64, generation: UInt64) {
-        loop.preconditionOnLoopThread()
+        loop.assertInEventLoop()
         guard generation == self.generation, outstanding.remove(id) != nil else { return }
         guard outstanding.isEmpty, let mosq, mosquitto_socket(mosq) >= 0 else { return }
         // Ungated: the PUBACKs queued since the first held message go out now, in order. Reading
@@ -156,7 +156,7 @@ final class ConnectionCore {
 
     /// A clean DISCONNECT (no Last Will), then the handle is destroyed.
     func stop() {
-        loop.preconditionOnLoopThread()
+        loop.assertInEventLoop()
         switch phase {
         case .stopped, .stopping:
             return
@@ -189,7 +189,7 @@ final class ConnectionCore {
 
     /// Closes the socket without DISCONNECT (the broker publishes the Last Will) and destroys the handle.
     func abort() {
-        loop.preconditionOnLoopThread()
+        loop.assertInEventLoop()
         guard phase != .stopped else { return }
         teardown(.aborted)
     }
@@ -465,7 +465,7 @@ final class ConnectionCore {
             return
         }
         do {
-            let token = try loop.addIO(fd: watched, events: events, ownsFD: true) { revents in
+            let token = try loop.addIOOnLoop(fd: watched, events: events, ownsFD: true) { revents in
                 box.value.handleIO(revents)
             }
             io = (token, fd, events)
@@ -495,7 +495,7 @@ final class ConnectionCore {
     ) -> EventSourceToken? {
         guard let box else { return nil }
         do {
-            return try loop.addTimer(
+            return try loop.addTimerOnLoop(
                 clock: CLOCK_MONOTONIC, deadlineMicroseconds: Self.deadline(after: delay),
                 accuracyMicroseconds: 50_000
             ) { _ in body(box.value) }

@@ -2,6 +2,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <unistd.h>
 #include "CSystemdShim.h"
 #include <stdlib.h>
 
@@ -69,3 +70,12 @@ int csd_set_thread_name(const char *name) {
         buffer[sizeof(buffer) - 1] = 0;
         return pthread_setname_np(pthread_self(), buffer);
 }
+
+/* Set on an event loop's thread when it starts; a thread never stops being one. */
+static __thread int csd_event_loop_thread = 0;
+
+void csd_mark_event_loop_thread(void) { csd_event_loop_thread = 1; }
+
+int csd_is_event_loop_thread(void) { return csd_event_loop_thread; }
+
+int csd_is_main_thread(void) { return gettid() == getpid(); }

@@ -83,7 +83,7 @@ public final class FreedesktopApplicationService {
         interface.callDelivery = .inOrder
         interface.maximumPendingCalls = 64
         do {
-            let object = try connection.export(interface, at: Self.objectPath(for: id))
+            let object = try await connection.export(interface, at: Self.objectPath(for: id))
             self.object = object
             callsTask = object.serve(self, order: .oneAtATime, whenGone: "the app is stopping") { service, request in
                 try service.answer(request).get()

@@ -195,24 +195,14 @@ final class AppProcess: Sendable {
 
         let process = AppProcess(
             appID: manifest.id, pid: pid, pidfd: pidfd, suspensionMethod: method, loop: loop, onExit: onExit)
-        do {
-            // Level-triggered: if the app already exited, this fires on the next iteration.
-            let token = try loop.addIO(fd: pidfd, events: EventLoop.IOEvents.readable) { _ in
-                process.handleExitReadiness()
-            }
-            // The loop may have seen the exit before the token is stored here (an app that dies
-            // at once): then nobody else cancels the watch, so this does.
-            let alreadyExited = process.state.withLock { state -> Bool in
-                guard state.exitStatus == nil else { return true }
-                state.exitWatch = token
-                return false
-            }
-            if alreadyExited { token.cancel() }
-        } catch {
+        // The watch is handed to the loop, not waited for: the caller (the daemon's main actor)
+        // never blocks. The loop adds it before any other work for this process (perform keeps
+        // submission order), and it is level-triggered, so an app that died at once is still seen.
+        guard loop.perform({ process.watchExit() }) else {
             kill(pid, SIGKILL)
             _ = waitOnPidfd(pidfd, options: WEXITED)
             close(pidfd)
-            throw AppProcessError(.loopShutDown, "cannot watch the pidfd: \(error)")
+            throw AppProcessError(.loopShutDown, "cannot watch the pidfd: the event loop has shut down")
         }
         process.logger.info("launched \(manifest.executable), suspension by \(method)")
         return process
@@ -315,6 +305,23 @@ final class AppProcess: Sendable {
         guard waitid(P_PIDFD, id_t(fd), &info, options) == 0 else { return .failure(Errno(code: errno)) }
         let pid = info._sifields._sigchld.si_pid
         return .success(pid == 0 ? nil : (info.si_code, info._sifields._sigchld.si_status))
+    }
+
+    /// Watches the pidfd until the process exits. Loop thread, once, right after the launch.
+    private func watchExit() {
+        do {
+            let token = try loop.addIOOnLoop(fd: pidfd, events: EventLoop.IOEvents.readable) { [self] _ in
+                handleExitReadiness()
+            }
+            state.withLock { $0.exitWatch = token }
+        } catch {
+            // An unwatched app would never be reaped: end it, wait for the exit (at once for a
+            // SIGKILLed process) without reaping, and report it as any other exit.
+            logger.error("cannot watch the pidfd: \(error); ending the app")
+            kill(pid, SIGKILL)
+            _ = Self.waitOnPidfd(pidfd, options: WEXITED | WNOWAIT)
+            handleExitReadiness()
+        }
     }
 
     /// The pidfd is readable: reap the process if it has exited. Loop thread.
@@ -622,7 +629,7 @@ final class AppProcess: Sendable {
         let (deadline, overflow) = EventLoop.now(clock: CLOCK_MONOTONIC).addingReportingOverflow(
             delay.saturatingMicroseconds)
         do {
-            let token = try loop.addTimer(
+            let token = try loop.addTimerOnLoop(
                 clock: CLOCK_MONOTONIC, deadlineMicroseconds: overflow ? .max : deadline,
                 accuracyMicroseconds: 1_000
             ) { [self] token in

@@ -7,7 +7,7 @@ import SystemdBus
 /// Freezing is asynchronous in the kernel: writing `1` to `cgroup.freeze` starts it, and the
 /// `frozen` key of `cgroup.events` turns `1` when every task is frozen. The kernel signals each
 /// change of `cgroup.events` as an inotify `IN_MODIFY` (and a poll priority event), so
-/// ``watch(until:loop:completion:)`` waits on an inotify fd registered with the event loop:
+/// ``watch(until:loop:completion:)`` waits on an inotify watch of the event loop (sd-event's own):
 /// no polling, no sleeping.
 struct CgroupFreezer: Sendable, Hashable {
     /// The cgroup's directory in the cgroup2 mount.
@@ -72,7 +72,7 @@ struct CgroupFreezer: Sendable, Hashable {
     ///
     /// - Parameters:
     ///   - frozen: The state to wait for.
-    ///   - loop: The event loop that watches the inotify fd.
+    ///   - loop: The event loop that holds the inotify watch.
     ///   - completion: Called once with success, or with the failure to read the file.
     /// - Returns: The watch, to cancel it early (for example when the process exits).
     /// - Throws: ``AppProcessError`` if inotify cannot be set up.
@@ -80,14 +80,7 @@ struct CgroupFreezer: Sendable, Hashable {
         until frozen: Bool, loop: EventLoop,
         completion: @escaping @Sendable (Result<Void, AppProcessError>) -> Void
     ) throws(AppProcessError) -> FreezerWatch {
-        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard fd >= 0 else { throw AppProcessError(.freezerFailed, "inotify_init1", errno: errno) }
-        guard inotify_add_watch(fd, directory + "/cgroup.events", UInt32(IN_MODIFY)) >= 0 else {
-            let code = errno
-            close(fd)
-            throw AppProcessError(.freezerFailed, "inotify_add_watch \(directory)/cgroup.events", errno: code)
-        }
-        let watch = FreezerWatch(fd: fd)
+        let watch = FreezerWatch()
         let check: @Sendable () -> Void = { [self] in
             switch isFrozen {
             case frozen?: if watch.finish() { completion(.success(())) }
@@ -99,13 +92,11 @@ struct CgroupFreezer: Sendable, Hashable {
             }
         }
         do {
-            let token = try loop.addIO(fd: fd, events: EventLoop.IOEvents.readable) { _ in
-                watch.drain()
+            let token = try loop.addInotifyOnLoop(path: directory + "/cgroup.events", mask: UInt32(IN_MODIFY)) { _, _ in
                 check()
             }
             watch.attach(token)
         } catch {
-            _ = watch.finish()
             throw AppProcessError(.freezerFailed, "cannot watch \(directory)/cgroup.events: \(error)")
         }
         check()
@@ -125,24 +116,20 @@ struct CgroupFreezer: Sendable, Hashable {
 
 /// One inotify watch on a `cgroup.events` file (see ``CgroupFreezer/watch(until:loop:completion:)``).
 ///
-/// Owns the inotify fd: ``finish()`` cancels the loop source before closing the fd (the
-/// loop's rule) and reports whether this call was the one that finished it, so the
-/// completion runs exactly once.
+/// The watch is sd-event's (`sd_event_add_inotify`): ``finish()`` cancels it and reports whether
+/// this call was the one that finished it, so the completion runs exactly once.
 final class FreezerWatch: Sendable {
     private struct State {
-        var fd: Int32
         var token: EventSourceToken?
         var finished = false
     }
 
-    private let state: Mutex<State>
-
-    init(fd: Int32) { state = Mutex(State(fd: fd)) }
+    private let state = Mutex<State>(State())
 
     /// Keeps the loop source's token, so ``finish()`` can cancel it.
     ///
     /// - Parameters:
-    ///   - token: The token of the inotify fd's watch.
+    ///   - token: The token of the inotify watch.
     func attach(_ token: EventSourceToken) {
         let cancelNow = state.withLock { state -> Bool in
             if state.finished { return true }
@@ -152,28 +139,17 @@ final class FreezerWatch: Sendable {
         if cancelNow { token.cancel() }
     }
 
-    /// Reads and discards the pending inotify events so the level-triggered watch rests.
-    func drain() {
-        let fd = state.withLock { $0.finished ? -1 : $0.fd }
-        guard fd >= 0 else { return }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while buffer.withUnsafeMutableBytes({ Glibc.read(fd, $0.baseAddress, $0.count) }) > 0 {}
-    }
-
-    /// Cancels the watch and closes the fd; returns whether this call did it (the first one).
-    ///
-    /// Call on the loop thread, so the token's cancellation takes effect before the close.
+    /// Cancels the watch; returns whether this call did it (the first one).
     @discardableResult
     func finish() -> Bool {
-        let taken = state.withLock { state -> (Int32, EventSourceToken?)? in
+        let taken = state.withLock { state -> EventSourceToken?? in
             if state.finished { return nil }
             state.finished = true
             defer { state.token = nil }
-            return (state.fd, state.token)
+            return .some(state.token)
         }
-        guard let (fd, token) = taken else { return false }
+        guard let token = taken else { return false }
         token?.cancel()
-        close(fd)
         return true
     }
 }

@@ -176,7 +176,7 @@ package final class LifecycleDaemon {
                 else { return }
                 Task { @MainActor in self?.busNameVanished(name) }
             }
-            let object = try connection.export(makeInterface(), at: LifecycledProtocol.objectPath)
+            let object = try await connection.export(makeInterface(), at: LifecycledProtocol.objectPath)
             self.object = object
             callsTask = serveCalls(of: object)
             let reply = try await connection.requestName(LifecycledProtocol.busName, flags: [.doNotQueue])

@@ -54,11 +54,11 @@ final class BrokerPushLink: PushPublisher, Service {
     /// Subscribes and starts connecting (and reconnecting until ``stop()``).
     ///
     /// - Throws: ``BrokerError`` for a configuration the connection refuses.
-    func start() throws {
+    func start() async throws {
         connection.setEventHandler { [self] event in handle(event) }
         connection.setMessageHandler(acknowledgingImmediately: { [self] message in handle(message) })
         try connection.subscribe(FleetTopics.allRegistrations, qos: 1)
-        try connection.start()
+        try await connection.start()
     }
 
     /// Disconnects cleanly (DISCONNECT); returns at once.
@@ -72,7 +72,7 @@ final class BrokerPushLink: PushPublisher, Service {
     ///
     /// - Throws: ``BrokerError`` for a configuration the connection refuses.
     func run() async throws {
-        try start()
+        try await start()
         try? await gracefulShutdown()
         stop()
     }

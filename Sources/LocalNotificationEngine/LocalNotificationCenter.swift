@@ -220,6 +220,11 @@ package final class LocalNotificationCenter {
             let server = DesktopNotificationClient(connection: connection)
             do {
                 try await server.start()
+                // Stopped while the server was being followed: nothing may stay subscribed.
+                guard phase == .running else {
+                    server.stop()
+                    return
+                }
                 self.server = server
                 serverTask = Task { @MainActor [weak self] in
                     for await event in server.events { self?.handleServerEvent(event) }
@@ -232,22 +237,35 @@ package final class LocalNotificationCenter {
         if let loop {
             do {
                 let alarm = try RealtimeAlarm()
-                self.alarm = alarm
                 // Read on the loop thread (the watch is level-triggered: an unread timerfd would
                 // fire again at once); the main actor gets what the read found.
                 let logger = self.logger
-                alarmSource = try loop.addIO(fd: alarm.fileDescriptor, events: EventLoop.IOEvents.readable) {
-                    [weak self] _ in
-                    let reading: RealtimeAlarm.Reading
-                    do {
-                        reading = try alarm.read()
-                    } catch {
-                        logger.info("local notifications: \(error)")
-                        return
+                let source: EventSourceToken
+                do {
+                    source = try await loop.addIO(fd: alarm.fileDescriptor, events: EventLoop.IOEvents.readable) {
+                        [weak self] _ in
+                        let reading: RealtimeAlarm.Reading
+                        do {
+                            reading = try alarm.read()
+                        } catch {
+                            logger.info("local notifications: \(error)")
+                            return
+                        }
+                        guard reading != .nothing else { return }
+                        Task { @MainActor in self?.alarmWentOff(reading) }
                     }
-                    guard reading != .nothing else { return }
-                    Task { @MainActor in self?.alarmWentOff(reading) }
+                } catch {
+                    alarm.close()
+                    throw error
                 }
+                // Stopped while the watch was added: then nothing stays armed.
+                guard phase == .running else {
+                    source.cancel()
+                    alarm.close()
+                    return
+                }
+                self.alarm = alarm
+                alarmSource = source
             } catch {
                 logger.info("local notifications: no alarm (\(error)); scheduled notifications will not fire")
             }

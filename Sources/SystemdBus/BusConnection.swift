@@ -81,43 +81,14 @@ public final class BusConnection: Sendable {
         var exported: [ObjectIdentifier: ExportedObject] = [:]
     }
 
-    /// Opens a connection and attaches it to a loop.
-    ///
-    /// Blocks the calling thread, and the loop thread, until the bus has answered `Hello` (the
-    /// unique name is known). Where the caller can await, use
-    /// ``init(_:loop:description:timeout:)``, which blocks neither.
-    ///
-    /// - Parameters:
-    ///   - address: The bus to connect to.
-    ///   - loop: The loop that will run the connection.
-    ///   - description: A name for the connection in sd-bus debug output and logs.
-    /// - Throws: ``BusError`` if the bus cannot be reached or authentication fails.
-    public init(_ address: Address, loop: EventLoop, description: String? = nil) throws {
-        self.loop = loop
-        self.address = address
-        var logger = Logger(label: "SystemdBus")
-        logger[metadataKey: "bus"] = "\(address)"
-        let opened = try loop.performAndWait { () throws -> OpenedBus in
-            try BusConnection.openOnLoop(address, event: loop.event, description: description)
-        }
-        // Not shared with any other thread yet: the box may be filled here.
-        self.onLoop = LoopBoundBox(LoopState(bus: opened.bus), loop: loop)
-        self.uniqueName = opened.uniqueName
-        logger[metadataKey: "unique-name"] = "\(opened.uniqueName)"
-        self.logger = logger
-        try loop.performAndWait { [self] in try installFilterOnLoop() }
-        self.logger.debug("connected")
-    }
-
     /// Opens a connection and attaches it to a loop without blocking a thread while the bus answers.
     ///
-    /// The sync initializer blocks its caller, and the loop thread every other connection
-    /// shares, until the bus answers `Hello`: up to sd-bus's 25 s if the bus daemon accepts
-    /// but does not answer (it is starting, stopped, or overloaded). This one starts the
-    /// connection (socket and authentication run on the loop), then suspends until a first
-    /// call to the bus daemon (`GetId`, queued behind `Hello`) is answered, so the unique name
-    /// is known; use it wherever a caller can await, above all when reconnecting. If the loop
-    /// shuts down meanwhile, the bus is closed and the open fails at once.
+    /// Waiting for `Hello` synchronously would block the caller, and the loop thread every other
+    /// connection shares, up to sd-bus's 25 s if the bus daemon accepts but does not answer (it is
+    /// starting, stopped, or overloaded); there is no such initializer. This one starts the
+    /// connection (socket and authentication run on the loop), then suspends until a first call
+    /// to the bus daemon (`GetId`, queued behind `Hello`) is answered, so the unique name is known.
+    /// If the loop shuts down meanwhile, the bus is closed and the open fails at once.
     ///
     /// - Parameters:
     ///   - address: The bus to connect to.
@@ -129,7 +100,7 @@ public final class BusConnection: Sendable {
     public init(_ address: Address, loop: EventLoop, description: String? = nil, timeout: Duration) async throws {
         self.loop = loop
         self.address = address
-        self.onLoop = LoopBoundBox(LoopState(), loop: loop)
+        self.onLoop = .makeBoxSendingValue(LoopState(), eventLoop: loop)
         var logger = Logger(label: "SystemdBus")
         logger[metadataKey: "bus"] = "\(address)"
         let connecting = try await loop.run {
@@ -317,7 +288,7 @@ public final class BusConnection: Sendable {
         arguments: [BusValue], timeout: Duration? = nil,
         completion: @escaping (Result<[BusValue], BusError>) -> Void
     ) -> PendingCallBox? {
-        loop.preconditionOnLoopThread()
+        loop.assertInEventLoop()
         return BusConnection.startCall(
             on: isOpen ? bus : nil, destination: destination, path: path, interface: interface,
             member: member, arguments: arguments, timeout: timeout, completion: completion)
@@ -422,7 +393,7 @@ public final class BusConnection: Sendable {
     func emitSignalOnLoop(
         path: String, interface: String, member: String, arguments: [BusValue], destination: String?
     ) throws {
-        loop.preconditionOnLoopThread()
+        loop.assertInEventLoop()
         guard let bus, isOpen else { throw BusError.notConnected }
         var message: OpaquePointer?
         try BusError.check(
@@ -471,7 +442,7 @@ public final class BusConnection: Sendable {
         _ rule: String, handler: @escaping @Sendable (OpaquePointer) -> Void,
         installed: @escaping (Result<BusSubscription, BusError>) -> Void
     ) {
-        loop.preconditionOnLoopThread()
+        loop.assertInEventLoop()
         guard let bus, isOpen else {
             installed(.failure(.notConnected))
             return
@@ -646,7 +617,7 @@ public final class BusConnection: Sendable {
     ///
     /// - Returns: `true` when the call was taken (held, or answered with the refusal).
     func screenPropertiesCall(_ message: OpaquePointer) -> Bool {
-        loop.preconditionOnLoopThread()
+        loop.preconditionInEventLoop()
         guard sd_bus_message_is_method_call(message, "org.freedesktop.DBus.Properties", nil) > 0,
             let sender = sd_bus_message_get_sender(message).map({ String(cString: $0) }), sender.hasPrefix(":"),
             let path = sd_bus_message_get_path(message).map({ String(cString: $0) })
@@ -721,24 +692,6 @@ public final class BusConnection: Sendable {
 
     // MARK: - Loop-thread internals
 
-    private struct OpenedBus: @unchecked Sendable {
-        // Safe: the pointer is created on the loop thread and only handed back to the
-        // initializer to be stored; it is used again only on the loop thread.
-        let bus: OpaquePointer
-        let uniqueName: String
-    }
-
-    /// Opens a bus, waiting for `Hello` (blocking). Loop thread only.
-    private static func openOnLoop(_ address: Address, event: OpaquePointer, description: String?) throws -> OpenedBus {
-        let bus = try startOnLoop(address, event: event, description: description)
-        do {
-            return OpenedBus(bus: bus, uniqueName: try uniqueNameOnLoop(bus))
-        } catch {
-            sd_bus_flush_close_unref(bus)
-            throw error
-        }
-    }
-
     /// Starts a bus and attaches it to the loop; authentication and `Hello` go on in the
     /// loop's iterations. Loop thread only.
     private static func startOnLoop(_ address: Address, event: OpaquePointer, description: String?) throws
@@ -780,7 +733,7 @@ public final class BusConnection: Sendable {
     }
 
     private func installFilterOnLoop() throws {
-        loop.preconditionOnLoopThread()
+        loop.assertInEventLoop()
         guard let bus else { throw BusError.notConnected }
         let box = FilterBox(connection: self)
         let userdata = box.retainedUserdata()
@@ -808,7 +761,7 @@ public final class BusConnection: Sendable {
     }
 
     func closeOnLoop(disconnected: Bool) {
-        loop.preconditionOnLoopThread()
+        loop.assertInEventLoop()
         guard let bus else { return }
         open.store(false, ordering: .releasing)
         if disconnected { logger.notice("bus disconnected") } else { logger.debug("closing") }

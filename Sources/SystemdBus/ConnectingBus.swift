@@ -22,7 +22,7 @@ final class ConnectingBus: Sendable {
     /// Takes the bus over and registers the shutdown hook that closes it. Loop thread only.
     init(_ pointer: OpaquePointer, loop: EventLoop) {
         self.loop = loop
-        state = LoopBoundBox(State(pointer: pointer), loop: loop)
+        state = LoopBoundBox(State(pointer: pointer), eventLoop: loop)
         let state = self.state
         state.value.hookID = loop.addShutdownHook {
             state.value.hookID = nil

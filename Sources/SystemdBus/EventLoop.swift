@@ -1,5 +1,6 @@
 import CSystemd
 import CSystemdShim
+import Dispatch
 import Glibc
 import Logging
 import Synchronization
@@ -146,19 +147,52 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Stops the program when the caller is not on this loop's thread (in debug builds; release
-    /// builds do not check).
+    /// Stops the program when the caller is not on this loop's thread, in every build.
     ///
-    /// Every function documented "loop thread only" starts with it, so a call from the wrong
-    /// thread fails at once in tests instead of racing with the loop.
+    /// For code that touches what only the loop thread may touch (sd-event and sd-bus objects,
+    /// loop-confined state): a call from the wrong thread stops at once instead of racing with the
+    /// loop. ``LoopBoundBox`` checks every access with it.
     ///
     /// - Parameters:
     ///   - file: The caller's file, for the failure message.
     ///   - line: The caller's line.
     @inlinable
-    public func preconditionOnLoopThread(file: StaticString = #fileID, line: UInt = #line) {
+    public func preconditionInEventLoop(file: StaticString = #fileID, line: UInt = #line) {
+        precondition(isOnLoopThread, "called off the \(name) loop thread", file: file, line: line)
+    }
+
+    /// Stops the program when the caller is not on this loop's thread, in debug builds only.
+    ///
+    /// For a function documented "loop thread only" whose unsafe accesses are checked anyway (by
+    /// ``preconditionInEventLoop(file:line:)`` or a ``LoopBoundBox``): it fails earlier in tests,
+    /// at the function's entry, and costs nothing in release builds.
+    ///
+    /// - Parameters:
+    ///   - file: The caller's file, for the failure message.
+    ///   - line: The caller's line.
+    @inlinable
+    public func assertInEventLoop(file: StaticString = #fileID, line: UInt = #line) {
         assert(isOnLoopThread, "called off the \(name) loop thread", file: file, line: line)
     }
+
+    /// Whether the calling thread is the thread of some event loop (this one or another).
+    package static var isOnAnyLoopThread: Bool { csd_is_event_loop_thread() != 0 }
+
+    /// Whether the caller runs on the main thread or on the main dispatch queue.
+    ///
+    /// The main queue is the main actor's executor. On Linux, once an async `main` hands its thread
+    /// to `dispatch_main`, that queue runs on a worker thread, so the thread alone would miss it.
+    package static var isOnMainActorOrThread: Bool {
+        csd_is_main_thread() != 0 || DispatchQueue.getSpecific(key: mainQueueKey) == true
+    }
+
+    /// Marks the main dispatch queue (set once, the first time it is read).
+    nonisolated(unsafe) private static let mainQueueKey: DispatchSpecificKey<Bool> = {
+        // Safe: the key is immutable once made; Dispatch's specifics are thread-safe.
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
 
     /// Runs `body` on the loop thread, asynchronously and in submission order.
     ///
@@ -184,18 +218,26 @@ public final class EventLoop: @unchecked Sendable {
         return accepted
     }
 
-    /// Runs `body` on the loop thread and waits for its result.
+    /// Runs `body` on the loop thread and blocks the calling thread until it has run.
     ///
-    /// Called on the loop thread, `body` runs inline. Called from another thread, that
-    /// thread blocks until the loop has run it, so never call this from a thread the loop
-    /// itself waits for.
+    /// For plain threads only (a command-line tool's set-up, a benchmark's worker thread): async
+    /// code awaits ``run(_:)`` instead, which blocks nothing, and the compiler refuses this call
+    /// there. It stops the program when called on the main actor or the main thread (it would block
+    /// the main actor; synchronous code on it is refused at run time) or on any event loop's thread (a loop thread never blocks: waiting for itself would never
+    /// end, and waiting for another loop can deadlock).
     ///
     /// - Parameters:
     ///   - body: The work to run on the loop thread.
     /// - Returns: What `body` returned.
     /// - Throws: What `body` threw, or ``BusError`` if the loop has shut down.
+    @available(*, noasync, message: "performAndWait blocks its thread; await run(_:) instead")
     public func performAndWait<T: Sendable>(_ body: @escaping @Sendable () throws -> T) throws -> T {
-        if isOnLoopThread { return try body() }
+        precondition(
+            !Self.isOnMainActorOrThread,
+            "performAndWait on the main actor or the main thread would block it; await \(name).run(_:) instead")
+        precondition(
+            !Self.isOnAnyLoopThread,
+            "performAndWait on an event loop's thread would block that loop; use \(name).perform(_:) instead")
         let semaphore = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
         sem_init(semaphore, 0, 0)
         defer {
@@ -253,12 +295,32 @@ public final class EventLoop: @unchecked Sendable {
     ///     library closes the original whenever it likes.
     ///   - handler: Called on the loop thread with the reported `revents`.
     /// - Returns: The token that cancels the watch.
-    /// - Throws: ``BusError`` if sd-event refuses the fd (for example `EEXIST`, `EBADF`, `EPERM`).
+    /// - Throws: ``BusError`` if sd-event refuses the fd (for example `EEXIST`, `EBADF`, `EPERM`)
+    ///   or the loop has shut down.
     public func addIO(
         fd: Int32, events: UInt32, ownsFD: Bool = false, handler: @escaping @Sendable (_ revents: UInt32) -> Void
+    ) async throws -> EventSourceToken {
+        try await run { [self] in try addIOOnLoop(fd: fd, events: events, ownsFD: ownsFD, handler: handler) }
+    }
+
+    /// Watches a file descriptor for readiness, from the loop thread (preconditioned).
+    ///
+    /// What ``addIO(fd:events:ownsFD:handler:)`` does, for code that already runs on the loop
+    /// thread (a handler, or a `perform` closure).
+    ///
+    /// - Parameters:
+    ///   - fd: The file descriptor to watch. It should be non-blocking.
+    ///   - events: The `EPOLL*` event mask.
+    ///   - ownsFD: Whether the watch owns `fd` (see ``addIO(fd:events:ownsFD:handler:)``).
+    ///   - handler: Called on the loop thread with the reported `revents`.
+    /// - Returns: The token that cancels the watch.
+    /// - Throws: ``BusError`` if sd-event refuses the fd.
+    public func addIOOnLoop(
+        fd: Int32, events: UInt32, ownsFD: Bool = false, handler: @escaping @Sendable (_ revents: UInt32) -> Void
     ) throws -> EventSourceToken {
+        preconditionInEventLoop()
         let box = EventHandlerBox(io: handler)
-        return try performAndWait { [self] in
+        do {
             let token = EventSourceToken(loop: self, kind: .io)
             box.token = token
             var source: OpaquePointer?
@@ -294,13 +356,37 @@ public final class EventLoop: @unchecked Sendable {
     ///   - accuracyMicroseconds: The allowed lateness; 0 means sd-event's default (250 ms).
     ///   - handler: Called on the loop thread with the token, so it can rearm or cancel.
     /// - Returns: The token that cancels or rearms the timer.
-    /// - Throws: ``BusError`` if the clock is not supported.
+    /// - Throws: ``BusError`` if the clock is not supported or the loop has shut down.
     public func addTimer(
         clock: clockid_t, deadlineMicroseconds: UInt64, accuracyMicroseconds: UInt64 = 0,
         handler: @escaping @Sendable (EventSourceToken) -> Void
+    ) async throws -> EventSourceToken {
+        try await run { [self] in
+            try addTimerOnLoop(
+                clock: clock, deadlineMicroseconds: deadlineMicroseconds, accuracyMicroseconds: accuracyMicroseconds,
+                handler: handler)
+        }
+    }
+
+    /// Schedules a one-shot timer, from the loop thread (preconditioned).
+    ///
+    /// What ``addTimer(clock:deadlineMicroseconds:accuracyMicroseconds:handler:)`` does, for code
+    /// that already runs on the loop thread (a handler, or a `perform` closure).
+    ///
+    /// - Parameters:
+    ///   - clock: `CLOCK_MONOTONIC`, `CLOCK_REALTIME`, `CLOCK_BOOTTIME`, or their `_ALARM` variants.
+    ///   - deadlineMicroseconds: The absolute deadline on that clock, in µs (see ``now(clock:)``).
+    ///   - accuracyMicroseconds: The allowed lateness; 0 means sd-event's default (250 ms).
+    ///   - handler: Called on the loop thread with the token, so it can rearm or cancel.
+    /// - Returns: The token that cancels or rearms the timer.
+    /// - Throws: ``BusError`` if the clock is not supported.
+    public func addTimerOnLoop(
+        clock: clockid_t, deadlineMicroseconds: UInt64, accuracyMicroseconds: UInt64 = 0,
+        handler: @escaping @Sendable (EventSourceToken) -> Void
     ) throws -> EventSourceToken {
+        preconditionInEventLoop()
         let box = EventHandlerBox(timer: handler)
-        return try performAndWait { [self] in
+        do {
             let token = EventSourceToken(loop: self, kind: .timer)
             box.token = token
             var source: OpaquePointer?
@@ -320,6 +406,70 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
+    /// Watches a file or directory with inotify (`sd_event_add_inotify`).
+    ///
+    /// sd-event owns the inotify instance (one for the loop, shared by every watch) and reads it;
+    /// the handler runs on the loop thread with each event's mask and, for a directory, the name
+    /// of the entry it is about (empty otherwise). The watch follows the inode `path` names now:
+    /// when that inode goes (deleted, or replaced by a rename), the handler sees `IN_IGNORED`
+    /// and hears nothing more from it; watch the path again to follow its new inode.
+    /// `IN_Q_OVERFLOW` (events were lost) reaches every watch.
+    ///
+    /// - Parameters:
+    ///   - path: The file or directory (with `IN_DONT_FOLLOW` in `mask`, a symlink itself).
+    ///   - mask: The `IN_*` events to watch for, with flags such as `IN_ONLYDIR` or `IN_DONT_FOLLOW`.
+    ///   - handler: Called on the loop thread with the event's mask and entry name.
+    /// - Returns: The token that cancels the watch.
+    /// - Throws: ``BusError`` if the path cannot be watched (`ENOENT`, `ENOTDIR`, `EACCES`…) or
+    ///   the loop has shut down.
+    public func addInotify(
+        path: String, mask: UInt32, handler: @escaping @Sendable (_ mask: UInt32, _ name: String) -> Void
+    ) async throws -> EventSourceToken {
+        try await run { [self] in try addInotifyOnLoop(path: path, mask: mask, handler: handler) }
+    }
+
+    /// Watches a file or directory with inotify, from the loop thread (preconditioned).
+    ///
+    /// What ``addInotify(path:mask:handler:)`` does, for code that already runs on the loop thread.
+    ///
+    /// - Parameters:
+    ///   - path: The file or directory.
+    ///   - mask: The `IN_*` events and flags.
+    ///   - handler: Called on the loop thread with the event's mask and entry name.
+    /// - Returns: The token that cancels the watch.
+    /// - Throws: ``BusError`` if the path cannot be watched.
+    public func addInotifyOnLoop(
+        path: String, mask: UInt32, handler: @escaping @Sendable (_ mask: UInt32, _ name: String) -> Void
+    ) throws -> EventSourceToken {
+        preconditionInEventLoop()
+        let box = EventHandlerBox(inotify: handler)
+        let token = EventSourceToken(loop: self, kind: .inotify)
+        box.token = token
+        var source: OpaquePointer?
+        let userdata = Unmanaged.passRetained(box).toOpaque()
+        let r = sd_event_add_inotify(
+            event, &source, path, mask,
+            { _, event, userdata in
+                let box = Unmanaged<EventHandlerBox>.fromOpaque(userdata!).takeUnretainedValue()
+                guard let event else { return 0 }
+                // The name follows the fixed header, NUL-padded to `len` bytes.
+                let length = Int(event.pointee.len)
+                let name =
+                    length == 0
+                    ? ""
+                    : String(
+                        cString: (UnsafeRawPointer(event) + MemoryLayout<inotify_event>.size).assumingMemoryBound(
+                            to: CChar.self))
+                box.inotify?(event.pointee.mask, name)
+                return 0
+            }, userdata)
+        if r < 0 {
+            Unmanaged<EventHandlerBox>.fromOpaque(userdata).release()
+            throw BusError(errno: r, context: "sd_event_add_inotify(\(path))")
+        }
+        return adopt(source!, description: "inotify", token: token)
+    }
+
     /// Finishes adding a source whose userdata is a retained ``EventHandlerBox``: the box is
     /// released when sd-event destroys the source, and the token owns the source. Loop thread only.
     ///
@@ -329,7 +479,7 @@ public final class EventLoop: @unchecked Sendable {
     ///   - token: The token that cancels it.
     /// - Returns: The token.
     private func adopt(_ source: OpaquePointer, description: String, token: EventSourceToken) -> EventSourceToken {
-        preconditionOnLoopThread()
+        preconditionInEventLoop()
         _ = sd_event_source_set_destroy_callback(source) { userdata in
             Unmanaged<EventHandlerBox>.fromOpaque(userdata!).release()
         }
@@ -337,6 +487,24 @@ public final class EventLoop: @unchecked Sendable {
         token.attach(source)
         confined.sources[ObjectIdentifier(token)] = token
         return token
+    }
+
+    /// Pings the service manager's watchdog from this loop, as sd-event does (`sd_event_set_watchdog`).
+    ///
+    /// When the process runs with a watchdog (`$WATCHDOG_USEC`, and `$WATCHDOG_PID` unset or this
+    /// process), sd-event sends `WATCHDOG=1` at once and then whenever about half the interval has
+    /// passed, from the loop thread on its own timer: a loop that hangs stops pinging, and the
+    /// service manager notices.
+    ///
+    /// - Returns: Whether the watchdog is on for this process (`false`: nothing to ping).
+    /// - Throws: ``BusError`` if sd-event cannot set the watchdog up or the loop has shut down.
+    @discardableResult
+    public func enableWatchdog() async throws -> Bool {
+        try await run { [self] in
+            let r = sd_event_set_watchdog(event, 1)
+            try BusError.check(r, "sd_event_set_watchdog")
+            return r > 0
+        }
     }
 
     /// The `EPOLL*` bits for ``addIO(fd:events:ownsFD:handler:)``, so callers need not import epoll.
@@ -396,7 +564,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Registers a hook that runs on the loop thread when the loop shuts down. Loop thread only.
     func addShutdownHook(_ hook: @escaping () -> Void) -> UInt64 {
-        precondition(isOnLoopThread)
+        preconditionInEventLoop()
         let id = confined.nextHookID
         confined.nextHookID += 1
         confined.shutdownHooks.append((id, hook))
@@ -405,13 +573,13 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Removes a shutdown hook. Loop thread only.
     func removeShutdownHook(_ id: UInt64) {
-        precondition(isOnLoopThread)
+        preconditionInEventLoop()
         confined.shutdownHooks.removeAll { $0.id == id }
     }
 
     /// Forgets a cancelled token. Loop thread only.
     func forget(_ token: EventSourceToken) {
-        preconditionOnLoopThread()
+        preconditionInEventLoop()
         confined.sources[ObjectIdentifier(token)] = nil
     }
 
@@ -434,6 +602,7 @@ public final class EventLoop: @unchecked Sendable {
 
     private func run() {
         threadID.store(UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))), ordering: .releasing)
+        csd_mark_event_loop_thread()
         _ = csd_set_thread_name(name)
         logger.debug("event loop started")
         while !confined.stopping {
@@ -477,19 +646,28 @@ private struct SemaphoreReference: @unchecked Sendable {
 
 /// Keeps a source's Swift handler alive for as long as sd-event holds the source.
 final class EventHandlerBox: @unchecked Sendable {
-    // Safe: `io`/`timer` are immutable; `token` is written once on the loop thread before the
+    // Safe: `io`/`timer`/`inotify` are immutable; `token` is written once on the loop thread before the
     // source exists and read only by the source's callbacks, which run on the loop thread.
     let io: (@Sendable (UInt32) -> Void)?
     let timer: (@Sendable (EventSourceToken) -> Void)?
+    let inotify: (@Sendable (UInt32, String) -> Void)?
     weak var token: EventSourceToken?
 
     init(io: @escaping @Sendable (UInt32) -> Void) {
         self.io = io
         self.timer = nil
+        self.inotify = nil
     }
 
     init(timer: @escaping @Sendable (EventSourceToken) -> Void) {
         self.io = nil
         self.timer = timer
+        self.inotify = nil
+    }
+
+    init(inotify: @escaping @Sendable (UInt32, String) -> Void) {
+        self.io = nil
+        self.timer = nil
+        self.inotify = inotify
     }
 }

@@ -1,11 +1,12 @@
 import CSystemd
 import Glibc
 
-/// The handle of a source registered with an ``EventLoop``: an fd watch or a timer.
+/// The handle of a source registered with an ``EventLoop``: an fd watch, a timer or an inotify watch.
 ///
 /// Keep it for as long as the source should live and call ``cancel()`` to remove it;
 /// dropping the token does not cancel the source (the loop keeps it until ``EventLoop/shutdown()``).
-/// All methods may be called from any thread; they take effect on the loop thread.
+/// ``cancel()`` may be called from any thread; the other members are the loop thread's
+/// (preconditioned): call them from a handler, or hop there with ``EventLoop/run(_:)``.
 public final class EventSourceToken: Sendable {
 
     /// What kind of source the token controls.
@@ -14,13 +15,15 @@ public final class EventSourceToken: Sendable {
         case io
         /// A timer (``EventLoop/addTimer(clock:deadlineMicroseconds:accuracyMicroseconds:handler:)``).
         case timer
+        /// An inotify watch (``EventLoop/addInotify(path:mask:handler:)``).
+        case inotify
     }
 
     /// The kind of source.
     public let kind: Kind
     private let loop: EventLoop
-    /// The sd-event source and whether the token was cancelled; the loop thread's alone. Every
-    /// public method runs inline on the loop thread or hops there (`perform`, `performAndWait`).
+    /// The sd-event source and whether the token was cancelled; the loop thread's alone (checked on
+    /// every access). ``cancel()`` runs inline on the loop thread or hops there with `perform`.
     private let state: LoopBoundBox<(source: OpaquePointer?, cancelled: Bool)>
 
     private var source: OpaquePointer? {
@@ -36,7 +39,7 @@ public final class EventSourceToken: Sendable {
     init(loop: EventLoop, kind: Kind) {
         self.loop = loop
         self.kind = kind
-        self.state = LoopBoundBox((nil, false), loop: loop)
+        self.state = LoopBoundBox((nil, false), eventLoop: loop)
     }
 
     func attach(_ source: OpaquePointer) {
@@ -68,48 +71,44 @@ public final class EventSourceToken: Sendable {
         loop.forget(self)
     }
 
-    /// Whether ``cancel()`` has taken effect.
-    ///
-    /// Reads loop-confined state, so it is answered on the loop thread (waiting for it).
+    /// Whether ``cancel()`` has taken effect. Loop thread only.
     public var isCancelled: Bool {
-        (try? loop.performAndWait { [self] in cancelled }) ?? true
+        cancelled
     }
 
     /// Sets a new absolute deadline on a timer and enables it again (one-shot).
     ///
-    /// Works whether the timer has fired or not; from inside the timer's handler too.
+    /// Works whether the timer has fired or not. Loop thread only: from inside the timer's
+    /// handler, or through ``EventLoop/run(_:)``.
     ///
     /// - Parameters:
     ///   - deadlineMicroseconds: The new absolute deadline on the timer's clock, in µs.
-    /// - Throws: ``BusError`` if this is not a timer, it was cancelled, or the loop has shut down.
+    /// - Throws: ``BusError`` if this is not a timer or it was cancelled.
     public func rearm(deadlineMicroseconds: UInt64) throws {
+        loop.preconditionInEventLoop()
         guard kind == .timer else {
             throw BusError(name: BusError.Name.notSupported, message: "only timers can be rearmed", errno: EINVAL)
         }
-        try loop.performAndWait { [self] in
-            guard !cancelled, let source else {
-                throw BusError(name: BusError.Name.failed, message: "the timer was cancelled", errno: ESTALE)
-            }
-            try BusError.check(sd_event_source_set_time(source, deadlineMicroseconds), "sd_event_source_set_time")
-            try BusError.check(
-                sd_event_source_set_enabled(source, Int32(SD_EVENT_ONESHOT)), "sd_event_source_set_enabled")
+        guard !cancelled, let source else {
+            throw BusError(name: BusError.Name.failed, message: "the timer was cancelled", errno: ESTALE)
         }
+        try BusError.check(sd_event_source_set_time(source, deadlineMicroseconds), "sd_event_source_set_time")
+        try BusError.check(sd_event_source_set_enabled(source, Int32(SD_EVENT_ONESHOT)), "sd_event_source_set_enabled")
     }
 
-    /// Changes the `EPOLL*` events an fd watch waits for.
+    /// Changes the `EPOLL*` events an fd watch waits for. Loop thread only.
     ///
     /// - Parameters:
     ///   - events: The new event mask, for example `UInt32(EPOLLIN.rawValue)`.
-    /// - Throws: ``BusError`` if this is not an fd watch, it was cancelled, or the loop has shut down.
+    /// - Throws: ``BusError`` if this is not an fd watch or it was cancelled.
     public func setIOEvents(_ events: UInt32) throws {
+        loop.preconditionInEventLoop()
         guard kind == .io else {
             throw BusError(name: BusError.Name.notSupported, message: "only fd watches have events", errno: EINVAL)
         }
-        try loop.performAndWait { [self] in
-            guard !cancelled, let source else {
-                throw BusError(name: BusError.Name.failed, message: "the watch was cancelled", errno: ESTALE)
-            }
-            try BusError.check(sd_event_source_set_io_events(source, events), "sd_event_source_set_io_events")
+        guard !cancelled, let source else {
+            throw BusError(name: BusError.Name.failed, message: "the watch was cancelled", errno: ESTALE)
         }
+        try BusError.check(sd_event_source_set_io_events(source, events), "sd_event_source_set_io_events")
     }
 }

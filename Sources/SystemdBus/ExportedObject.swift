@@ -84,7 +84,7 @@ public final class ExportedObject: Sendable {
     /// reply has gone out (sd-bus does not emit `PropertiesChanged` for a remote `Set`).
     /// Loop thread only.
     func storeRemote(_ name: String, _ value: BusValue) {
-        connection.connection?.loop.preconditionOnLoopThread()
+        connection.connection?.loop.assertInEventLoop()
         values.withLock { $0[name] = value }
         guard let connection = connection.connection,
             let declared = interface.properties.first(where: { $0.name == name }),
@@ -100,7 +100,7 @@ public final class ExportedObject: Sendable {
     }
 
     private func emitChanged(_ names: [String], on connection: BusConnection) throws {
-        connection.loop.preconditionOnLoopThread()
+        connection.loop.assertInEventLoop()
         guard let bus = connection.bus, connection.isOpen else { throw BusError.notConnected }
         var pointers: [UnsafeMutablePointer<CChar>?] = names.map { strdup($0) } + [nil]
         defer { pointers.forEach { free($0) } }
@@ -160,10 +160,11 @@ extension BusConnection {
     ///   - interface: The interface description.
     ///   - path: The object path, for example `/org/example/App`.
     /// - Returns: The exported object, to change properties, emit signals and unexport.
-    /// - Throws: ``BusError`` if the path or interface is invalid, already exported, or the connection is closed.
-    public func export(_ interface: ExportedInterface, at path: String) throws -> ExportedObject {
+    /// - Throws: ``BusError`` if the path or interface is invalid, already exported, or the
+    ///   connection is closed.
+    public func export(_ interface: ExportedInterface, at path: String) async throws -> ExportedObject {
         let object = ExportedObject(path: path, interface: interface, connection: self)
-        try loop.performAndWait { [self] in
+        try await loop.run { [self] in
             guard let bus, isOpen else { throw BusError.notConnected }
             let box = object.box
             let table = box.buildVTable()

@@ -24,7 +24,7 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
         self.interface = interface
         self.connection = WeakConnection(connection)
         self.logger = logger
-        calls = LoopBoundBox(CallQueue(), loop: connection.loop)
+        calls = .makeBoxSendingValue(CallQueue(), eventLoop: connection.loop)
         (incoming, incomingContinuation) = AsyncStream.makeStream(of: IncomingMethodCall.self)
         if interface.callDelivery == .tasks { incomingContinuation.finish() }
     }
@@ -52,7 +52,7 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
 
     /// Builds the C vtable. Loop thread only.
     func buildVTable() -> UnsafeMutablePointer<sd_bus_vtable> {
-        connection.connection?.loop.preconditionOnLoopThread()
+        connection.connection?.loop.preconditionInEventLoop()
         let count = 2 + interface.methods.count + interface.signals.count + interface.properties.count
         let table = csd_vtable_new(count)!
         var index = 0
@@ -148,7 +148,7 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
     /// to put new values into `PropertiesChanged` when the object emits it. Those reads are
     /// the object's own and are not checked (refusing them would silence every change signal).
     private func accessRefusal(on bus: OpaquePointer?) -> BusError? {
-        connection.connection?.loop.preconditionOnLoopThread()
+        connection.connection?.loop.preconditionInEventLoop()
         guard let check = interface.propertyAccessCheck else { return nil }
         guard let bus, let message = sd_bus_get_current_message(bus),
             sd_bus_message_is_method_call(message, nil, nil) > 0
@@ -199,7 +199,7 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
         else {
             return sd_bus_error_set(error, BusError.Name.unknownMethod, "no method \(member) on \(interface.name)")
         }
-        connection.loop.preconditionOnLoopThread()
+        connection.loop.preconditionInEventLoop()
         guard calls.value.pending < interface.maximumPendingCalls else {
             logger.notice("refused \(interface.name).\(member): \(calls.value.pending) calls already pending")
             return sd_bus_error_set(
@@ -281,7 +281,7 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
 
     /// One call was answered. Loop thread only.
     func callFinished() {
-        connection.connection?.loop.preconditionOnLoopThread()
+        connection.connection?.loop.assertInEventLoop()
         calls.value.pending -= 1
     }
 

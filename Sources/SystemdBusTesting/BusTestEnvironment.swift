@@ -30,7 +30,8 @@ public struct BusTestEnvironment: Sendable {
         defer { bus.stop() }
         let loop = try EventLoop(name: loopName)
         defer { loop.shutdown() }
-        let connection = try BusConnection(.address(bus.address), loop: loop, description: description)
+        let connection = try await BusConnection(
+            .address(bus.address), loop: loop, description: description, timeout: Self.connectTimeout)
         defer { connection.close() }
         return try await body(BusTestEnvironment(bus: bus, loop: loop, connection: connection))
     }
@@ -39,7 +40,11 @@ public struct BusTestEnvironment: Sendable {
     ///
     /// - Parameters:
     ///   - description: The connection's name in sd-bus debug output.
-    public func secondConnection(_ description: String = "second") throws -> BusConnection {
-        try BusConnection(.address(bus.address), loop: loop, description: description)
+    public func secondConnection(_ description: String = "second") async throws -> BusConnection {
+        try await BusConnection(
+            .address(bus.address), loop: loop, description: description, timeout: Self.connectTimeout)
     }
+
+    /// How long the private bus may take to accept a connection (it answers at once when healthy).
+    public static let connectTimeout = Duration.seconds(10)
 }

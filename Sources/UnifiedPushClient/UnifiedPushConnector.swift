@@ -109,7 +109,7 @@ public final class UnifiedPushConnector {
             exported.callDelivery = .inOrder
             exported.maximumPendingCalls = 64
             do {
-                let object = try connection.export(exported, at: UnifiedPush.connectorPath)
+                let object = try await connection.export(exported, at: UnifiedPush.connectorPath)
                 objects.append(object)
                 callTasks.append(
                     object.serve(self, order: .oneAtATime, whenGone: "the app is stopping") { connector, call in

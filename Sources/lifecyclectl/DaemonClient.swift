@@ -144,16 +144,19 @@ final class DaemonClient: Sendable {
     /// The connection.
     let connection: BusConnection
     private let loop: EventLoop
+    /// How long the bus may take to accept the connection (sd-bus's own default call timeout).
+    static let connectTimeout = Duration.seconds(25)
 
     /// Connects to the bus.
     ///
     /// - Parameters:
     ///   - address: The bus lifecycled is on.
     /// - Throws: ``BusError`` when the bus cannot be reached.
-    init(address: BusConnection.Address) throws {
+    init(address: BusConnection.Address) async throws {
         let loop = try EventLoop(name: "lifecyclectl")
         do {
-            connection = try BusConnection(address, loop: loop, description: "lifecyclectl")
+            connection = try await BusConnection(
+                address, loop: loop, description: "lifecyclectl", timeout: Self.connectTimeout)
         } catch {
             loop.shutdown()
             throw error
@@ -173,7 +176,7 @@ final class DaemonClient: Sendable {
     ///   - address: The bus lifecycled is on.
     ///   - body: The calls to make.
     static func with<T>(_ address: BusConnection.Address, _ body: (DaemonClient) async throws -> T) async throws -> T {
-        let client = try DaemonClient(address: address)
+        let client = try await DaemonClient(address: address)
         defer { client.close() }
         return try await body(client)
     }

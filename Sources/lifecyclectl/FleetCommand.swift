@@ -69,7 +69,7 @@ struct FleetBrokerOptions: ParsableArguments {
             body(message)
         })
         for filter in filters { try connection.subscribe(filter, qos: 1) }
-        try connection.start()
+        try await connection.start()
         defer { connection.stop() }
         try await watch.waitForConnection()
         try await until(watch)

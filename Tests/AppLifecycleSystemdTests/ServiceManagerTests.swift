@@ -59,7 +59,7 @@ private struct NotifySocket {
 /// environment while other tests' threads read it (sd_notify calls getenv) would be a data race.
 /// The process-environment path through libsystemd's sd_notify is covered by the integration test
 /// that runs lifecycle-example as a real process with a real $NOTIFY_SOCKET.
-@Suite("ServiceManagerNotifier and WatchdogTimer")
+@Suite("ServiceManagerNotifier")
 struct ServiceManagerTests {
     @Test func sendsEachStateToTheNotifySocket() throws {
         let socket = try NotifySocket()
@@ -97,31 +97,24 @@ struct ServiceManagerTests {
             "meant for another process")
         let none = ServiceManagerNotifier(environment: [:])
         #expect(none.watchdogInterval == nil)
-        #expect(try WatchdogTimer(notifier: none) == nil, "no watchdog, no timer")
     }
 
-    @Test func watchdogTimerPingsThroughTheNotifier() throws {
-        let socket = try NotifySocket()
-        defer { socket.close() }
-        let notifier = ServiceManagerNotifier(environment: ["NOTIFY_SOCKET": socket.path, "WATCHDOG_USEC": "20000"])
-        let timer = try #require(try WatchdogTimer(notifier: notifier))
-        defer { timer.close() }
-        #expect(timer.period == .microseconds(10_000), "half the watchdog interval")
-        guard let revents = waitForReadiness(timer.fileDescriptor, events: timer.pollEvents) else { return }
-        #expect(try timer.handleReadiness(revents) == [])
-        #expect(socket.receive() == "WATCHDOG=1")
-    }
-
-    @Test func watchdogTimerIsPeriodic() throws {
-        let pings = Mutex(0)
-        let timer = try WatchdogTimer(period: .milliseconds(5)) { pings.withLock { $0 += 1 } }
-        defer { timer.close() }
-        for _ in 0..<3 {
-            guard let revents = waitForReadiness(timer.fileDescriptor, events: timer.pollEvents) else { return }
-            _ = try timer.handleReadiness(revents)
+    /// sd-event's own watchdog (`EventLoop.enableWatchdog`) reads the process environment, so this
+    /// runs in a child process, which alone sets `$NOTIFY_SOCKET` and `$WATCHDOG_USEC`.
+    @Test func theLoopPingsTheWatchdogAtOnceAndThenPeriodically() async {
+        await #expect(processExitsWith: .success) {
+            let loop = try EventLoop(name: "watchdog")
+            defer { loop.shutdown() }
+            guard try await loop.enableWatchdog() == false else { exit(10) }  // no $WATCHDOG_USEC: off
+            let socket = try NotifySocket()
+            defer { socket.close() }
+            setenv("NOTIFY_SOCKET", socket.path, 1)
+            setenv("WATCHDOG_USEC", "40000", 1)
+            guard try await loop.enableWatchdog() else { exit(11) }
+            for ping in 0..<3 {
+                guard socket.receive() == "WATCHDOG=1" else { exit(Int32(20 + ping)) }
+            }
         }
-        #expect(pings.withLock { $0 } == 3)
-        #expect(throws: HostSourceError.self) { _ = try WatchdogTimer(period: .zero) {} }
     }
 }
 

@@ -1,5 +1,7 @@
 import AppLifecycle
 import Foundation
+import Logging
+import SystemdBus
 import SystemdBusTesting
 import Testing
 
@@ -20,19 +22,20 @@ struct TimeZoneWatcherTests {
         }
     }
 
-    /// Handles readiness until the watcher reports something; nil (with an issue) if the hang guard expires.
-    private func nextEvents(_ watcher: TimeZoneWatcher) throws -> [HostEvent]? {
-        for _ in 0..<20 {
-            guard let revents = waitForReadiness(watcher.fileDescriptor, events: watcher.pollEvents) else { return nil }
-            let events = try watcher.handleReadiness(revents)
-            if !events.isEmpty { return events }
-        }
-        Issue.record("no event after 20 readiness reports")
-        return nil
+    /// Runs `body` with the watcher started on a loop of its own and a recorder of what it reports.
+    private func watching(
+        _ watcher: TimeZoneWatcher, _ body: (ValueRecorder<HostEvent>) async throws -> Void
+    ) async throws {
+        let loop = try EventLoop(name: "localtime")
+        defer { loop.shutdown() }
+        defer { watcher.close() }
+        let reported = ValueRecorder<HostEvent>()
+        try await watcher.start(on: loop, logger: Logger(label: "test")) { reported.add($0) }
+        try await body(reported)
     }
 
-    private func timeZoneEvent(_ identifier: String) -> [HostEvent] {
-        [.significantTimeChange(.init(reason: .timeZone, timeZoneIdentifier: identifier))]
+    private func timeZoneEvent(_ identifier: String) -> HostEvent {
+        .significantTimeChange(.init(reason: .timeZone, timeZoneIdentifier: identifier))
     }
 
     @Test func identifierFromLinkTarget() {
@@ -45,50 +48,48 @@ struct TimeZoneWatcherTests {
         #expect(TimeZoneWatcher.identifier(forLinkTarget: "/usr/share/zoneinfo/../../etc/passwd") == nil)
     }
 
-    @Test func renamedSymlinkReportsTheNewZone() throws {
+    @Test func renamedSymlinkReportsTheNewZone() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try relink(directory, to: "/usr/share/zoneinfo/Europe/Berlin")
         let watcher = try TimeZoneWatcher(path: directory.appending("localtime"), environment: [:])
-        defer { watcher.close() }
         #expect(watcher.currentIdentifier == "Europe/Berlin")
+        try await watching(watcher) { reported in
+            try relink(directory, to: "/usr/share/zoneinfo/America/New_York")
+            #expect(try await reported.next("the new zone") == timeZoneEvent("America/New_York"))
+            #expect(watcher.currentIdentifier == "America/New_York")
 
-        try relink(directory, to: "/usr/share/zoneinfo/America/New_York")
-        #expect(try nextEvents(watcher) == timeZoneEvent("America/New_York"))
-        #expect(watcher.currentIdentifier == "America/New_York")
-
-        // The watch follows the new link: a second replacement is seen too.
-        try relink(directory, to: "../usr/share/zoneinfo/Asia/Tokyo")
-        #expect(try nextEvents(watcher) == timeZoneEvent("Asia/Tokyo"))
+            // The watch follows the new link: a second replacement is seen too.
+            try relink(directory, to: "../usr/share/zoneinfo/Asia/Tokyo")
+            #expect(try await reported.next("the second zone") == timeZoneEvent("Asia/Tokyo"))
+        }
     }
 
-    @Test func relinkingTheSameZoneIsNotAChange() throws {
+    @Test func relinkingTheSameZoneIsNotAChange() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try relink(directory, to: "/usr/share/zoneinfo/Europe/Berlin")
         let watcher = try TimeZoneWatcher(path: directory.appending("localtime"), environment: [:])
-        defer { watcher.close() }
-
-        try relink(directory, to: "/usr/share/zoneinfo/Europe/Berlin")
-        guard let revents = waitForReadiness(watcher.fileDescriptor, events: watcher.pollEvents) else { return }
-        #expect(try watcher.handleReadiness(revents) == [])
-        // Whatever else the same-zone rename queued, the first event reported is the next real change.
-        try relink(directory, to: "/usr/share/zoneinfo/Europe/Paris")
-        #expect(try nextEvents(watcher) == timeZoneEvent("Europe/Paris"))
+        try await watching(watcher) { reported in
+            try relink(directory, to: "/usr/share/zoneinfo/Europe/Berlin")
+            // The same-zone rename reports nothing: the first event reported is the next real change.
+            try relink(directory, to: "/usr/share/zoneinfo/Europe/Paris")
+            #expect(try await reported.next("a change") == timeZoneEvent("Europe/Paris"))
+        }
     }
 
-    @Test func missingFileIsWatchedUntilCreated() throws {
+    @Test func missingFileIsWatchedUntilCreated() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let watcher = try TimeZoneWatcher(path: directory.appending("localtime"), environment: [:])
-        defer { watcher.close() }
         #expect(watcher.currentIdentifier == "UTC")
-
-        try relink(directory, to: "/usr/share/zoneinfo/Australia/Sydney")
-        #expect(try nextEvents(watcher) == timeZoneEvent("Australia/Sydney"))
+        try await watching(watcher) { reported in
+            try relink(directory, to: "/usr/share/zoneinfo/Australia/Sydney")
+            #expect(try await reported.next("the created zone") == timeZoneEvent("Australia/Sydney"))
+        }
     }
 
-    @Test func rewrittenCopyWithOtherContentsIsAChange() throws {
+    @Test func rewrittenCopyWithOtherContentsIsAChange() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.appending("localtime")
@@ -96,19 +97,19 @@ struct TimeZoneWatcherTests {
         let tokyo = try Data(contentsOf: URL(fileURLWithPath: "/usr/share/zoneinfo/Asia/Tokyo"))
         try berlin.write(to: URL(fileURLWithPath: path))
         let watcher = try TimeZoneWatcher(path: path, environment: ["TZ": ":Asia/Tokyo"])
-        defer { watcher.close() }
-
-        // Rewriting identical bytes in place (IN_CLOSE_WRITE) changes nothing.
-        try berlin.write(to: URL(fileURLWithPath: path))
-        guard let revents = waitForReadiness(watcher.fileDescriptor, events: watcher.pollEvents) else { return }
-        #expect(try watcher.handleReadiness(revents) == [])
-
-        // Other bytes are a change; a copy has no name, so the identifier comes from $TZ.
-        let fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
-        try #require(fd >= 0)
-        _ = tokyo.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        close(fd)
-        #expect(try nextEvents(watcher) == timeZoneEvent("Asia/Tokyo"))
+        try await watching(watcher) { reported in
+            // Rewriting identical bytes in place (IN_CLOSE_WRITE) changes nothing: the first event
+            // reported is the one for other bytes. A copy has no name, so the identifier comes from $TZ.
+            let same = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+            try #require(same >= 0)
+            _ = berlin.withUnsafeBytes { write(same, $0.baseAddress, $0.count) }
+            close(same)
+            let other = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+            try #require(other >= 0)
+            _ = tokyo.withUnsafeBytes { write(other, $0.baseAddress, $0.count) }
+            close(other)
+            #expect(try await reported.next("the rewritten zone") == timeZoneEvent("Asia/Tokyo"))
+        }
     }
 
     @Test func missingDirectoryThrowsNotFound() {

@@ -20,7 +20,7 @@ import Testing
             _ broker: MosquittoBroker, user: String, clientID: String, password: String? = nil,
             will: BrokerWill? = nil, holdAcknowledgements: Bool = false, subscribe filters: [String] = [],
             keepAlive: Int = 30, maximumQueuedPublishes: Int = 1000, cleanSession: Bool = false
-        ) throws {
+        ) async throws {
             loop = try EventLoop(name: "mqtt-\(clientID)")
             var configuration = try BrokerConfiguration(
                 url: broker.url, clientID: clientID, username: user,
@@ -33,7 +33,7 @@ import Testing
             connection = BrokerConnection(configuration: configuration, loop: loop)
             probe = ConnectionProbe(connection, holdAcknowledgements: holdAcknowledgements)
             for filter in filters { try connection.subscribe(filter, qos: 1) }
-            try connection.start()
+            try await connection.start()
         }
 
         func close() {
@@ -49,12 +49,12 @@ import Testing
 
     @Test func connectsWithUsernameAndPassword() async throws {
         let broker = try MosquittoBroker(users: Self.users)
-        let client = try Client(broker, user: "dev1", clientID: "dev1-connect")
+        let client = try await Client(broker, user: "dev1", clientID: "dev1-connect")
         defer { client.close() }
         #expect(await client.probe.waitForConnections())
         #expect(client.probe.events.first == .connected(sessionPresent: false))
 
-        let wrong = try Client(broker, user: "dev1", clientID: "dev1-wrong", password: "nope")
+        let wrong = try await Client(broker, user: "dev1", clientID: "dev1-wrong", password: "nope")
         defer { wrong.close() }
         // Refused (5: not authorised), then tried again with backoff: refused again.
         let refusals = await wrong.probe.wait {
@@ -70,7 +70,7 @@ import Testing
     @Test func publishesQoS1AndReceivesInOrder() async throws {
         let broker = try MosquittoBroker(users: Self.users)
         let topics = try FleetTopics(device: "dev1")
-        let client = try Client(broker, user: "dev1", clientID: "dev1-order", subscribe: [topics.all])
+        let client = try await Client(broker, user: "dev1", clientID: "dev1-order", subscribe: [topics.all])
         defer { client.close() }
         #expect(await client.probe.waitForConnections())
         let topic = try topics.appNotifications("org.example.App")
@@ -91,7 +91,7 @@ import Testing
             filter: "applifecycle/v1/#")
         #expect(await watcher.waitUntilSubscribed())
         // dev1 subscribes to dev2's topics too: the SUBACK grants it (MQTT 3.1.1), nothing arrives.
-        let client = try Client(broker, user: "dev1", clientID: "dev1-acl", subscribe: [dev1.all, dev2.all])
+        let client = try await Client(broker, user: "dev1", clientID: "dev1-acl", subscribe: [dev1.all, dev2.all])
         defer { client.close() }
         #expect(await client.probe.waitForConnections())
         let dev2Tool = MosquittoClientTool(broker: broker, username: "dev2")
@@ -113,7 +113,7 @@ import Testing
         let broker = try MosquittoBroker(users: Self.users)
         let topics = try FleetTopics(device: "dev1")
         let operatorTool = MosquittoClientTool(broker: broker, username: "operator")
-        let client = try Client(
+        let client = try await Client(
             broker, user: "dev1", clientID: "dev1-will",
             will: BrokerWill(topic: topics.presence, payload: FleetTopics.offline, qos: 1, retain: true))
         #expect(await client.probe.waitForConnections())
@@ -132,7 +132,7 @@ import Testing
     @Test func stopSuppressesTheWill() async throws {
         let broker = try MosquittoBroker(users: Self.users)
         let topics = try FleetTopics(device: "dev1")
-        let client = try Client(
+        let client = try await Client(
             broker, user: "dev1", clientID: "dev1-stop",
             will: BrokerWill(topic: topics.presence, payload: FleetTopics.offline, qos: 1, retain: true))
         #expect(await client.probe.waitForConnections())
@@ -152,7 +152,7 @@ import Testing
     @Test func persistentSessionGetsWhatWasPublishedWhileAway() async throws {
         let broker = try MosquittoBroker(users: Self.users)
         let topics = try FleetTopics(device: "dev1")
-        let first = try Client(broker, user: "dev1", clientID: "dev1-session", subscribe: [topics.push])
+        let first = try await Client(broker, user: "dev1", clientID: "dev1-session", subscribe: [topics.push])
         #expect(await first.probe.waitForConnections())
         // The SUBACK is in when a message published now arrives.
         let gateway = MosquittoClientTool(broker: broker, username: "gateway")
@@ -164,7 +164,7 @@ import Testing
         for index in 0..<3 {
             #expect(try await gateway.publish(topic: topics.push, message: "away\(index)").status == 0)
         }
-        let second = try Client(broker, user: "dev1", clientID: "dev1-session")
+        let second = try await Client(broker, user: "dev1", clientID: "dev1-session")
         defer { second.close() }
         #expect(await second.probe.waitForConnections())
         #expect(second.probe.events.first == .connected(sessionPresent: true))
@@ -176,7 +176,7 @@ import Testing
         let broker = try MosquittoBroker(users: Self.users)
         let topics = try FleetTopics(device: "dev1")
         let gateway = MosquittoClientTool(broker: broker, username: "gateway")
-        let first = try Client(
+        let first = try await Client(
             broker, user: "dev1", clientID: "dev1-gate", holdAcknowledgements: true, subscribe: [topics.push])
         #expect(await first.probe.waitForConnections())
         // Wait for the SUBACK in the broker's log before publishing.
@@ -198,7 +198,7 @@ import Testing
         #expect(!brokerLog(broker).contains("Received PUBACK from dev1-gate"))
 
         // The broker redelivers both (same payloads; packet ids may differ).
-        let second = try Client(broker, user: "dev1", clientID: "dev1-gate", holdAcknowledgements: true)
+        let second = try await Client(broker, user: "dev1", clientID: "dev1-gate", holdAcknowledgements: true)
         #expect(await second.probe.wait { $0.texts == ["held-1", "held-2"] })
         #expect(second.probe.events.first == .connected(sessionPresent: true))
         second.probe.acknowledgeAll()
@@ -208,7 +208,7 @@ import Testing
         #expect(await second.probe.wait { $0.events.last == .disconnected(.stopped) })
 
         // Acknowledged: nothing comes again; a later message does.
-        let third = try Client(broker, user: "dev1", clientID: "dev1-gate")
+        let third = try await Client(broker, user: "dev1", clientID: "dev1-gate")
         defer { third.close() }
         #expect(await third.probe.waitForConnections())
         #expect(try await gateway.publish(topic: topics.push, message: "after").status == 0)
@@ -220,7 +220,7 @@ import Testing
         let broker = try MosquittoBroker(users: Self.users)
         let topics = try FleetTopics(device: "dev1")
         let gateway = MosquittoClientTool(broker: broker, username: "gateway")
-        let client = try Client(broker, user: "dev1", clientID: "dev1-restart", subscribe: [topics.all])
+        let client = try await Client(broker, user: "dev1", clientID: "dev1-restart", subscribe: [topics.all])
         defer { client.close() }
         #expect(await client.probe.waitForConnections())
         #expect(await eventually { brokerLog(broker).contains("Sending SUBACK to dev1-restart") })
@@ -252,7 +252,7 @@ import Testing
         let broker = try MosquittoBroker(users: Self.users)
         let topics = try FleetTopics(device: "dev1")
         let gateway = MosquittoClientTool(broker: broker, username: "gateway")
-        let client = try Client(
+        let client = try await Client(
             broker, user: "dev1", clientID: "dev1-clean", subscribe: [topics.push], cleanSession: true)
         defer { client.close() }
         #expect(await client.probe.waitForConnections())
@@ -271,7 +271,7 @@ import Testing
     @Test func queueIsBoundedWhileDisconnected() async throws {
         let broker = try MosquittoBroker(users: Self.users)
         broker.stop()
-        let client = try Client(broker, user: "dev1", clientID: "dev1-queue", maximumQueuedPublishes: 2)
+        let client = try await Client(broker, user: "dev1", clientID: "dev1-queue", maximumQueuedPublishes: 2)
         defer { client.close() }
         let waiting = ValueRecorder<Result<Void, BrokerError>>()
         client.connection.publish(topic: "applifecycle/v1/dev1/push", payload: [1]) { waiting.add($0) }

@@ -119,7 +119,7 @@ import Testing
         }
         let topics = try FleetTopics(device: "dev1")
         try connection.subscribe(topics.presence, qos: 1)
-        try connection.start()
+        try await connection.start()
         try #require(await probe.waitForConnections(), "\(probe.events) \(logLines(broker.logPath).suffix(5))")
         try await connection.publish(topic: topics.presence, payload: Array("over tls".utf8), qos: 1)
         #expect(await probe.wait { $0.texts.contains("over tls") })
@@ -130,7 +130,7 @@ import Testing
             bare.stop()
             bareLoop.shutdown()
         }
-        try bare.start()
+        try await bare.start()
         // Each attempt ends as `connected` or `disconnected(.lost)`: wait for two attempts to end
         // (the first and a retry), then none of them may have connected.
         @Sendable func lost(_ events: [BrokerConnectionEvent]) -> Int {

@@ -77,6 +77,7 @@ struct ProcessHostTests {
         environment["DBUS_SESSION_BUS_ADDRESS"] = sessionBus.address
         environment["XDG_SESSION_ID"] = "c1"
         environment["NOTIFY_SOCKET"] = notify.path
+        environment["WATCHDOG_USEC"] = "400000"
         environment["MEMORY_PRESSURE_WATCH"] = "/dev/null"
         let app = try ChildProcess.spawn(
             example, ["--host", "systemd", "--trace-json"], environment: environment, stdout: .pipe)
@@ -84,6 +85,9 @@ struct ProcessHostTests {
 
         _ = try #require(notify.until("READY=1"), "no READY=1 from the app")
         _ = try #require(notify.until("STATUS=active"), "no STATUS=active after READY=1")
+        // The host's loop pings the watchdog ($WATCHDOG_USEC) every half interval or so, not just once.
+        _ = try #require(notify.until("WATCHDOG=1"), "no watchdog ping after READY=1")
+        _ = try #require(notify.until("WATCHDOG=1"), "no second watchdog ping")
         let inhibitors = try logind.call(interface: "org.freedesktop.login1.Manager", method: "ListInhibitors")
         #expect(inhibitors.contains("'sleep', 'lifecycle-example'"))
         #expect(inhibitors.contains("'shutdown', 'lifecycle-example'"))

@@ -386,7 +386,8 @@ struct SystemdHostTests {
         await rig.launch()
         let loop = try EventLoop(name: "spoofer")
         defer { loop.shutdown() }
-        let spoofer = try BusConnection(.address(rig.systemBus.address), loop: loop, description: "spoofer")
+        let spoofer = try await BusConnection(
+            .address(rig.systemBus.address), loop: loop, description: "spoofer", timeout: .seconds(10))
         defer { spoofer.close() }
         try spoofer.emitSignal(
             path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager", member: "PrepareForSleep",
@@ -412,7 +413,8 @@ struct SystemdHostTests {
         // attempt is a connection that comes and goes on the bus), so it must keep trying.
         let loop = try EventLoop(name: "bus-watcher")
         defer { loop.shutdown() }
-        let watcher = try BusConnection(.address(rig.systemBus.address), loop: loop, description: "bus-watcher")
+        let watcher = try await BusConnection(
+            .address(rig.systemBus.address), loop: loop, description: "bus-watcher", timeout: .seconds(5))
         defer { watcher.close() }
         let gone = ValueRecorder<String>()
         let subscription = try await watcher.subscribe(

@@ -23,7 +23,7 @@ final class DeviceClient: Sendable {
         connection = BrokerConnection(configuration: configuration, loop: loop)
         probe = ConnectionProbe(connection)
         try connection.subscribe(topics.push, qos: 1)
-        try connection.start()
+        try await connection.start()
         guard await probe.waitForConnections(1, seconds: 10) else {
             throw FixtureError("device \(device) did not connect")
         }

@@ -44,7 +44,8 @@ struct LifecycleSubscriberTests {
             let bus = env.bus
             let loop = env.loop
             let fake = env.fake
-            let spoof = try BusConnection(.address(bus.address), loop: loop, description: "spoof")
+            let spoof = try await BusConnection(
+                .address(bus.address), loop: loop, description: "spoof", timeout: .seconds(10))
             defer { spoof.close() }
 
             let subscriber = try await LifecycleSubscriber.connect(to: .address(bus.address))

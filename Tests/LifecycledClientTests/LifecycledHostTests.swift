@@ -69,7 +69,8 @@ struct LifecycledHostTests {
             let bus = env.bus
             let loop = env.loop
             let fake = env.fake
-            let spoof = try BusConnection(.address(bus.address), loop: loop, description: "spoof")
+            let spoof = try await BusConnection(
+                .address(bus.address), loop: loop, description: "spoof", timeout: .seconds(10))
             defer { spoof.close() }
 
             let hosted = Hosted(address: bus.address)
@@ -296,11 +297,12 @@ struct LifecycledHostTests {
         let loop = try EventLoop(name: "daemons")
         defer { loop.shutdown() }
         // The first daemon holds RegisterApp until the test lets it fail.
-        let first = try BusConnection(.address(bus.address), loop: loop, description: "failing-daemon")
+        let first = try await BusConnection(
+            .address(bus.address), loop: loop, description: "failing-daemon", timeout: .seconds(10))
         defer { first.close() }
         let (arrived, arrival) = AsyncStream<Void>.makeStream()
         let (released, release) = AsyncStream<Void>.makeStream()
-        let object = try first.export(
+        let object = try await first.export(
             ExportedInterface(
                 name: LifecycledProtocol.interface,
                 methods: [

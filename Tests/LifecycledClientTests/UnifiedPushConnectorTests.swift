@@ -336,7 +336,8 @@ struct UnifiedPushConnectorTests {
         defer { bus.stop() }
         let loop = try EventLoop(name: "push-test")
         defer { loop.shutdown() }
-        let connection = try BusConnection(.address(bus.address), loop: loop, description: "push-test")
+        let connection = try await BusConnection(
+            .address(bus.address), loop: loop, description: "push-test", timeout: .seconds(10))
         defer { connection.close() }
         let standIn = try await StandIn.start(
             on: bus, connection: connection, logPath: directory.appending("standin.log"), arguments: arguments,

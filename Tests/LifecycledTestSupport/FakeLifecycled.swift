@@ -94,11 +94,12 @@ public final class FakeLifecycled: Sendable {
         ],
         simulationEnabled: Bool = true
     ) async throws -> FakeLifecycled {
-        let connection = try BusConnection(.address(address), loop: loop, description: "fake-lifecycled")
+        let connection = try await BusConnection(
+            .address(address), loop: loop, description: "fake-lifecycled", timeout: .seconds(10))
         let log = CallLog()
         let interface = makeInterface(
             log: log, facts: facts, launchOptions: launchOptions, apps: apps, simulationEnabled: simulationEnabled)
-        let object = try connection.export(interface, at: LifecycledProtocol.objectPath)
+        let object = try await connection.export(interface, at: LifecycledProtocol.objectPath)
         guard try await connection.requestName(LifecycledProtocol.busName) == .primaryOwner else {
             connection.close()
             throw HangGuardTimeout(what: "ownership of \(LifecycledProtocol.busName)")

@@ -75,7 +75,7 @@ final class DaemonTestClient: Sendable {
 
     init(address: String, name: String) async throws {
         loop = try EventLoop(name: name)
-        connection = try BusConnection(.address(address), loop: loop, description: name)
+        connection = try await BusConnection(.address(address), loop: loop, description: name, timeout: .seconds(10))
         let log = self.log
         subscription = try await connection.subscribe(
             sender: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,

@@ -14,7 +14,7 @@ struct DaemonPushDurabilityTests {
     static let connectorName = "org.example.Durable"
 
     @Test func nothingLostNothingTwice() async throws {
-        let rig = try FleetRig()
+        let rig = try await FleetRig()
         let binaryRig = try await BinaryDaemonRig(
             prefix: "push-durability", extraArguments: ["--config", rig.configurationPath])
         defer { binaryRig.close() }
@@ -85,7 +85,7 @@ struct DaemonPushDurabilityTests {
     /// again by the next lifecycled. The connector answers after 2 s, so the kill falls while
     /// its `Message` is outstanding.
     @Test func aPushHandedOverWhenLifecycledIsKilledIsNotDeliveredAgain() async throws {
-        let rig = try FleetRig()
+        let rig = try await FleetRig()
         let binaryRig = try await BinaryDaemonRig(
             prefix: "push-durability", extraArguments: ["--config", rig.configurationPath])
         defer { binaryRig.close() }

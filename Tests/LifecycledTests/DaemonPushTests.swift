@@ -54,7 +54,7 @@ struct DaemonPushTests {
     /// bus is refused before anything is looked at, over both interfaces, even for a name it owns.
     @Test(.enabled(if: getuid() == 0, "needs root to run a connector as another uid"))
     func aConnectorOfAnotherUIDIsRefusedByBothDistributorInterfaces() async throws {
-        let rig = try FleetRig()
+        let rig = try await FleetRig()
         try await withDaemon(fleetConfiguration: rig.configurationPath) { h in
             #expect(await eventually { h.daemon.push?.fleet?.isConnected == true })
             // The foreign connector writes its log as uid 65534.
@@ -82,7 +82,7 @@ struct DaemonPushTests {
     }
 
     @Test func aDBusPythonConnectorRegistersAndGetsEachPushOnceInOrder() async throws {
-        let rig = try FleetRig()
+        let rig = try await FleetRig()
         try await withDaemon(fleetConfiguration: rig.configurationPath) { h in
             #expect(
                 await eventually { h.daemon.push?.fleet?.isConnected == true },
@@ -146,7 +146,7 @@ struct DaemonPushTests {
     }
 
     @Test func aV1ConnectorIsServedToo() async throws {
-        let rig = try FleetRig()
+        let rig = try await FleetRig()
         try await withDaemon(fleetConfiguration: rig.configurationPath) { h in
             let connector = try PythonConnector(
                 name: "org.example.PyPushOld", bus: h.bus.address, log: h.directory.path + "/v1.log", extra: ["--v1"])
@@ -162,7 +162,7 @@ struct DaemonPushTests {
     /// acknowledged: with room for 120, 150 pushes for an app that is away all arrive, once, in
     /// order, when it is back.
     @Test func aFullQueueLetsTheBrokerKeepPushesInsteadOfDroppingAcknowledgedOnes() async throws {
-        let rig = try FleetRig()
+        let rig = try await FleetRig()
         let capacity = 120
         try await withDaemon(fleetConfiguration: rig.configurationPath, pushQueueCapacity: capacity) { h in
             #expect(await eventually { h.daemon.push?.fleet?.isConnected == true })
@@ -190,7 +190,7 @@ struct DaemonPushTests {
     /// hold back another: a held PUBACK stalls the whole broker link, so nothing is held below the
     /// queue's bound. A new app gets its endpoint and its pushes at once.
     @Test func oneAppsBacklogDoesNotHoldBackAnotherApp() async throws {
-        let rig = try FleetRig()
+        let rig = try await FleetRig()
         try await withDaemon(fleetConfiguration: rig.configurationPath) { h in
             #expect(await eventually { h.daemon.push?.fleet?.isConnected == true })
             let away = try PythonConnector(
@@ -247,7 +247,7 @@ struct DaemonPushTests {
     }
 
     @Test func veryLowPushesWaitForMainsPowerAndAnUnmeteredNetwork() async throws {
-        let rig = try FleetRig()
+        let rig = try await FleetRig()
         let systemBus = try PrivateBus()
         defer { systemBus.stop() }
         let upower = try DBusMock(template: "upower", address: systemBus.address, parameters: #"{"OnBattery": true}"#)
@@ -330,7 +330,7 @@ struct HostedAppPushTests {
     /// previous one and reports `suspended`; stopping it then left that `Message` unread until its
     /// 30 s timeout (10 pushes took 93 s). With a call outstanding the app is not stopped.
     @Test func aBurstToAnAppThatSuspendsBetweenPushesArrivesWithoutATimeout() async throws {
-        let rig = try FleetRig()
+        let rig = try await FleetRig()
         try await withCounterApp(rig) { h in
             let appLog = h.directory.path + "/counter.log"
             #expect(await eventually { h.daemon.push?.fleet?.isConnected == true })
@@ -361,7 +361,7 @@ struct HostedAppPushTests {
     }
 
     @Test func activeSuspendedAndNotRunning() async throws {
-        let rig = try FleetRig()
+        let rig = try await FleetRig()
         try await withCounterApp(rig) { h in
             let appLog = h.directory.path + "/counter.log"
             let state = h.directory.path + "/counter-state"

@@ -20,7 +20,7 @@ final class FleetRig: Sendable {
     let gatewayLoop: EventLoop
     let directory: TemporaryDirectory
 
-    init(device: String = "device-one", endpointURL: String = "http://127.0.0.1:9") throws {
+    init(device: String = "device-one", endpointURL: String = "http://127.0.0.1:9") async throws {
         self.device = device
         broker = try MosquittoBroker(users: [
             device: "pw-\(device)", "gateway": "pw-gateway", "operator": "pw-operator",
@@ -51,7 +51,7 @@ final class FleetRig: Sendable {
         gateway.setEventHandler { event in
             if case .connected = event { connected.set(true) } else { connected.set(false) }
         }
-        try gateway.start()
+        try await gateway.start()
     }
 
     private let connected = ConnectedFlag()

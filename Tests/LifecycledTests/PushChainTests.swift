@@ -39,7 +39,7 @@ struct PushChainTests {
 
     @Test func lifecyclectlAndPywebpushReachTheDelegate() async throws {
         let ctl = try #require(BuiltProducts.path(of: "lifecyclectl"), "lifecyclectl is not built")
-        let rig = try FleetRig(endpointURL: Self.publicURL)
+        let rig = try await FleetRig(endpointURL: Self.publicURL)
         let gateway = try await GatewayProcess(
             brokerURL: rig.broker.url, password: "pw-gateway", publicURL: Self.publicURL)
         let vapid = VAPIDSigningKey()

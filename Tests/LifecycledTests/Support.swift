@@ -88,35 +88,37 @@ final class FIFOReader: Sendable {
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, any Error>) in
             let done = Mutex(false)
             let fd = self.fd
-            do {
-                let watch = try loop.addIO(fd: fd, events: EventLoop.IOEvents.readable) { _ in
-                    var chunk = [UInt8](repeating: 0, count: 256)
-                    let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                    if count > 0 { buffer.withLock { $0 += chunk[0..<count] } }
-                    let line = buffer.withLock { bytes -> String? in
-                        guard let newline = bytes.firstIndex(of: 10) else { return nil }
-                        return String(decoding: bytes[..<newline], as: UTF8.self)
+            let accepted = loop.perform { [loop] in
+                do {
+                    let watch = try loop.addIOOnLoop(fd: fd, events: EventLoop.IOEvents.readable) { _ in
+                        var chunk = [UInt8](repeating: 0, count: 256)
+                        let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                        if count > 0 { buffer.withLock { $0 += chunk[0..<count] } }
+                        let line = buffer.withLock { bytes -> String? in
+                            guard let newline = bytes.firstIndex(of: 10) else { return nil }
+                            return String(decoding: bytes[..<newline], as: UTF8.self)
+                        }
+                        // A line, or end of file (the writer closed) without one.
+                        guard line != nil || count == 0 else { return }
+                        guard
+                            done.withLock({ d in
+                                defer { d = true }
+                                return !d
+                            })
+                        else { return }
+                        token.withLock { $0?.cancel() }
+                        if let line {
+                            continuation.resume(returning: line)
+                        } else {
+                            continuation.resume(throwing: TestFailure("FIFO closed without a line"))
+                        }
                     }
-                    // A line, or end of file (the writer closed) without one.
-                    guard line != nil || count == 0 else { return }
-                    guard
-                        done.withLock({ d in
-                            defer { d = true }
-                            return !d
-                        })
-                    else { return }
-                    token.withLock { $0?.cancel() }
-                    if let line {
-                        continuation.resume(returning: line)
-                    } else {
-                        continuation.resume(throwing: TestFailure("FIFO closed without a line"))
-                    }
+                    token.withLock { $0 = watch }
+                } catch {
+                    continuation.resume(throwing: error)
                 }
-                token.withLock { $0 = watch }
-                if done.withLock({ $0 }) { watch.cancel() }
-            } catch {
-                continuation.resume(throwing: error)
             }
+            if !accepted { continuation.resume(throwing: TestFailure("the event loop has shut down")) }
         }
     }
 }

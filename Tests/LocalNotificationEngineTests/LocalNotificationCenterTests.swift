@@ -151,7 +151,8 @@ private func withNotificationServer(
     defer { bus.stop() }
     let loop = try EventLoop(name: "engine-test")
     defer { loop.shutdown() }
-    let connection = try BusConnection(.address(bus.address), loop: loop, description: "engine-test")
+    let connection = try await BusConnection(
+        .address(bus.address), loop: loop, description: "engine-test", timeout: .seconds(5))
     defer { connection.close() }
     let server = try DBusMock(template: "notification_daemon", address: bus.address)
     defer { server.stop() }

@@ -180,7 +180,7 @@ struct BusConnectionTests {
     @Test("credentials of a peer come from the bus daemon")
     func credentials() async throws {
         try await BusTestEnvironment.with { env in
-            let other = try env.secondConnection()
+            let other = try await env.secondConnection()
             defer { other.close() }
             let creds = try await env.connection.credentials(of: other.uniqueName)
             #expect(creds.uid == getuid())
@@ -194,7 +194,7 @@ struct BusConnectionTests {
         try await BusTestEnvironment.with { env in
             #expect(try await env.connection.requestName("org.example.Test") == .primaryOwner)
             #expect(try await env.connection.requestName("org.example.Test") == .alreadyOwner)
-            let other = try env.secondConnection()
+            let other = try await env.secondConnection()
             defer { other.close() }
             #expect(try await other.requestName("org.example.Test") == .exists)
             #expect(try await other.nameOwner("org.example.Test") == env.connection.uniqueName)

@@ -20,8 +20,6 @@ struct EventLoopTests {
             #expect(value == i)
             #expect(onLoop)
         }
-        let answer = try loop.performAndWait { loop.isOnLoopThread ? 42 : 0 }
-        #expect(answer == 42)
         let asyncAnswer = try await loop.run { 7 }
         #expect(asyncAnswer == 7)
     }
@@ -39,7 +37,7 @@ struct EventLoopTests {
         _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
         let readFD = fds[0]
         let events = ValueRecorder<(UInt32, String)>()
-        let token = try loop.addIO(fd: readFD, events: EventLoop.IOEvents.readable) { revents in
+        let token = try await loop.addIO(fd: readFD, events: EventLoop.IOEvents.readable) { revents in
             var buffer = [UInt8](repeating: 0, count: 16)
             let n = read(readFD, &buffer, 16)
             events.add((revents, n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self) : ""))
@@ -50,15 +48,15 @@ struct EventLoopTests {
         #expect(text == "ping")
 
         // A second watch on the same fd is refused with EEXIST.
-        #expect(throws: BusError.self) {
-            _ = try loop.addIO(fd: readFD, events: EventLoop.IOEvents.readable) { _ in }
+        await #expect(throws: BusError.self) {
+            _ = try await loop.addIO(fd: readFD, events: EventLoop.IOEvents.readable) { _ in }
         }
 
         token.cancel()
-        #expect(token.isCancelled)
+        #expect(try await loop.run { token.isCancelled })
         // After cancel the fd can be watched again, and the old handler no longer fires.
         let second = ValueRecorder<String>()
-        let token2 = try loop.addIO(fd: readFD, events: EventLoop.IOEvents.readable) { _ in
+        let token2 = try await loop.addIO(fd: readFD, events: EventLoop.IOEvents.readable) { _ in
             var buffer = [UInt8](repeating: 0, count: 16)
             let n = read(readFD, &buffer, 16)
             second.add(n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self) : "")
@@ -75,7 +73,7 @@ struct EventLoopTests {
         let fired = ValueRecorder<UInt64>()
         let count = Mutex(0)
         let start = EventLoop.now(clock: CLOCK_MONOTONIC)
-        let token = try loop.addTimer(
+        let token = try await loop.addTimer(
             clock: CLOCK_MONOTONIC, deadlineMicroseconds: start + 20_000, accuracyMicroseconds: 1
         ) { token in
             let now = EventLoop.now(clock: CLOCK_MONOTONIC)
@@ -91,7 +89,10 @@ struct EventLoopTests {
         let second = try await fired.next("rearmed firing")
         #expect(second >= first + 20_000)
         token.cancel()
-        #expect(throws: BusError.self) { try token.rearm(deadlineMicroseconds: 0) }
+        let rearmAfterCancel = try await loop.run { () -> Bool in
+            (try? token.rearm(deadlineMicroseconds: 0)) == nil
+        }
+        #expect(rearmAfterCancel)
     }
 
     @Test("shutdown joins the thread and later work is refused")
@@ -112,11 +113,11 @@ struct EventLoopFailureTests {
     @Test func afterSdEventRunFailsPendingAndLaterWorkFailsWithAClearError() async throws {
         try await BusTestEnvironment.with { env in
             // A call that the peer never answers is pending when the loop breaks.
-            let peer = try env.secondConnection("silent-peer")
+            let peer = try await env.secondConnection("silent-peer")
             defer { peer.close() }
             var silent = ExportedInterface(name: "org.example.Silent", methods: [.init("Wait")])
             silent.callDelivery = .inOrder
-            let object = try peer.export(silent, at: "/org/example/Silent")
+            let object = try await peer.export(silent, at: "/org/example/Silent")
             defer { object.unexport() }
             let pending = Task {
                 try await env.connection.call(
@@ -142,4 +143,51 @@ struct EventLoopFailureTests {
             }
         }
     }
+}
+
+@Suite("EventLoop.performAndWait: a blocking hand-off for plain threads only")
+struct PerformAndWaitTests {
+    @Test func aPlainThreadGetsTheResultFromTheLoopThread() throws {
+        let loop = try EventLoop(name: "blocking")
+        defer { loop.shutdown() }
+        #expect(try blockingHandOff(to: loop) == 42)
+    }
+
+    /// From synchronous code the main actor runs (an async `main` has given the main thread to
+    /// Dispatch, so the main actor runs on a worker thread: the check is the main queue's, not the thread's).
+    @Test func theMainActorIsRefused() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let loop = try EventLoop(name: "refusing")
+            _ = await MainActor.run { try? blockingHandOff(to: loop) }
+        }
+        #expect(result.map(\.standardErrorText)?.contains("performAndWait on the main actor") == true)
+    }
+
+    @Test func itsOwnLoopThreadIsRefused() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let loop = try EventLoop(name: "refusing")
+            _ = try await loop.run { try blockingHandOff(to: loop) }
+        }
+        #expect(result.map(\.standardErrorText)?.contains("performAndWait on an event loop's thread") == true)
+    }
+
+    @Test func anotherLoopsThreadIsRefused() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let loop = try EventLoop(name: "refusing")
+            let other = try EventLoop(name: "other")
+            _ = try await other.run { try blockingHandOff(to: loop) }
+        }
+        #expect(result.map(\.standardErrorText)?.contains("performAndWait on an event loop's thread") == true)
+    }
+}
+
+/// Hands work to `loop` and waits, from synchronous code (the compiler refuses it in async code):
+/// 42 when it ran on the loop's thread.
+private func blockingHandOff(to loop: EventLoop) throws -> Int {
+    try loop.performAndWait { loop.isOnLoopThread ? 42 : 0 }
+}
+
+extension ExitTest.Result {
+    /// What the child process wrote to standard error, as text.
+    var standardErrorText: String { String(decoding: standardErrorContent, as: UTF8.self) }
 }

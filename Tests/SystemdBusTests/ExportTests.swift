@@ -55,10 +55,10 @@ struct ExportTests {
         _ body: (BusTestEnvironment, ExportedObject, BusConnection) async throws -> Void
     ) async throws {
         try await BusTestEnvironment.with { env in
-            let object = try env.connection.export(interface, at: path)
+            let object = try await env.connection.export(interface, at: path)
             defer { object.unexport() }
             #expect(try await env.connection.requestName(name) == .primaryOwner)
-            let client = try env.secondConnection("client")
+            let client = try await env.secondConnection("client")
             defer { client.close() }
             try await body(env, object, client)
         }
@@ -185,7 +185,7 @@ struct ExportTests {
     @Test("busctl introspects the exported object and gdbus can call it")
     func externalTools() async throws {
         try await BusTestEnvironment.with { env in
-            let object = try env.connection.export(Self.exampleInterface(), at: Self.path)
+            let object = try await env.connection.export(Self.exampleInterface(), at: Self.path)
             defer { object.unexport() }
             try await env.connection.requestName(Self.name)
             let address = env.bus.address
@@ -291,7 +291,7 @@ struct ExportTests {
             guard credentials?.uid == getuid() else { throw BusError(name: BusError.Name.accessDenied, message: "no") }
         }
         try await Self.withExported(interface) { env, _, client in
-            let slow = try env.secondConnection("slow")
+            let slow = try await env.secondConnection("slow")
             defer { slow.close() }
             // The slow peer's look-up waits at the gate until the test opens it.
             let gate = AsyncStream<Void>.makeStream()
@@ -328,9 +328,9 @@ struct ExportTests {
         interface.callDelivery = .inOrder
         interface.maximumPendingCalls = 8
         try await BusTestEnvironment.with { env in
-            let object = try env.connection.export(interface, at: Self.path)
+            let object = try await env.connection.export(interface, at: Self.path)
             defer { object.unexport() }
-            let client = try env.secondConnection("client")
+            let client = try await env.secondConnection("client")
             defer { client.close() }
             let seen = ValueRecorder<IncomingMethodCall>()
             let droppedNames = ValueRecorder<String>()

@@ -41,8 +41,8 @@ struct NonBlockingTests {
 
     @Test func signalsAndPropertyChangesLeaveWhileTheLoopIsBusyAndKeepTheirOrder() async throws {
         try await BusTestEnvironment.with { env in
-            let object = try env.connection.export(Self.interface, at: Self.path)
-            let listener = try env.secondConnection("listener")
+            let object = try await env.connection.export(Self.interface, at: Self.path)
+            let listener = try await env.secondConnection("listener")
             defer { listener.close() }
             let seen = ValueRecorder<String>()
             let match = try await listener.addMatch(
@@ -73,8 +73,8 @@ struct NonBlockingTests {
 
     @Test func closeReturnsAtOnceAndStillSendsWhatCameBefore() async throws {
         try await BusTestEnvironment.with { env in
-            let sender = try env.secondConnection("sender")
-            let object = try sender.export(Self.interface, at: Self.path)
+            let sender = try await env.secondConnection("sender")
+            let object = try await sender.export(Self.interface, at: Self.path)
             let seen = ValueRecorder<UInt32>()
             let match = try await env.connection.addMatch(
                 "type='signal',sender='\(sender.uniqueName)',member='Ping'"

@@ -37,7 +37,7 @@ struct SignalTests {
             ) { raw.add($0) }
             defer { rawSubscription.cancel() }
 
-            let spoofer = try env.secondConnection("spoofer")
+            let spoofer = try await env.secondConnection("spoofer")
             defer { spoofer.close() }
             try spoofer.emitSignal(
                 path: Self.login1Path, interface: Self.manager, member: "PrepareForSleep",
@@ -73,7 +73,7 @@ struct SignalTests {
             let tracker = try await env.connection.trackNameOwner("org.freedesktop.login1")
             let owner = tracker.currentOwner
             #expect(owner != nil)
-            let spoofer = try env.secondConnection("spoofer")
+            let spoofer = try await env.secondConnection("spoofer")
             defer { spoofer.close() }
             try spoofer.emitSignal(
                 path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged",
@@ -219,7 +219,8 @@ struct SignalTests {
                     destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                     interface: "org.freedesktop.DBus", member: "GetId")
             }
-            let reconnected = try BusConnection(.address(env.bus.address), loop: env.loop)
+            let reconnected = try await BusConnection(
+                .address(env.bus.address), loop: env.loop, timeout: BusTestEnvironment.connectTimeout)
             defer { reconnected.close() }
             let id = try await reconnected.call(
                 destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",

@@ -51,3 +51,9 @@ uint64_t csd_vtable_flag_property_emits_invalidation(void);
 int csd_eventfd_nonblock(void);
 /// pthread_setname_np on the calling thread (name truncated to 15 bytes).
 int csd_set_thread_name(const char *name);
+/// Marks the calling thread as an event loop's thread (a thread-local flag, set once by the loop).
+void csd_mark_event_loop_thread(void);
+/// 1 if the calling thread was marked with csd_mark_event_loop_thread, else 0.
+int csd_is_event_loop_thread(void);
+/// 1 if the calling thread is the process's main thread (its tid is the pid), else 0.
+int csd_is_main_thread(void);

@@ -45,7 +45,7 @@ final class FleetLink {
         self.logger = logger
     }
 
-    func start() throws {
+    func start() async throws {
         let (stream, continuation) = AsyncStream<Incoming>.makeStream()
         connection.setEventHandler { continuation.yield(.event($0)) }
         connection.setMessageHandler { message, acknowledgement in
@@ -58,7 +58,7 @@ final class FleetLink {
                 self.handle(item)
             }
         }
-        try connection.start()
+        try await connection.start()
         logger.info(
             "fleet: device \(configuration.deviceID), broker \(configuration.broker.url) as \(configuration.broker.username ?? "-")"
         )

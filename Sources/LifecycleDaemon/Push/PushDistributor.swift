@@ -113,7 +113,7 @@ final class PushDistributor {
             exported.callDelivery = .inOrder
             exported.maximumPendingCalls = 128
             do {
-                let object = try connection.export(exported, at: UnifiedPush.distributorPath)
+                let object = try await connection.export(exported, at: UnifiedPush.distributorPath)
                 objects.append(object)
                 tasks.append(
                     object.serve(self, whenGone: "lifecycled is stopping") { distributor, request in
@@ -158,7 +158,7 @@ final class PushDistributor {
                 self?.republishRegistrations()
             }
             self.fleet = fleet
-            try fleet.start()
+            try await fleet.start()
         } catch {
             logger.error("push: cannot start the broker link: \(error)")
         }

@@ -1,5 +1,3 @@
-import AppLifecycleSystemd
-import DesktopIntegration
 import FoundationEssentials
 import Glibc
 import Synchronization
