@@ -139,11 +139,9 @@ let package = Package(
         ),
         // Web Push's message encryption and VAPID, shared by apps, lifecyclectl and the gateway.
         .target(name: "WebPush", dependencies: [crypto]),
-        .systemLibrary(
-            name: "CMosquitto",
-            pkgConfig: "libmosquitto",
-            providers: [.apt(["libmosquitto-dev"])]
-        ),
+        // libmosquitto (<mosquitto.h> from libmosquitto-dev) loaded with dlopen when a connection starts,
+        // not linked: lifecycled without a broker never maps it or OpenSSL (3 MiB of idle RSS, measured).
+        .target(name: "CMosquitto"),
         // An MQTT client (libmosquitto) on a SystemdBus event loop: transport only, no fleet schema.
         .target(name: "BrokerLink", dependencies: ["CMosquitto", "SystemdBus", logging]),
         // The gateway's logic: routing, the checks of a push request, the HTTP/1.1 server and its limits,
