@@ -4,17 +4,18 @@
 #include <stdio.h>
 
 // One entry per field of struct cmosquitto_functions: the symbol's name and where its address goes.
-#define CMOSQUITTO_SYMBOL(field) {"mosquitto_" #field, (void **)&functions.field}
+#define CMOSQUITTO_SYMBOL(field) {"mosquitto_" #field, (void **)&resolved.field}
 
 static struct cmosquitto_functions functions;
 
-const struct cmosquitto_functions *cmosquitto_load(char *error, size_t error_size) {
+const struct cmosquitto_functions *cmosquitto_load(const char *soname, char *error, size_t error_size) {
     // RTLD_LOCAL: libmosquitto's symbols (and OpenSSL's) stay out of the global namespace.
-    void *library = dlopen(CMOSQUITTO_SONAME, RTLD_NOW | RTLD_LOCAL);
+    void *library = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
     if (library == NULL) {
         snprintf(error, error_size, "%s", dlerror());
         return NULL;
     }
+    struct cmosquitto_functions resolved;
     const struct {
         const char *name;
         void **address;
@@ -60,5 +61,6 @@ const struct cmosquitto_functions *cmosquitto_load(char *error, size_t error_siz
         }
         *symbols[i].address = address;
     }
+    functions = resolved;
     return &functions;
 }

@@ -2,7 +2,7 @@
 #define CMOSQUITTO_H
 // libmosquitto 2.0 (Debian's libmosquitto1), loaded at run time rather than linked: a process that
 // never connects to a broker (lifecycled without a broker in lifecycled.conf) never maps it, nor the
-// OpenSSL it loads (about 3 MiB of lifecycled's idle RSS). <mosquitto.h> (libmosquitto-dev) gives
+// OpenSSL it loads (1.7 MiB of lifecycled's idle RSS, measured). <mosquitto.h> (libmosquitto-dev) gives
 // the types and constants; each function is reached through the table below, whose fields take
 // their types from the header's own declarations (__typeof__), so they cannot drift from it.
 
@@ -44,11 +44,13 @@ struct cmosquitto_functions {
     __typeof__(mosquitto_loop_misc) *_Nonnull loop_misc;
 };
 
-/// Loads CMOSQUITTO_SONAME (dlopen, never closed) and resolves every function.
+/// Loads `soname` (CMOSQUITTO_SONAME; dlopen, never closed) and resolves every function.
 ///
-/// Not synchronised: call it once (BrokerLink keeps the result in a `static let`).
-/// Returns the table (static storage), or NULL with the dynamic linker's message in `error`
-/// (truncated to `error_size`) if the library or one of its functions is missing.
-const struct cmosquitto_functions *_Nullable cmosquitto_load(char *_Nonnull error, size_t error_size);
+/// Not synchronised: BrokerLink calls it once for CMOSQUITTO_SONAME and keeps the result in a
+/// `static let`. Returns the table (static storage, written only when every function resolved),
+/// or NULL with the dynamic linker's message in `error` (truncated to `error_size`) if the library
+/// or one of its functions is missing.
+const struct cmosquitto_functions *_Nullable cmosquitto_load(
+    const char *_Nonnull soname, char *_Nonnull error, size_t error_size);
 
 #endif
