@@ -150,6 +150,7 @@ DIST_BUILD := .build-dist
 # dist/lifecycled.order lists (what lifecycled runs from start to idle, `make dist-order`) first,
 # so the pages an idle lifecycled has touched are few and together (RSS 15.8 → 13.4 MiB measured:
 # the kernel maps 64 KiB around each page touched). A stale list costs memory, not correctness.
+# SwiftPM does not recompile when only these flags change: remove $(DIST_BUILD) after editing them.
 DIST_ORDER := $(CURDIR)/dist/lifecycled.order
 DIST_SWIFT_FLAGS := -c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie \
 	-Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections -Xswiftc -use-ld=lld \
