@@ -162,10 +162,25 @@ DIST_BUILD := .build-dist
 # Not PIE: a static position-independent binary relocates its 2.4 MB of data at every start,
 # which dirtied 1.9 MiB of lifecycled's idle RSS (16.2 → 14.3 MiB measured). The price is that the
 # executable's own image is not address-randomised (its libraries, heap and stacks still are).
-DIST_SWIFT_FLAGS := -c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie --scratch-path $(DIST_BUILD)
+# Laid out for an idle daemon: every function in a section of its own, and lld puts the ones
+# dist/lifecycled.order lists (what lifecycled runs from start to idle, `make dist-order`) first,
+# so the pages an idle lifecycled has touched are few and together (RSS 15.8 → 13.4 MiB measured:
+# the kernel maps 64 KiB around each page touched). A stale list costs memory, not correctness.
+# SwiftPM does not recompile when only these flags change: remove $(DIST_BUILD) after editing them.
+DIST_ORDER := $(CURDIR)/dist/lifecycled.order
+DIST_SWIFT_FLAGS := -c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie \
+	-Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections -Xswiftc -use-ld=lld \
+	-Xlinker --symbol-ordering-file=$(DIST_ORDER) -Xlinker --no-warn-symbol-ordering --scratch-path $(DIST_BUILD)
 dist-binaries: build-deps
 	$(SWIFT) build $(DIST_SWIFT_FLAGS) --product lifecycled
 	$(SWIFT) build $(DIST_SWIFT_FLAGS) --product lifecyclectl
+
+# Regenerates dist/lifecycled.order from the dist build: lifecycled under callgrind (valgrind) on a
+# private bus until it is idle (scripts/lifecycled-order.py); then `make dist-binaries` again.
+.PHONY: dist-order
+dist-order: dist-binaries
+	$(call install-missing,valgrind)
+	scripts/lifecycled-order.py --lifecycled $(DIST_BUILD)/release/lifecycled --output dist/lifecycled.order
 
 # Installs lifecycled and lifecyclectl, the systemd user unit and the D-Bus activation file (both
 # rewritten to run $(PREFIX)/bin/lifecycled), the man pages and bash, zsh and fish completions.

@@ -131,7 +131,9 @@ public final class BrokerConnection: Sendable {
     /// Suspends until the loop has set the client up, not until the connection is up.
     ///
     /// - Throws: ``BrokerError`` for an invalid configuration (keep-alive, delays, TLS files), a
-    ///   client libmosquitto cannot create, or a second start; `BusError` if the loop has shut down.
+    ///   client libmosquitto cannot create, or a second start; with
+    ///   ``BrokerError/Code/libraryUnavailable`` if libmosquitto is not installed (it is loaded
+    ///   here, on first use, not at process start).
     public func start() async throws {
         let core = core
         try await loop.run { try core.value.start() }
@@ -160,11 +162,13 @@ public final class BrokerConnection: Sendable {
     /// - Parameters:
     ///   - filter: An MQTT topic filter (`+` and `#` wildcards allowed).
     ///   - qos: The maximum QoS to receive with: 0 or 1.
-    /// - Throws: ``BrokerError`` with ``BrokerError/Code/invalidArgument`` for an invalid filter or QoS.
+    /// - Throws: ``BrokerError`` with ``BrokerError/Code/invalidArgument`` for an invalid filter or QoS,
+    ///   ``BrokerError/Code/libraryUnavailable`` if libmosquitto is not installed.
     public func subscribe(_ filter: String, qos: Int = 1) throws {
         guard (0...1).contains(qos) else { throw BrokerError(.invalidArgument, "QoS must be 0 or 1") }
-        guard !filter.utf8.contains(0), mosquitto_sub_topic_check2(filter, filter.utf8.count) == 0,
-            mosquitto_validate_utf8(filter, Int32(clamping: filter.utf8.count)) == 0
+        let mosquitto = try MosquittoLibrary.functions()
+        guard !filter.utf8.contains(0), mosquitto.sub_topic_check2(filter, filter.utf8.count) == 0,
+            mosquitto.validate_utf8(filter, Int32(clamping: filter.utf8.count)) == 0
         else { throw BrokerError(.invalidArgument, "invalid topic filter \"\(filter)\"") }
         let core = core
         loop.perform { core.value.subscribe(filter, qos: Int32(qos)) }
@@ -178,7 +182,8 @@ public final class BrokerConnection: Sendable {
     ///   - qos: 0 or 1.
     ///   - retain: Whether the broker keeps it as the topic's retained message.
     ///   - completion: Called with success at PUBACK (QoS 1) or once written (QoS 0); with a
-    ///     ``BrokerError`` for an invalid topic or payload, a full queue, or a stop first.
+    ///     ``BrokerError`` for an invalid topic or payload, a full queue, a stop first, or a
+    ///     libmosquitto that is not installed.
     public func publish(
         topic: String, payload: [UInt8], qos: Int = 1, retain: Bool = false,
         completion: @escaping @Sendable (Result<Void, BrokerError>) -> Void
@@ -186,8 +191,10 @@ public final class BrokerConnection: Sendable {
         guard (0...1).contains(qos) else {
             return completion(.failure(BrokerError(.invalidArgument, "QoS must be 0 or 1")))
         }
-        guard !topic.utf8.contains(0), mosquitto_pub_topic_check2(topic, topic.utf8.count) == 0,
-            mosquitto_validate_utf8(topic, Int32(clamping: topic.utf8.count)) == 0
+        let mosquitto: cmosquitto_functions
+        do { mosquitto = try MosquittoLibrary.functions() } catch { return completion(.failure(error)) }
+        guard !topic.utf8.contains(0), mosquitto.pub_topic_check2(topic, topic.utf8.count) == 0,
+            mosquitto.validate_utf8(topic, Int32(clamping: topic.utf8.count)) == 0
         else { return completion(.failure(BrokerError(.invalidArgument, "invalid topic \"\(topic)\""))) }
         guard payload.count <= 268_435_455 - 2 - topic.utf8.count - 2 else {
             return completion(.failure(BrokerError(.invalidArgument, "payload too large")))

@@ -9,6 +9,9 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
         case invalidConfiguration
         /// An argument is invalid: a topic, a filter, a QoS, a payload size.
         case invalidArgument
+        /// libmosquitto (`libmosquitto.so.1`, Debian's libmosquitto1) could not be loaded; the
+        /// message says why and which package to install.
+        case libraryUnavailable
         /// libmosquitto returned this `MOSQ_ERR_*` code; the message is `mosquitto_strerror`'s.
         case library(Int32)
         /// The broker refused the connection with this CONNACK return code (5: not authorised);
@@ -45,7 +48,7 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
     ///   - rc: The `MOSQ_ERR_*` value.
     ///   - context: The call that returned it.
     static func library(_ rc: Int32, _ context: String) -> BrokerError {
-        BrokerError(.library(rc), "\(context): \(String(cString: mosquitto_strerror(rc)))")
+        BrokerError(.library(rc), "\(context): \(MosquittoLibrary.describe(rc))")
     }
 
     /// Wraps a CONNACK refusal, with `mosquitto_connack_string`'s text.
@@ -53,6 +56,9 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// - Parameters:
     ///   - rc: The CONNACK return code (1–5 in MQTT 3.1.1).
     static func refused(_ rc: Int32) -> BrokerError {
-        BrokerError(.connectionRefused(rc), String(cString: mosquitto_connack_string(rc)))
+        BrokerError(
+            .connectionRefused(rc),
+            MosquittoLibrary.loadedIfAvailable.map { MosquittoLibrary.text($0.connack_string(rc)) }
+                ?? "connection refused (\(rc))")
     }
 }

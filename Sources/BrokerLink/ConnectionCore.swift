@@ -40,6 +40,8 @@ final class ConnectionCore {
     weak var box: LoopBoundBox<ConnectionCore>?
 
     private var mosq: OpaquePointer?
+    /// libmosquitto's functions: loaded by ``start()`` before it creates `mosq`, so every call on a handle has them.
+    private var mosquitto: cmosquitto_functions { MosquittoLibrary.loaded }
     private(set) var phase = Phase.idle
     private var everConnectCalled = false
     private var io: (token: EventSourceToken, fd: Int32, events: UInt32)?
@@ -91,10 +93,10 @@ final class ConnectionCore {
         guard phase == .idle else { throw BrokerError(.invalidArgument, "the connection was already started") }
         try configuration.validate()
         reconnectBackoff = configuration.reconnectBackoff
-        try MosquittoLibrary.initialize()
+        let mosquitto = try MosquittoLibrary.functions()
         // The handle's userdata keeps this core alive until mosquitto_destroy (released in teardown).
         let userdata = Unmanaged.passRetained(self).toOpaque()
-        guard let m = mosquitto_new(configuration.clientID, configuration.cleanSession, userdata) else {
+        guard let m = mosquitto.new(configuration.clientID, configuration.cleanSession, userdata) else {
             Unmanaged<ConnectionCore>.fromOpaque(userdata).release()
             throw BrokerError(.invalidConfiguration, "mosquitto_new: \(String(cString: strerror(errno)))")
         }
@@ -102,7 +104,7 @@ final class ConnectionCore {
         do {
             try configure(m)
         } catch {
-            mosquitto_destroy(m)
+            mosquitto.destroy(m)
             mosq = nil
             Unmanaged<ConnectionCore>.fromOpaque(userdata).release()
             throw error
@@ -117,7 +119,7 @@ final class ConnectionCore {
         subscriptions.removeAll { $0.filter == filter }
         subscriptions.append((filter, qos))
         if phase == .connected, let mosq {
-            let rc = mosquitto_subscribe(mosq, nil, filter, qos)
+            let rc = mosquitto.subscribe(mosq, nil, filter, qos)
             if rc != MOSQ_ERR_SUCCESS.rawValue { logger.warning("\(BrokerError.library(rc, "subscribe \(filter)"))") }
         }
         settle()
@@ -146,11 +148,11 @@ final class ConnectionCore {
     func acknowledge(id: UInt64, generation: UInt64) {
         loop.assertInEventLoop()
         guard generation == self.generation, outstanding.remove(id) != nil else { return }
-        guard outstanding.isEmpty, let mosq, mosquitto_socket(mosq) >= 0 else { return }
+        guard outstanding.isEmpty, let mosq, mosquitto.socket(mosq) >= 0 else { return }
         // Ungated: the PUBACKs queued since the first held message go out now, in order. Reading
         // once at once also catches TLS records OpenSSL had already buffered (epoll cannot see those).
-        if mosquitto_want_write(mosq) { _ = mosquitto_loop_write(mosq, 1) }
-        if mosquitto_socket(mosq) >= 0 { _ = mosquitto_loop_read(mosq, 1) }
+        if mosquitto.want_write(mosq) { _ = mosquitto.loop_write(mosq, 1) }
+        if mosquitto.socket(mosq) >= 0 { _ = mosquitto.loop_read(mosq, 1) }
         settle()
     }
 
@@ -175,14 +177,14 @@ final class ConnectionCore {
             }
             guard let mosq else { return }
             phase = .stopping
-            let rc = mosquitto_disconnect(mosq)
+            let rc = mosquitto.disconnect(mosq)
             if rc != MOSQ_ERR_SUCCESS.rawValue {
                 teardown(.stopped)
                 return
             }
             // Bounded: a broker that does not take the DISCONNECT within a second is dropped.
             stopTimer = addTimer(after: .seconds(1)) { core in core.teardown(.stopped) }
-            _ = mosquitto_loop_write(mosq, 1)
+            _ = mosquitto.loop_write(mosq, 1)
             settle()
         }
     }
@@ -205,19 +207,19 @@ final class ConnectionCore {
         if revents & EventLoop.IOEvents.writable != 0, outstanding.isEmpty {
             // During a TLS handshake loop_write does nothing; loop_read drives the handshake (as
             // libmosquitto's own mosquitto_loop does on writability).
-            if configuration.usesTLS && phase == .connecting { _ = mosquitto_loop_read(mosq, 1) }
-            if mosquitto_socket(mosq) >= 0 { _ = mosquitto_loop_write(mosq, 1) }
+            if configuration.usesTLS && phase == .connecting { _ = mosquitto.loop_read(mosq, 1) }
+            if mosquitto.socket(mosq) >= 0 { _ = mosquitto.loop_write(mosq, 1) }
         }
         let readable = EventLoop.IOEvents.readable | EventLoop.IOEvents.hangUp | EventLoop.IOEvents.error
-        if revents & readable != 0, mosquitto_socket(mosq) >= 0 {
-            _ = mosquitto_loop_read(mosq, 1)
+        if revents & readable != 0, mosquitto.socket(mosq) >= 0 {
+            _ = mosquitto.loop_read(mosq, 1)
         }
         settle()
     }
 
     private func handleMiscTimer() {
         guard let mosq else { return }
-        if mosquitto_socket(mosq) >= 0 { _ = mosquitto_loop_misc(mosq) }
+        if mosquitto.socket(mosq) >= 0 { _ = mosquitto.loop_misc(mosq) }
         armMiscTimer()
         settle()
     }
@@ -284,18 +286,18 @@ final class ConnectionCore {
             if rc != MOSQ_ERR_SUCCESS.rawValue { throw BrokerError.library(rc, context) }
         }
         // Threaded mode: packet__queue only queues; this connection alone decides when to write.
-        try check(mosquitto_threaded_set(m, true), "mosquitto_threaded_set")
+        try check(mosquitto.threaded_set(m, true), "mosquitto_threaded_set")
         try check(
-            mosquitto_int_option(m, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311), "mosquitto_int_option(protocol)")
+            mosquitto.int_option(m, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311), "mosquitto_int_option(protocol)")
         // Small packets (a PUBACK, a push) go out at once: Nagle's algorithm against the peer's
         // delayed ACK added ~40 ms to every other push (the push benchmark's p99).
-        try check(mosquitto_int_option(m, MOSQ_OPT_TCP_NODELAY, 1), "mosquitto_int_option(tcp nodelay)")
+        try check(mosquitto.int_option(m, MOSQ_OPT_TCP_NODELAY, 1), "mosquitto_int_option(tcp nodelay)")
         if let username = configuration.username {
-            try check(mosquitto_username_pw_set(m, username, configuration.password), "mosquitto_username_pw_set")
+            try check(mosquitto.username_pw_set(m, username, configuration.password), "mosquitto_username_pw_set")
         }
         if let will = configuration.will {
             try check(
-                mosquitto_will_set(
+                mosquitto.will_set(
                     m, will.topic, Int32(will.payload.count), will.payload, Int32(will.qos), will.retain),
                 "mosquitto_will_set")
         }
@@ -303,19 +305,19 @@ final class ConnectionCore {
             var caPath: String?
             if configuration.caFile == nil { caPath = "/etc/ssl/certs" }
             try check(
-                mosquitto_tls_set(
+                mosquitto.tls_set(
                     m, configuration.caFile, caPath, configuration.certificateFile, configuration.keyFile, nil),
                 "mosquitto_tls_set")
         }
-        mosquitto_connect_with_flags_callback_set(m) { _, userdata, rc, flags in
+        mosquitto.connect_with_flags_callback_set(m) { _, userdata, rc, flags in
             core(userdata).onConnect(rc: rc, flags: flags)
         }
-        mosquitto_disconnect_callback_set(m) { _, userdata, rc in core(userdata).onDisconnect(rc: rc) }
-        mosquitto_publish_callback_set(m) { _, userdata, mid in core(userdata).onPublish(mid: mid) }
-        mosquitto_message_callback_set(m) { _, userdata, message in
+        mosquitto.disconnect_callback_set(m) { _, userdata, rc in core(userdata).onDisconnect(rc: rc) }
+        mosquitto.publish_callback_set(m) { _, userdata, mid in core(userdata).onPublish(mid: mid) }
+        mosquitto.message_callback_set(m) { _, userdata, message in
             if let message { core(userdata).onMessage(message) }
         }
-        mosquitto_log_callback_set(m) { _, userdata, level, text in
+        mosquitto.log_callback_set(m) { _, userdata, level, text in
             if let text { core(userdata).onLog(level: level, text: String(cString: text)) }
         }
     }
@@ -329,10 +331,10 @@ final class ConnectionCore {
         phase = .connecting
         let rc: Int32
         if everConnectCalled {
-            rc = mosquitto_reconnect_async(mosq)
+            rc = mosquitto.reconnect_async(mosq)
         } else {
             everConnectCalled = true
-            rc = mosquitto_connect_async(
+            rc = mosquitto.connect_async(
                 mosq, configuration.host, Int32(configuration.port), Int32(configuration.keepAlive))
         }
         if rc != MOSQ_ERR_SUCCESS.rawValue && rc != MOSQ_ERR_CONN_PENDING.rawValue {
@@ -345,9 +347,9 @@ final class ConnectionCore {
 
     /// Reconciles everything after a libmosquitto call; see the type's documentation.
     private func settle() {
-        if let mosq, let io, io.fd != mosquitto_socket(mosq) { detachIO() }
+        if let mosq, let io, io.fd != mosquitto.socket(mosq) { detachIO() }
         if phase == .connecting || phase == .connected || phase == .stopping, let mosq {
-            if lostCode == nil, mosquitto_socket(mosq) < 0 { lostCode = MOSQ_ERR_CONN_LOST.rawValue }
+            if lostCode == nil, mosquitto.socket(mosq) < 0 { lostCode = MOSQ_ERR_CONN_LOST.rawValue }
         }
         if let code = lostCode {
             lostCode = nil
@@ -356,7 +358,7 @@ final class ConnectionCore {
             justConnected = false
             if let mosq {
                 for subscription in subscriptions {
-                    let rc = mosquitto_subscribe(mosq, nil, subscription.filter, subscription.qos)
+                    let rc = mosquitto.subscribe(mosq, nil, subscription.filter, subscription.qos)
                     if rc != MOSQ_ERR_SUCCESS.rawValue {
                         logger.warning("\(BrokerError.library(rc, "subscribe \(subscription.filter)"))")
                     }
@@ -408,7 +410,7 @@ final class ConnectionCore {
             let request = queued.removeFirst()
             var mid: Int32 = 0
             let rc = request.payload.withUnsafeBytes { bytes in
-                mosquitto_publish(
+                mosquitto.publish(
                     mosq, &mid, request.topic, Int32(bytes.count), bytes.baseAddress, request.qos, request.retain)
             }
             switch rc {
@@ -433,14 +435,14 @@ final class ConnectionCore {
             detachIO()
             return
         }
-        let fd = mosquitto_socket(mosq)
+        let fd = mosquitto.socket(mosq)
         guard fd >= 0 else {
             detachIO()
             return
         }
         // Always readable (a hang-up is read and ends the connection); writable only while
         // something is queued and no acknowledgement is outstanding.
-        let writes = mosquitto_want_write(mosq) && outstanding.isEmpty
+        let writes = mosquitto.want_write(mosq) && outstanding.isEmpty
         let events = EventLoop.IOEvents.readable | (writes ? EventLoop.IOEvents.writable : 0)
         if let io {
             guard io.events != events else { return }
@@ -520,7 +522,7 @@ final class ConnectionCore {
         stopTimer = nil
         if let mosq {
             // Closes the socket (no DISCONNECT is written here) and frees every queued packet.
-            mosquitto_destroy(mosq)
+            mosquitto.destroy(mosq)
             self.mosq = nil
             Unmanaged.passUnretained(self).release()
         }

@@ -1,4 +1,4 @@
-import WebPush
+import Base64URLCoding
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

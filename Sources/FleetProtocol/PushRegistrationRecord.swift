@@ -1,5 +1,5 @@
+import Base64URLCoding
 import FoundationEssentials
-import WebPush
 
 /// One Web Push registration of a device, as lifecycled publishes it (retained) on
 /// `applifecycle/v1/<device>/registrations/<token>` and the push gateway reads it.
