@@ -12,9 +12,9 @@ import SystemdBus
 struct HostedApp: Sendable {
     /// Where the daemon stands with the app's process: one explicit phase instead of flags.
     ///
-    /// `launched` ─► `running` ⇄ `stopRequested` ─► `terminating` ─► (exit) `notLaunched`; an
-    /// exit from any phase ends in `notLaunched`. An app that only registered stays `notLaunched`:
-    /// the daemon never signals a process it did not start.
+    /// `notLaunched` ─(launch)► `running` ⇄ `stopRequested` ─► `terminating` ─(exit)► `notLaunched`;
+    /// an exit from any phase ends in `notLaunched`. An app that only registered stays
+    /// `notLaunched`: the daemon never signals a process it did not start.
     enum Phase: Sendable, Equatable {
         /// No process of the daemon's runs.
         case notLaunched
@@ -23,8 +23,10 @@ struct HostedApp: Sendable {
         /// The daemon asked for the process to be stopped and has not resumed it since.
         case stopRequested
         /// A `terminate` is under way for the running process: it is never stopped again, whatever
-        /// it reports, so it can run its `applicationWillTerminate` and exit.
-        case terminating
+        /// it reports, so it can run its `applicationWillTerminate` and exit. `stopPending`: a stop
+        /// asked before the terminate has not been withdrawn, so the process may still be stopped
+        /// (the freezer confirms asynchronously) and must be resumed to read its `terminate`.
+        case terminating(stopPending: Bool)
     }
 
     /// The app id.
@@ -71,11 +73,15 @@ struct HostedApp: Sendable {
     /// Whether a launched process of the app is running.
     var isRunning: Bool { process.map { $0.exitStatus == nil } ?? false }
 
-    /// Whether the daemon asked for the process to be stopped and has not resumed it since.
-    var stopRequested: Bool { phase == .stopRequested }
+    /// Whether the daemon asked for the process to be stopped and has not resumed it since (also
+    /// while terminating: the stop may still land).
+    var stopRequested: Bool { phase == .stopRequested || phase == .terminating(stopPending: true) }
 
     /// Whether a `terminate` is under way for the running process.
-    var terminating: Bool { phase == .terminating }
+    var terminating: Bool {
+        if case .terminating = phase { return true }
+        return false
+    }
 
     /// The pid to show: the launched process, else the registration's, else 0.
     var pid: UInt32 {
@@ -134,12 +140,22 @@ struct HostedApp: Sendable {
 
     /// The process was resumed (or its stop taken back) before it was stopped again.
     mutating func stopWithdrawn() {
-        if phase == .stopRequested { phase = .running }
+        switch phase {
+        case .stopRequested: phase = .running
+        case .terminating(stopPending: true): phase = .terminating(stopPending: false)
+        case .notLaunched, .running, .terminating(stopPending: false): break
+        }
     }
 
-    /// A `terminate` is under way for the running process.
+    /// A `terminate` is under way for the running process; a stop asked before stays pending until
+    /// the process is resumed.
     mutating func beginTerminating() {
-        if process != nil { phase = .terminating }
+        guard process != nil else { return }
+        switch phase {
+        case .running: phase = .terminating(stopPending: false)
+        case .stopRequested: phase = .terminating(stopPending: true)
+        case .notLaunched, .terminating: break
+        }
     }
 
     /// Queues a command until the launched app registers, dropping the oldest beyond `limit`.

@@ -33,9 +33,19 @@ struct HostedAppPhaseTests {
             app.stopWithdrawn()
             #expect(app.phase == .running)
             app.beginTerminating()
-            #expect(app.phase == .terminating && app.terminating)
+            #expect(app.phase == .terminating(stopPending: false) && app.terminating && !app.stopRequested)
             app.requestStop()
-            #expect(app.phase == .terminating, "a terminating process is never stopped again")
+            #expect(app.phase == .terminating(stopPending: false), "a terminating process is never stopped again")
+
+            // A terminate while a stop is on its way: the stop stays pending, so the daemon still
+            // resumes the process to let it read its terminate.
+            var stopping = HostedApp(id: manifest.id, manifest: manifest, order: 1)
+            stopping.launched(process, launchID: 8, manifest: manifest, options: LaunchOptions())
+            stopping.requestStop()
+            stopping.beginTerminating()
+            #expect(stopping.phase == .terminating(stopPending: true) && stopping.stopRequested && stopping.terminating)
+            stopping.stopWithdrawn()
+            #expect(stopping.phase == .terminating(stopPending: false) && !stopping.stopRequested)
 
             app.setBackgroundTask(1, "upload")
             app.exited()
