@@ -26,7 +26,7 @@ package final class GroupCommitFile {
     /// Callers waiting for a write that holds their change.
     private var waiters: [Waiter] = []
     /// How the next write reads the contents: the last caller's (each caller snapshots the same state).
-    private var snapshot: (@MainActor () -> Result<Data, Failure>)?
+    private var snapshot: (@MainActor () -> Result<Data?, Failure>)?
     private var writing = false
 
     private struct Waiter {
@@ -83,18 +83,28 @@ package final class GroupCommitFile {
     package func persist(_ snapshot: @escaping @MainActor () -> Data, afterWrite: (@Sendable () -> Void)? = nil) async
         -> Bool
     {
-        await persist({ .success(snapshot()) }, afterWrite: afterWrite) == nil
+        await persistOrRemove({ .success(Optional(snapshot())) }, afterWrite: afterWrite) == nil
     }
 
-    /// Returns once what `snapshot` returns now is written (`nil`), or with why not: the write
-    /// failed, or `snapshot` could not make the contents (then nothing is written for this group).
-    ///
-    /// - Parameters:
-    ///   - snapshot: The file's contents as they are when the write starts, or why there are none.
-    ///   - afterWrite: Runs on the writer's thread once a write holding this change succeeded.
+    /// Like the other `persist`, for contents that are always there.
     @discardableResult
     package func persist(
         _ snapshot: @escaping @MainActor () -> Result<Data, Failure>, afterWrite: (@Sendable () -> Void)? = nil
+    ) async -> Failure? {
+        await persistOrRemove({ snapshot().map(Optional.some) }, afterWrite: afterWrite)
+    }
+
+    /// Returns once what `snapshot` returns now is on disk (`nil`), or with why not: the write
+    /// failed, or `snapshot` could not make the contents (then nothing is written for this group).
+    /// Contents of `nil` remove the file, in the same order as the writes: a removal can never be
+    /// undone by a write that was already on its way.
+    ///
+    /// - Parameters:
+    ///   - snapshot: The file's contents as they are when the write starts (`nil`: no file), or why there are none.
+    ///   - afterWrite: Runs on the writer's thread once a write holding this change succeeded.
+    @discardableResult
+    package func persistOrRemove(
+        _ snapshot: @escaping @MainActor () -> Result<Data?, Failure>, afterWrite: (@Sendable () -> Void)? = nil
     ) async -> Failure? {
         requested += 1
         let change = requested
@@ -127,12 +137,16 @@ package final class GroupCommitFile {
         writing = false
     }
 
-    private func write(_ data: Data, afterWrite hooks: [@Sendable () -> Void]) async -> Failure? {
+    private func write(_ data: Data?, afterWrite hooks: [@Sendable () -> Void]) async -> Failure? {
         let (url, logger, writeFile) = (self.url, self.logger, self.writeFile)
         return await withCheckedContinuation { (continuation: CheckedContinuation<Failure?, Never>) in
             let started = DetachedThread.start {
                 do {
-                    try writeFile(data, url)
+                    if let data {
+                        try writeFile(data, url)
+                    } else if unlink(url.path) != 0, errno != ENOENT {
+                        throw ApplicationError(.io, "remove \(url.path)", errno: errno)
+                    }
                     for hook in hooks { hook() }
                     continuation.resume(returning: nil)
                 } catch {

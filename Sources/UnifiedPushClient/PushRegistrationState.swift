@@ -82,9 +82,4 @@ struct PushRegistrationState: Codable, Equatable, Sendable {
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
         return try encoder.encode(self)
     }
-
-    /// Removes the state (after the app unregistered).
-    static func remove(from directory: URL) {
-        _ = try? FileManager.default.removeItem(at: directory.appendingPathComponent(fileName))
-    }
 }

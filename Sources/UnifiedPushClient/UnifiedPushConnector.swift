@@ -166,7 +166,8 @@ public final class UnifiedPushConnector {
         endpointThisRun = nil
         guard let state else { return }
         self.state = nil
-        PushRegistrationState.remove(from: stateDirectory)
+        // Through the writer, after any write already on its way: the registration cannot come back.
+        Task { @MainActor in await self.saveState() }
         guard let connection, let distributor = state.distributor else { return }
         let logger = self.logger
         Task {
@@ -224,11 +225,15 @@ public final class UnifiedPushConnector {
             state = existing
         } else {
             state = .generate()
-            guard await save(state) else {
+            self.state = state
+            let saved = await saveState()
+            // Unregistered while the keys were written: that removal wins.
+            guard self.state?.token == state.token else { return }
+            guard saved else {
+                self.state = nil
                 fail(ApplicationError(.registrationFailed, "cannot store the push keys in \(stateDirectory.path)"))
                 return
             }
-            self.state = state
         }
         guard let distributor = await chooseDistributor(on: connection, previous: state.distributor) else {
             fail(ApplicationError(.noPushDistributor, "no UnifiedPush distributor on the session bus"))
@@ -264,7 +269,7 @@ public final class UnifiedPushConnector {
             if state.distributor != distributor {
                 state.distributor = distributor
                 self.state = state
-                await save(state)
+                await saveState()
             }
             logger.info("registered with \(distributor); waiting for its NewEndpoint")
         } catch {
@@ -372,7 +377,7 @@ public final class UnifiedPushConnector {
             cleared.endpoint = nil
             cleared.distributor = nil
             self.state = cleared
-            await save(cleared)
+            await saveState()
             endpointThisRun = nil
             logger.info("the distributor unregistered the app")
             application?.handle(.unregisteredForRemoteNotifications)
@@ -389,11 +394,18 @@ public final class UnifiedPushConnector {
         return owner == sender
     }
 
-    /// Writes the state and returns once it is on disk: `false` if it could not be written (logged).
+    /// Writes ``state`` as it is when the write starts (none: the file is removed) and returns once
+    /// that is on disk: `false` if it could not be written (logged).
     @discardableResult
-    private func save(_ state: PushRegistrationState) async -> Bool {
-        guard let data = try? state.encoded() else { return false }
-        return await stateFile.persist { data }
+    private func saveState() async -> Bool {
+        await stateFile.persistOrRemove { [weak self] () -> Result<Data?, GroupCommitFile.Failure> in
+            guard let state = self?.state else { return .success(nil) }
+            do {
+                return .success(try state.encoded())
+            } catch {
+                return .failure(.init("cannot encode the push registration: \(error)"))
+            }
+        } == nil
     }
 
     private func newEndpoint(_ endpoint: String) async {
@@ -409,7 +421,7 @@ public final class UnifiedPushConnector {
         if changed {
             state.endpoint = endpoint
             self.state = state
-            if !(await save(state)) { logger.info("cannot store the endpoint in \(stateDirectory.path)") }
+            if !(await saveState()) { logger.info("cannot store the endpoint in \(stateDirectory.path)") }
         }
         if answerPending || changed { answer(endpoint: endpoint) }
     }

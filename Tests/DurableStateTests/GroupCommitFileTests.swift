@@ -1,4 +1,5 @@
 import AppLifecycle
+import Dispatch
 import DurableState
 import Foundation
 import Glibc
@@ -60,5 +61,38 @@ extension GroupCommitFile {
     static func persistOnce(_ data: Data, to url: URL) async -> GroupCommitFile.Failure? {
         let writer = GroupCommitFile(url: url, logger: Logger(label: "test"))
         return await writer.persist { .success(data) }
+    }
+}
+
+@Suite("GroupCommitFile: a removal is ordered with the writes", .serialized)
+struct GroupCommitFileRemovalTests {
+    /// A write held on its way, then a removal: the removal runs after it, so the file is gone at
+    /// the end (a removal beside the writer would be undone by the write's rename).
+    @MainActor
+    @Test func aRemovalAfterAWriteOnItsWayLeavesNoFile() async throws {
+        let directory = try TemporaryDirectory(prefix: "group-commit-remove")
+        defer { directory.remove() }
+        let url = URL(fileURLWithPath: directory.path + "/state.json")
+        let gate = DispatchSemaphore(value: 0)
+        let entered = DispatchSemaphore(value: 0)
+        let file = GroupCommitFile(url: url, logger: Logger(label: "test")) { data, url in
+            entered.signal()
+            gate.wait()
+            try AtomicFile.write(data, to: url)
+        }
+        var contents: Data? = Data("{}".utf8)
+        let write = Task { @MainActor in await file.persistOrRemove { .success(contents) } }
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                entered.wait()
+                continuation.resume()
+            }
+        }
+        contents = nil
+        let removal = Task { @MainActor in await file.persistOrRemove { .success(contents) } }
+        gate.signal()
+        #expect(await write.value == nil)
+        #expect(await removal.value == nil)
+        #expect(!FileManager.default.fileExists(atPath: url.path))
     }
 }
