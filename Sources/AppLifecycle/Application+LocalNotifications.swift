@@ -90,3 +90,18 @@ extension Application {
         return category.actions
     }
 }
+
+extension Application {
+    /// Applies a change of the schedule the host reports (the identifiers that left it, the
+    /// notifications added or replaced) to ``scheduledLocalNotifications``: the one projection of
+    /// the host's schedule that both hosts hand the app, kept in the host's order.
+    ///
+    /// - Parameters:
+    ///   - removed: Identifiers no longer scheduled.
+    ///   - updated: Notifications added or replaced (by identifier).
+    package func applyScheduleChange(removed: [String], updated: [LocalNotification]) {
+        let changed = Set(removed).union(updated.map(\.identifier))
+        let kept = (scheduledLocalNotifications ?? []).filter { !changed.contains($0.identifier) }
+        handle(.scheduledLocalNotifications(kept + updated))
+    }
+}

@@ -21,7 +21,7 @@ extension SystemdHost {
             scheduled = try Self.scheduled(
                 notification, actions: actions, appID: application.configuration.applicationIdentifier)
         } catch {
-            logger.error("local notification '\(notification.identifier)' rejected: \(error.message)")
+            logger.info("local notification '\(notification.identifier)' rejected: \(error.message)")
             return
         }
         // Immediate: the engine takes the notification (as pending) in the order the app called.
@@ -29,7 +29,7 @@ extension SystemdHost {
             do {
                 try await notificationCenter.schedule(scheduled)
             } catch {
-                logger.error("local notification '\(notification.identifier)' not scheduled: \(error)")
+                logger.info("local notification '\(notification.identifier)' not scheduled: \(error)")
             }
         }
     }
@@ -45,7 +45,7 @@ extension SystemdHost {
                 } catch LocalNotificationCenter.Refusal.unknownNotification {
                     // Nothing of that identifier: nothing to do.
                 } catch {
-                    logger.error("local notifications: cancel not saved: \(error)")
+                    logger.info("local notifications: cancel not saved: \(error)")
                 }
             }
         }
@@ -61,7 +61,7 @@ extension SystemdHost {
                 try Self.scheduled(
                     notification, actions: actions, appID: application.configuration.applicationIdentifier))
         } catch {
-            logger.error("local notification '\(notification.identifier)' rejected: \(error.message)")
+            logger.info("local notification '\(notification.identifier)' rejected: \(error.message)")
         }
     }
 
@@ -93,7 +93,7 @@ extension SystemdHost: LocalNotificationCenterHost {
     /// The app id (there is no manifest without lifecycled).
     package func displayName(of appID: String) -> String { appID }
 
-    /// The event for the app; a schedule change is reported as the whole schedule after it.
+    /// The event for the app; a schedule change is applied to the app's schedule as it is.
     package func deliver(_ delivery: LocalNotificationCenter.Delivery, to appID: String) async {
         guard let application else { return }
         switch delivery {
@@ -103,9 +103,9 @@ extension SystemdHost: LocalNotificationCenterHost {
         case .action(let identifier, let notification):
             application.handle(.localNotificationAction(identifier: identifier, notification: notification))
         case .badge(let count): application.handle(.applicationIconBadgeNumber(count))
-        case .scheduleChanged:
-            guard let notificationCenter else { return }
-            application.handle(.scheduledLocalNotifications(notificationCenter.notifications(of: appID)))
+        case .scheduleChanged(let removed, let updated):
+            // As LifecycledHost applies lifecycled's change: the same projection in both hosts.
+            application.applyScheduleChange(removed: removed, updated: updated)
         }
     }
 

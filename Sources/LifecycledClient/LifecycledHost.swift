@@ -513,10 +513,7 @@ public final class LifecycledHost: ApplicationHost {
                 name: LifecycleNotification.Name(name), object: application, userInfo: userInfo)
         case .scheduleChanged(let removed, let updated):
             // A change to the schedule: applied to what the app has.
-            guard let application else { return }
-            let changed = Set(removed).union(updated.map(\.identifier))
-            let kept = (application.scheduledLocalNotifications ?? []).filter { !changed.contains($0.identifier) }
-            application.handle(.scheduledLocalNotifications(kept + updated))
+            application?.applyScheduleChange(removed: removed, updated: updated)
         case .hostEvent(let event):
             record(event)
             application?.handle(event)
