@@ -68,7 +68,7 @@ let package = Package(
         // The whole contract of org.applifecycle.Lifecycled1 (members, signatures, errors, limits, the
         // userInfo and command codecs) and the UnifiedPush D-Bus names lifecycled serves: declared once,
         // shared by the daemon, its clients and lifecyclectl.
-        .target(name: "LifecycledProtocol", dependencies: ["AppLifecycle", "SystemdBus", logging]),
+        .target(name: "LifecycledProtocol", dependencies: ["AppLifecycle", "SystemdBus"]),
         // The fleet's wire formats: topics, push envelopes, registration records, device identity.
         // Base64URLCoding, not WebPush: lifecycled links FleetProtocol and must not link swift-crypto.
         .target(name: "FleetProtocol", dependencies: ["Base64URLCoding", "CSystemd"]),
@@ -190,8 +190,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "lifecyclectl",
-            // LifecycledClient: lifecyclectl speaks lifecycled's protocol through the same codec and
-            // subscriber the apps use, rather than a copy of them; it links no host bridge.
+            // LifecycledProtocol and LifecycledClient: lifecyclectl speaks lifecycled's protocol through the
+            // same codecs and subscriber the apps use, rather than a copy of them (LifecycledClient brings
+            // the bridge's signal watcher and the push client with it; lifecyclectl uses neither).
             // WebPush, HTTPClientSupport and BrokerLink: `push` encrypts and POSTs as an app server
             // does, `fleet` reads the broker.
             dependencies: [

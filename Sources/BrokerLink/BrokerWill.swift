@@ -2,8 +2,8 @@
 /// DISCONNECT (a crash, a lost network, ``BrokerConnection/abort()``).
 ///
 /// It is registered with `mosquitto_will_set` before every connection attempt; a clean
-/// ``BrokerConnection/stop()`` suppresses it. For fleet presence use `FleetTopics/presenceWill`:
-/// a retained `offline` on the device's presence topic.
+/// ``BrokerConnection/stop()`` suppresses it. lifecycled's presence will is a retained `offline`
+/// on the device's presence topic (FleetProtocol's `FleetTopics`).
 public struct BrokerWill: Sendable, Equatable {
     /// The topic the broker publishes the will to.
     public var topic: String
