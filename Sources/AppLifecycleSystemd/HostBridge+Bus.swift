@@ -155,7 +155,7 @@ extension HostBridge {
                 guard let self, self.loop != nil else { return }
                 // A connection the bridge already replaced or closed itself is not news.
                 guard let connection, connection === (system ? self.bus.system : self.bus.session) else { return }
-                self.logger.warning("\(system ? "system" : "session") bus \(address) disconnected; reconnecting")
+                self.logger.info("\(system ? "system" : "session") bus \(address) disconnected; reconnecting")
                 let wanted = self.liveClients(system: system)
                 self.dropClients(system: system)
                 // The screensaver is unknown until the session bus is back: it stops counting as
@@ -177,7 +177,7 @@ extension HostBridge {
                         let connected = (system ? self.bus.system : self.bus.session) != nil
                         if connected && self.liveClients(system: system).isSuperset(of: wanted) { break }
                         if attempt == attempts {
-                            self.logger.error(
+                            self.logger.info(
                                 """
                                 gave up waiting for \(wanted.subtracting(self.liveClients(system: system)).map(\.rawValue).sorted()) \
                                 on the \(system ? "system" : "session") bus after \(attempts) attempts

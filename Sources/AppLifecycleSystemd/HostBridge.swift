@@ -173,7 +173,7 @@ public final class HostBridge {
             self.runner = runner
             await startKernelSources(runner)
         } catch {
-            logger.error("event loop unavailable (\(error)); kernel and bus sources are off")
+            logger.info("event loop unavailable (\(error)); kernel and bus sources are off")
         }
         if configuration.sources.contains(.signals) {
             let watcher = await TerminationSignalWatcher()
@@ -251,7 +251,7 @@ public final class HostBridge {
         do {
             try await logind.takeDelayLock(what: lock, who: configuration.inhibitorWho, why: BusClients.why(lock))
         } catch {
-            logger.warning("could not take the \(what) delay lock: \(error)")
+            logger.info("could not take the \(what) delay lock: \(error)")
         }
     }
 
@@ -376,14 +376,14 @@ public final class HostBridge {
             if sourceStatus[source] == nil { sourceStatus[source] = "live" }
         } catch {
             sourceStatus[source] = "unavailable: \(error)"
-            logger.notice("\(source) unavailable: \(error)")
+            logger.info("\(source) unavailable: \(error)")
         }
     }
 
     /// Records a source's status (the bus clients report theirs).
     func record(_ source: Source, _ status: String) {
         sourceStatus[source] = status
-        if !status.hasPrefix("live") { logger.notice("\(source) \(status)") }
+        if !status.hasPrefix("live") { logger.info("\(source) \(status)") }
     }
 
     private func logSources() {

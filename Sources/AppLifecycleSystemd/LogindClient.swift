@@ -284,14 +284,14 @@ public final class LogindClient: Sendable {
                     if let locked = value.boolValue {
                         self.sessionFact(.locked, locked, path: signal.path, via: "LockedHint")
                     } else {
-                        self.logger.notice("ignored LockedHint of type \(value.unwrapped.signature) on \(signal.path)")
+                        self.logger.info("ignored LockedHint of type \(value.unwrapped.signature) on \(signal.path)")
                     }
                 }
                 if let value = changed["Active"] {
                     if let active = value.boolValue {
                         self.sessionFact(.active, active, path: signal.path, via: "Active")
                     } else {
-                        self.logger.notice("ignored Active of type \(value.unwrapped.signature) on \(signal.path)")
+                        self.logger.info("ignored Active of type \(value.unwrapped.signature) on \(signal.path)")
                     }
                 }
             })
@@ -336,7 +336,7 @@ public final class LogindClient: Sendable {
         let wanted = state.withLock { $0.phase == .running && $0.sessionPath == nil }
         guard wanted else { return }
         guard Self.isValidSessionID(id), path.hasPrefix("/org/freedesktop/login1/session/") else {
-            logger.notice("ignored SessionNew with a bogus session \(id) at \(path)")
+            logger.info("ignored SessionNew with a bogus session \(id) at \(path)")
             return
         }
         if let wantedID = Self.sessionIDFromEnvironment(environment), wantedID != id {
@@ -358,7 +358,7 @@ public final class LogindClient: Sendable {
             state.generation += 1
             return true
         }
-        if removed { logger.notice("the app's session \(path) was removed; following SessionNew") }
+        if removed { logger.info("the app's session \(path) was removed; following SessionNew") }
     }
 
     // MARK: - Session facts (loop thread)
@@ -403,7 +403,7 @@ public final class LogindClient: Sendable {
                 return path
             }
         } else if let raw = environment["XDG_SESSION_ID"], !raw.isEmpty {
-            logger.notice("ignored XDG_SESSION_ID \(raw): not a valid session id")
+            logger.info("ignored XDG_SESSION_ID \(raw): not a valid session id")
         }
         if let id = await autoSessionID(), let path = await sessionPath(forID: id, source: "session/auto"),
             await adopt(path: path, accept: { $0.id == id })
@@ -413,7 +413,7 @@ public final class LogindClient: Sendable {
         for path in await userSessionPaths() {
             if await adopt(path: path, accept: { [uid] in $0.uid == uid }) { return path }
         }
-        logger.notice("no logind session for uid \(uid) yet; following SessionNew")
+        logger.info("no logind session for uid \(uid) yet; following SessionNew")
         return nil
     }
 
@@ -424,12 +424,12 @@ public final class LogindClient: Sendable {
                 interface: Self.managerInterface, member: "GetSession",
                 arguments: [.string(id)])
             guard case .objectPath(let path)? = reply.first else {
-                logger.notice("GetSession(\(id)) from \(source) returned \(reply); ignored")
+                logger.info("GetSession(\(id)) from \(source) returned \(reply); ignored")
                 return nil
             }
             return path
         } catch {
-            logger.notice("GetSession(\(id)) from \(source) failed: \(error)")
+            logger.info("GetSession(\(id)) from \(source) failed: \(error)")
             return nil
         }
     }
@@ -440,7 +440,7 @@ public final class LogindClient: Sendable {
                 destination: Self.busName, path: Self.autoSessionPath,
                 interface: Self.sessionInterface, name: "Id")
             guard let id = value.stringValue, Self.isValidSessionID(id) else {
-                logger.notice("session/auto has a bogus Id \(value); ignored")
+                logger.info("session/auto has a bogus Id \(value); ignored")
                 return nil
             }
             return id
@@ -458,11 +458,11 @@ public final class LogindClient: Sendable {
                 destination: Self.busName, path: Self.managerPath,
                 interface: Self.managerInterface, member: "ListSessions")
         } catch {
-            logger.notice("ListSessions failed: \(error)")
+            logger.info("ListSessions failed: \(error)")
             return []
         }
         guard reply.first?.signature == "a(susso)", let rows = reply.first?.arrayValue else {
-            logger.notice("ListSessions returned \(reply.map(\.signature)); ignored")
+            logger.info("ListSessions returned \(reply.map(\.signature)); ignored")
             return []
         }
         var candidates: [String] = []
@@ -488,7 +488,7 @@ public final class LogindClient: Sendable {
     /// session and reports the facts that changed.
     private func adopt(path: String, accept: @escaping @Sendable (SessionSnapshot) -> Bool) async -> Bool {
         guard path.hasPrefix("/org/freedesktop/login1/session/"), path != Self.autoSessionPath else {
-            logger.notice("ignored session path \(path)")
+            logger.info("ignored session path \(path)")
             return false
         }
         let (generation, owner) = state.withLock { state -> (UInt64, String?) in
@@ -499,7 +499,7 @@ public final class LogindClient: Sendable {
         let snapshot = await readSession(path: path)
         let accepted = snapshot.map(accept) ?? false
         if let snapshot, !accepted {
-            logger.notice(
+            logger.info(
                 "session \(snapshot.id) at \(path) (uid \(snapshot.uid.map(String.init) ?? "?")) is not the app's; ignored"
             )
         }
@@ -538,14 +538,14 @@ public final class LogindClient: Sendable {
                 destination: Self.busName, path: path,
                 interface: Self.sessionInterface)
             guard let id = properties["Id"]?.stringValue, Self.isValidSessionID(id) else {
-                logger.notice("session object \(path) has no valid Id; ignored")
+                logger.info("session object \(path) has no valid Id; ignored")
                 return nil
             }
             return SessionSnapshot(
                 path: path, id: id, uid: properties["User"]?.structValue?.first?.uint32Value,
                 active: properties["Active"]?.boolValue, locked: properties["LockedHint"]?.boolValue)
         } catch {
-            logger.notice("cannot read session \(path): \(error)")
+            logger.info("cannot read session \(path): \(error)")
             return nil
         }
     }
@@ -556,7 +556,7 @@ public final class LogindClient: Sendable {
                 destination: Self.busName, path: Self.managerPath,
                 interface: Self.managerInterface, name: "InhibitDelayMaxUSec")
             guard let usec = value.uint64Value, usec > 0 else {
-                logger.notice("ignored InhibitDelayMaxUSec \(value); keeping \(inhibitDelayMaxUSec) µs")
+                logger.info("ignored InhibitDelayMaxUSec \(value); keeping \(inhibitDelayMaxUSec) µs")
                 return
             }
             state.withLock { $0.inhibitDelayMaxUSec = usec }
@@ -627,7 +627,7 @@ public final class LogindClient: Sendable {
             logger.debug(
                 "dropped the \(what) delay lock logind just gave: released (or stopped) while Inhibit was in flight")
         case .ownerChanged:
-            logger.notice("logind changed owner while Inhibit(\(what)) was out; taking the lock from the new one")
+            logger.info("logind changed owner while Inhibit(\(what)) was out; taking the lock from the new one")
             try await takeDelayLock(what: what, who: who, why: why)
         }
     }
@@ -695,10 +695,10 @@ public final class LogindClient: Sendable {
         guard running else { return }
         stale.forEach { $0.close() }
         guard let owner = change.newOwner else {
-            logger.warning("logind vanished from the bus; waiting for it to come back")
+            logger.info("logind vanished from the bus; waiting for it to come back")
             return
         }
-        logger.notice("logind has a new owner \(owner); resynchronising")
+        logger.info("logind has a new owner \(owner); resynchronising")
         Task { await self.resync(owner: owner) }
     }
 
@@ -719,7 +719,7 @@ public final class LogindClient: Sendable {
                 }
                 if kept { retaken.append(what) } else { descriptor.close() }
             } catch {
-                logger.error("could not re-take the \(what) delay lock: \(error)")
+                logger.info("could not re-take the \(what) delay lock: \(error)")
                 state.withLock { state in
                     if state.locks[what]?.descriptor == nil { state.locks[what] = nil }
                 }
@@ -740,6 +740,6 @@ public final class LogindClient: Sendable {
             return state.locks.values.compactMap(\.descriptor)
         }
         locks.forEach { $0.close() }
-        logger.warning("the system bus went away; logind facts are no longer followed")
+        logger.info("the system bus went away; logind facts are no longer followed")
     }
 }

@@ -50,18 +50,18 @@ final class ReadinessSourceRunner: Sendable {
             } catch let error as HostSourceError where error.code == .sourceGone {
                 // If `add` has not stored the token yet, it sees the mark and cleans up itself.
                 guard let token = holder.markGone() else { return }
-                logger.warning("\(source.name) stopped: \(error); its events are no longer delivered")
+                logger.info("\(source.name) stopped: \(error); its events are no longer delivered")
                 token.cancel()
                 source.close()
                 self?.forget(source)
             } catch {
-                logger.error("\(source.name): \(error)")
+                logger.info("\(source.name): \(error)")
             }
         }
         if holder.set(token) {
             // The source reported itself gone before this thread stored the token: unregister and
             // close on the loop thread, where unregistering is immediate.
-            logger.warning("\(source.name) stopped at once; its events are not delivered")
+            logger.info("\(source.name) stopped at once; its events are not delivered")
             _ = loop.perform {
                 token.cancel()
                 source.close()

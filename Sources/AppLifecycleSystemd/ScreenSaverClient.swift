@@ -176,12 +176,12 @@ public final class ScreenSaverClient: Sendable {
                 destination: service.busName, path: service.path,
                 interface: service.interface, member: "GetActive")
             guard let active = reply.first?.boolValue else {
-                logger.notice("\(service) GetActive returned \(reply); ignored")
+                logger.info("\(service) GetActive returned \(reply); ignored")
                 return nil
             }
             return active
         } catch {
-            logger.notice("\(service) GetActive failed: \(error)")
+            logger.info("\(service) GetActive failed: \(error)")
             return nil
         }
     }

@@ -164,7 +164,7 @@ public final class TimeZoneWatcher: Sendable {
         mask: UInt32, entry: String, loop: EventLoop, logger: Logger, report: @escaping @Sendable (HostEvent) -> Void
     ) {
         if mask & UInt32(IN_IGNORED) != 0 {
-            logger.warning("\(name) stopped: directory \(directory) was removed; time-zone changes are no longer seen")
+            logger.info("\(name) stopped: directory \(directory) was removed; time-zone changes are no longer seen")
             close()
             return
         }

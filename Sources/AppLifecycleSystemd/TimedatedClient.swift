@@ -96,7 +96,7 @@ public final class TimedatedClient: Sendable {
     /// Loop thread: validates and de-duplicates a `Timezone` value; the first value is remembered, not reported.
     private func update(_ value: BusValue, via source: String) {
         guard case .string(let zone) = value.unwrapped, Self.isValidIdentifier(zone) else {
-            logger.notice("ignored Timezone \(value) from \(source): not a time zone identifier")
+            logger.info("ignored Timezone \(value) from \(source): not a time zone identifier")
             return
         }
         let report = state.withLock { state -> Bool? in

@@ -120,7 +120,7 @@ final class ConnectionCore {
         subscriptions.append((filter, qos))
         if phase == .connected, let mosq {
             let rc = mosquitto.subscribe(mosq, nil, filter, qos)
-            if rc != MOSQ_ERR_SUCCESS.rawValue { logger.warning("\(BrokerError.library(rc, "subscribe \(filter)"))") }
+            if rc != MOSQ_ERR_SUCCESS.rawValue { logger.info("\(BrokerError.library(rc, "subscribe \(filter)"))") }
         }
         settle()
     }
@@ -170,7 +170,7 @@ final class ConnectionCore {
             guard outstanding.isEmpty else {
                 // Writing the DISCONNECT would write the held PUBACKs first: acknowledge messages
                 // nobody persisted. Close without writing instead; the broker redelivers them.
-                logger.warning(
+                logger.info(
                     "stop with \(outstanding.count) acknowledgement(s) outstanding: closing without DISCONNECT")
                 teardown(.aborted)
                 return
@@ -360,7 +360,7 @@ final class ConnectionCore {
                 for subscription in subscriptions {
                     let rc = mosquitto.subscribe(mosq, nil, subscription.filter, subscription.qos)
                     if rc != MOSQ_ERR_SUCCESS.rawValue {
-                        logger.warning("\(BrokerError.library(rc, "subscribe \(subscription.filter)"))")
+                        logger.info("\(BrokerError.library(rc, "subscribe \(subscription.filter)"))")
                     }
                 }
             }
@@ -450,7 +450,7 @@ final class ConnectionCore {
                 try io.token.setIOEvents(events)
                 self.io?.events = events
             } catch {
-                logger.error("cannot change the socket watch: \(error)")
+                logger.info("cannot change the socket watch: \(error)")
             }
             return
         }
@@ -463,7 +463,7 @@ final class ConnectionCore {
         // duplicate keeps the socket open until the source is gone, and goes with it.
         let watched = fcntl(fd, F_DUPFD_CLOEXEC, 0)
         guard watched >= 0 else {
-            logger.error("cannot duplicate the socket to watch it: errno \(errno)")
+            logger.info("cannot duplicate the socket to watch it: errno \(errno)")
             return
         }
         do {
@@ -472,7 +472,7 @@ final class ConnectionCore {
             }
             io = (token, fd, events)
         } catch {
-            logger.error("cannot watch the socket: \(error)")
+            logger.info("cannot watch the socket: \(error)")
         }
     }
 
@@ -502,7 +502,7 @@ final class ConnectionCore {
                 accuracyMicroseconds: 50_000
             ) { _ in body(box.value) }
         } catch {
-            logger.error("cannot add a timer: \(error)")
+            logger.info("cannot add a timer: \(error)")
             return nil
         }
     }

@@ -55,7 +55,7 @@ extension BusConnection {
             if let signature {
                 let actual = BusMessageCodec.signature(of: message)
                 guard actual == signature else {
-                    logger.notice(
+                    logger.info(
                         """
                         dropped signal \(interface).\(member ?? "*") from \(wellKnownName) (\(sender)): \
                         signature '\(actual)', expected '\(signature)'

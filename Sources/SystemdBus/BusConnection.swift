@@ -383,7 +383,7 @@ public final class BusConnection: Sendable {
                 try emitSignalOnLoop(
                     path: path, interface: interface, member: member, arguments: arguments, destination: destination)
             } catch {
-                logger.warning("could not emit \(interface).\(member): \(error)")
+                logger.info("could not emit \(interface).\(member): \(error)")
             }
         }
         guard accepted else { throw BusError.loopShutDown }
@@ -634,7 +634,7 @@ public final class BusConnection: Sendable {
                 do throws(BusError) {
                     try check(credentials)
                 } catch {
-                    logger.notice("refused a Properties call on \(path) to \(sender): \(error.message)")
+                    logger.info("refused a Properties call on \(path) to \(sender): \(error.message)")
                     var reply = sd_bus_error()
                     _ = sd_bus_error_set(&reply, error.name, error.message)
                     let r = sd_bus_reply_method_error(message, &reply)
@@ -656,7 +656,7 @@ public final class BusConnection: Sendable {
                 let r = sd_bus_enqueue_for_read(bus, held.pointer)
                 if r < 0 {
                     onLoop.value.redispatched.remove(key)
-                    logger.warning("could not dispatch a held Properties call again: \(BusError(errno: r))")
+                    logger.info("could not dispatch a held Properties call again: \(BusError(errno: r))")
                 }
             }
             // A stopped loop has freed the bus; the message goes with it.
@@ -764,7 +764,7 @@ public final class BusConnection: Sendable {
         loop.assertInEventLoop()
         guard let bus else { return }
         open.store(false, ordering: .releasing)
-        if disconnected { logger.notice("bus disconnected") } else { logger.debug("closing") }
+        if disconnected { logger.info("bus disconnected") } else { logger.debug("closing") }
         self.bus = nil
         loop.removeShutdownHook(onLoop.value.hookID)
         onLoop.value.filter = nil

@@ -610,7 +610,7 @@ public final class EventLoop: @unchecked Sendable {
             if r < 0 {
                 // sd-event does not recover from a failed iteration (a broken epoll fd, a fork):
                 // trying again would spin. Stop as shutdown() does, so nothing waits for good.
-                logger.error("sd_event_run failed: \(BusError(errno: r)); stopping the \(name) loop")
+                logger.info("sd_event_run failed: \(BusError(errno: r)); stopping the \(name) loop")
                 pending.withLock { $0.isShutDown = true }
                 break
             }

@@ -41,7 +41,7 @@ final class MethodReplier: Sendable {
     /// Sends the reply once: values of the declared signature, or the error.
     func finish(_ result: Result<[BusValue], any Error>, request: BusMethodCall) {
         guard !answered.exchange(true, ordering: .acquiringAndReleasing) else {
-            logger.warning("\(description) was answered twice; the second answer is dropped")
+            logger.info("\(description) was answered twice; the second answer is dropped")
             return
         }
         let checked: Result<[BusValue], BusError>
@@ -51,7 +51,7 @@ final class MethodReplier: Sendable {
             if signature == outSignature {
                 checked = .success(values)
             } else {
-                logger.error("the answer to \(description) has signature \(signature), declared \(outSignature)")
+                logger.info("the answer to \(description) has signature \(signature), declared \(outSignature)")
                 checked = .failure(
                     BusError(
                         name: BusError.Name.failed,

@@ -160,7 +160,7 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
             try check(credentials)
             return nil
         } catch {
-            logger.notice("refused property access on \(interface.name) to \(sender ?? "a peer"): \(error.message)")
+            logger.info("refused property access on \(interface.name) to \(sender ?? "a peer"): \(error.message)")
             return error
         }
     }
@@ -201,7 +201,7 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
         }
         connection.loop.preconditionInEventLoop()
         guard calls.value.pending < interface.maximumPendingCalls else {
-            logger.notice("refused \(interface.name).\(member): \(calls.value.pending) calls already pending")
+            logger.info("refused \(interface.name).\(member): \(calls.value.pending) calls already pending")
             return sd_bus_error_set(
                 error, BusError.Name.limitsExceeded,
                 "\(interface.name) has \(calls.value.pending) calls pending; try again later")
