@@ -8,7 +8,7 @@ import Synchronization
 
 /// One `CLOCK_REALTIME` timerfd that reports clock sets, local midnight and UTC-offset (DST) changes.
 ///
-/// The timer is a ``RealtimeAlarm`` (the one `TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET` timer type,
+/// The timer is a `RealtimeAlarm` (the one `TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET` timer type,
 /// which the local-notification schedule sleeps on too), armed at the next significant local
 /// instant: the earlier of the next local midnight and the next UTC-offset transition of the time zone
 /// (see ``nextDeadline(after:in:)``), computed from ``UTCOffsetRules``: by default ``SystemLocalTime``,

@@ -35,7 +35,7 @@ public struct BrokerConfiguration: Sendable, Equatable {
     /// The Last Will, set before every connection attempt.
     public var will: BrokerWill?
     /// The first reconnect delay (at least 100 ms); each failed attempt doubles it
-    /// (``reconnectBackoff``).
+    /// (`reconnectBackoff`).
     public var minimumReconnectDelay: Duration = .milliseconds(100)
     /// The longest reconnect delay.
     public var maximumReconnectDelay: Duration = .seconds(10)
