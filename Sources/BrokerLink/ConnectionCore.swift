@@ -486,7 +486,7 @@ final class ConnectionCore {
     private func armMiscTimer() {
         let period = Duration.seconds(max(1, configuration.keepAlive / 4))
         if let miscTimer {
-            try? miscTimer.rearm(deadlineMicroseconds: Self.deadline(after: period))
+            try? miscTimer.rearm(deadline: EventLoop.now(.monotonic) + period)
         } else {
             miscTimer = addTimer(after: period) { core in core.handleMiscTimer() }
         }
@@ -498,19 +498,12 @@ final class ConnectionCore {
         guard let box else { return nil }
         do {
             return try loop.addTimerOnLoop(
-                clock: CLOCK_MONOTONIC, deadlineMicroseconds: Self.deadline(after: delay),
-                accuracyMicroseconds: 50_000
+                on: .monotonic, deadline: EventLoop.now(.monotonic) + delay, leeway: .milliseconds(50)
             ) { _ in body(box.value) }
         } catch {
             logger.info("cannot add a timer: \(error)")
             return nil
         }
-    }
-
-    private static func deadline(after delay: Duration) -> UInt64 {
-        let (seconds, attoseconds) = delay.components
-        return EventLoop.now(clock: CLOCK_MONOTONIC) + UInt64(max(0, seconds)) * 1_000_000
-            + UInt64(max(0, attoseconds / 1_000_000_000_000))
     }
 
     private func teardown(_ reason: BrokerConnectionEvent.DisconnectReason) {

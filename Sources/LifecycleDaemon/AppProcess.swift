@@ -626,12 +626,9 @@ final class AppProcess: Sendable {
 
     /// Runs `body` on the loop after `delay`, unless the process has exited by then. Loop thread.
     private func schedule(after delay: Duration, _ body: @escaping @Sendable () -> Void) {
-        let (deadline, overflow) = EventLoop.now(clock: CLOCK_MONOTONIC).addingReportingOverflow(
-            delay.saturatingMicroseconds)
         do {
             let token = try loop.addTimerOnLoop(
-                clock: CLOCK_MONOTONIC, deadlineMicroseconds: overflow ? .max : deadline,
-                accuracyMicroseconds: 1_000
+                on: .monotonic, deadline: EventLoop.now(.monotonic) + delay, leeway: .milliseconds(1)
             ) { [self] token in
                 token.cancel()
                 guard state.withLock({ $0.exitStatus == nil }) else { return }

@@ -15,7 +15,7 @@ import Synchronization
 /// sd-event and sd-bus objects are not thread-safe. Every object of this package that
 /// wraps one (``BusConnection``, ``EventSourceToken``) touches it only on this loop's
 /// thread; handlers you register (``addIO(fd:events:ownsFD:handler:)``,
-/// ``addTimer(clock:deadlineMicroseconds:accuracyMicroseconds:handler:)``, bus signal
+/// ``addTimer(on:deadline:leeway:handler:)``, bus signal
 /// and method handlers) are always called on the loop thread, one at a time, so they must
 /// return quickly: hand long work to a `Task` or another thread.
 ///
@@ -346,42 +346,40 @@ public final class EventLoop: @unchecked Sendable {
     /// Schedules a one-shot timer at an absolute time on a clock.
     ///
     /// The handler runs once on the loop thread when the clock reaches the deadline; the
-    /// token can then be rearmed with ``EventSourceToken/rearm(deadlineMicroseconds:)`` (also
-    /// from inside the handler). sd-event may coalesce wake-ups within `accuracyMicroseconds`
-    /// after the deadline to save power; pass 1 for "as exact as possible".
+    /// token can then be rearmed with ``EventSourceToken/rearm(deadline:)`` (also from inside the
+    /// handler). sd-event may coalesce wake-ups within `leeway` after the deadline to save power;
+    /// pass a microsecond for "as exact as possible".
     ///
     /// - Parameters:
-    ///   - clock: `CLOCK_MONOTONIC`, `CLOCK_REALTIME`, `CLOCK_BOOTTIME`, or their `_ALARM` variants.
-    ///   - deadlineMicroseconds: The absolute deadline on that clock, in µs (see ``now(clock:)``).
-    ///   - accuracyMicroseconds: The allowed lateness; 0 means sd-event's default (250 ms).
+    ///   - clock: The clock.
+    ///   - deadline: The absolute deadline on that clock (see ``now(_:)``).
+    ///   - leeway: The allowed lateness; zero means sd-event's default (250 ms).
     ///   - handler: Called on the loop thread with the token, so it can rearm or cancel.
     /// - Returns: The token that cancels or rearms the timer.
     /// - Throws: ``BusError`` if the clock is not supported or the loop has shut down.
     public func addTimer(
-        clock: clockid_t, deadlineMicroseconds: UInt64, accuracyMicroseconds: UInt64 = 0,
+        on clock: TimerClock, deadline: Duration, leeway: Duration = .zero,
         handler: @escaping @Sendable (EventSourceToken) -> Void
     ) async throws -> EventSourceToken {
         try await run { [self] in
-            try addTimerOnLoop(
-                clock: clock, deadlineMicroseconds: deadlineMicroseconds, accuracyMicroseconds: accuracyMicroseconds,
-                handler: handler)
+            try addTimerOnLoop(on: clock, deadline: deadline, leeway: leeway, handler: handler)
         }
     }
 
     /// Schedules a one-shot timer, from the loop thread (preconditioned).
     ///
-    /// What ``addTimer(clock:deadlineMicroseconds:accuracyMicroseconds:handler:)`` does, for code
-    /// that already runs on the loop thread (a handler, or a `perform` closure).
+    /// What ``addTimer(on:deadline:leeway:handler:)`` does, for code that already runs on the loop
+    /// thread (a handler, or a `perform` closure).
     ///
     /// - Parameters:
-    ///   - clock: `CLOCK_MONOTONIC`, `CLOCK_REALTIME`, `CLOCK_BOOTTIME`, or their `_ALARM` variants.
-    ///   - deadlineMicroseconds: The absolute deadline on that clock, in µs (see ``now(clock:)``).
-    ///   - accuracyMicroseconds: The allowed lateness; 0 means sd-event's default (250 ms).
+    ///   - clock: The clock.
+    ///   - deadline: The absolute deadline on that clock (see ``now(_:)``).
+    ///   - leeway: The allowed lateness; zero means sd-event's default (250 ms).
     ///   - handler: Called on the loop thread with the token, so it can rearm or cancel.
     /// - Returns: The token that cancels or rearms the timer.
     /// - Throws: ``BusError`` if the clock is not supported.
     public func addTimerOnLoop(
-        clock: clockid_t, deadlineMicroseconds: UInt64, accuracyMicroseconds: UInt64 = 0,
+        on clock: TimerClock, deadline: Duration, leeway: Duration = .zero,
         handler: @escaping @Sendable (EventSourceToken) -> Void
     ) throws -> EventSourceToken {
         preconditionInEventLoop()
@@ -392,7 +390,7 @@ public final class EventLoop: @unchecked Sendable {
             var source: OpaquePointer?
             let userdata = Unmanaged.passRetained(box).toOpaque()
             let r = sd_event_add_time(
-                event, &source, clock, deadlineMicroseconds, accuracyMicroseconds,
+                event, &source, clock.id, deadline.clampedMicroseconds, leeway.clampedMicroseconds,
                 { _, _, userdata in
                     let box = Unmanaged<EventHandlerBox>.fromOpaque(userdata!).takeUnretainedValue()
                     if let token = box.token { box.timer?(token) }
@@ -400,7 +398,7 @@ public final class EventLoop: @unchecked Sendable {
                 }, userdata)
             if r < 0 {
                 Unmanaged<EventHandlerBox>.fromOpaque(userdata).release()
-                throw BusError(errno: r, context: "sd_event_add_time(clock \(clock))")
+                throw BusError(errno: r, context: "sd_event_add_time(\(clock))")
             }
             return adopt(source!, description: "timer", token: token)
         }
@@ -521,19 +519,6 @@ public final class EventLoop: @unchecked Sendable {
         public static let hangUp = UInt32(EPOLLHUP.rawValue)
         /// `EPOLLRDHUP`: the peer closed its writing end.
         public static let readHangUp = UInt32(EPOLLRDHUP.rawValue)
-    }
-
-    /// Returns the current time of a clock in microseconds.
-    ///
-    /// Use it to compute absolute deadlines for
-    /// ``addTimer(clock:deadlineMicroseconds:accuracyMicroseconds:handler:)``.
-    ///
-    /// - Parameters:
-    ///   - clock: The clock, for example `CLOCK_MONOTONIC`.
-    public static func now(clock: clockid_t) -> UInt64 {
-        var ts = timespec()
-        clock_gettime(clock, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000 + UInt64(ts.tv_nsec) / 1_000
     }
 
     /// Stops the loop and joins its thread.

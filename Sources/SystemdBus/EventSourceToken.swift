@@ -13,7 +13,7 @@ public final class EventSourceToken: Sendable {
     public enum Kind: Sendable {
         /// A file descriptor watch (``EventLoop/addIO(fd:events:ownsFD:handler:)``).
         case io
-        /// A timer (``EventLoop/addTimer(clock:deadlineMicroseconds:accuracyMicroseconds:handler:)``).
+        /// A timer (``EventLoop/addTimer(on:deadline:leeway:handler:)``).
         case timer
         /// An inotify watch (``EventLoop/addInotify(path:mask:handler:)``).
         case inotify
@@ -82,9 +82,9 @@ public final class EventSourceToken: Sendable {
     /// handler, or through ``EventLoop/run(_:)``.
     ///
     /// - Parameters:
-    ///   - deadlineMicroseconds: The new absolute deadline on the timer's clock, in µs.
+    ///   - deadline: The new absolute deadline on the timer's clock (``EventLoop/now(_:)``).
     /// - Throws: ``BusError`` if this is not a timer or it was cancelled.
-    public func rearm(deadlineMicroseconds: UInt64) throws {
+    public func rearm(deadline: Duration) throws {
         loop.preconditionInEventLoop()
         guard kind == .timer else {
             throw BusError(name: BusError.Name.notSupported, message: "only timers can be rearmed", errno: EINVAL)
@@ -92,7 +92,7 @@ public final class EventSourceToken: Sendable {
         guard !cancelled, let source else {
             throw BusError(name: BusError.Name.failed, message: "the timer was cancelled", errno: ESTALE)
         }
-        try BusError.check(sd_event_source_set_time(source, deadlineMicroseconds), "sd_event_source_set_time")
+        try BusError.check(sd_event_source_set_time(source, deadline.clampedMicroseconds), "sd_event_source_set_time")
         try BusError.check(sd_event_source_set_enabled(source, Int32(SD_EVENT_ONESHOT)), "sd_event_source_set_enabled")
     }
 

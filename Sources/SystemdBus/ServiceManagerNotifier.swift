@@ -128,12 +128,12 @@ public struct ServiceManagerNotifier: Sendable {
     /// `EXTEND_TIMEOUT_USEC=…`: asks for this much more time for the current start-up or shutdown phase.
     ///
     /// - Parameters:
-    ///   - microseconds: How long from now the service manager should wait at least.
+    ///   - duration: How long from now the service manager should wait at least.
     /// - Returns: `true` if sent, `false` if `$NOTIFY_SOCKET` is not set.
     /// - Throws: ``Error`` if sending failed.
     @discardableResult
-    public func extendTimeout(microseconds: UInt64) throws -> Bool {
-        try notify("EXTEND_TIMEOUT_USEC=\(microseconds)")
+    public func extendTimeout(by duration: Duration) throws -> Bool {
+        try notify("EXTEND_TIMEOUT_USEC=\(duration.clampedMicroseconds)")
     }
 
     /// `WATCHDOG=1`: the watchdog keep-alive ping.

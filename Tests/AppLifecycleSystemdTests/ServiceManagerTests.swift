@@ -73,7 +73,7 @@ struct ServiceManagerTests {
         #expect(socket.receive() == "STATUS=Serving 3 apps and more")
         try notifier.stopping()
         #expect(socket.receive() == "STOPPING=1")
-        try notifier.extendTimeout(microseconds: 5_000_000)
+        try notifier.extendTimeout(by: .seconds(5))
         #expect(socket.receive() == "EXTEND_TIMEOUT_USEC=5000000")
         try notifier.watchdog()
         #expect(socket.receive() == "WATCHDOG=1")

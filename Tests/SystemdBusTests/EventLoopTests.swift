@@ -70,27 +70,27 @@ struct EventLoopTests {
     func timer() async throws {
         let loop = try EventLoop(name: "timer")
         defer { loop.shutdown() }
-        let fired = ValueRecorder<UInt64>()
+        let fired = ValueRecorder<Duration>()
         let count = Mutex(0)
-        let start = EventLoop.now(clock: CLOCK_MONOTONIC)
+        let start = EventLoop.now(.monotonic)
         let token = try await loop.addTimer(
-            clock: CLOCK_MONOTONIC, deadlineMicroseconds: start + 20_000, accuracyMicroseconds: 1
+            on: .monotonic, deadline: start + .milliseconds(20), leeway: .microseconds(1)
         ) { token in
-            let now = EventLoop.now(clock: CLOCK_MONOTONIC)
+            let now = EventLoop.now(.monotonic)
             fired.add(now)
             let n = count.withLock {
                 $0 += 1
                 return $0
             }
-            if n == 1 { try? token.rearm(deadlineMicroseconds: now + 20_000) }
+            if n == 1 { try? token.rearm(deadline: now + .milliseconds(20)) }
         }
         let first = try await fired.next("first firing")
-        #expect(first >= start + 20_000)
+        #expect(first >= start + .milliseconds(20))
         let second = try await fired.next("rearmed firing")
-        #expect(second >= first + 20_000)
+        #expect(second >= first + .milliseconds(20))
         token.cancel()
         let rearmAfterCancel = try await loop.run { () -> Bool in
-            (try? token.rearm(deadlineMicroseconds: 0)) == nil
+            (try? token.rearm(deadline: .zero)) == nil
         }
         #expect(rearmAfterCancel)
     }
