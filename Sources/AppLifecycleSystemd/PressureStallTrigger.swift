@@ -1,5 +1,6 @@
 import AppLifecycle
 import Synchronization
+import SystemdBus
 
 #if canImport(Glibc)
     import Glibc
@@ -51,9 +52,6 @@ public final class PressureStallTrigger: ReadinessSource {
     public let stall: Duration
     /// The window.
     public let window: Duration
-    /// The kernel's units: the trigger line is `<kind> <stall µs> <window µs>`.
-    private var stallMicroseconds: UInt64 { stall.saturatingMicroseconds }
-    private var windowMicroseconds: UInt64 { window.saturatingMicroseconds }
     private let descriptor: Mutex<Int32>
 
     /// Opens the trigger file and installs the trigger.
@@ -88,7 +86,7 @@ public final class PressureStallTrigger: ReadinessSource {
         guard fd >= 0 else {
             throw HostSourceError(errno: errno, source: "psi", message: "open \(path)")
         }
-        let trigger = "\(kind.rawValue) \(stall.saturatingMicroseconds) \(window.saturatingMicroseconds)"
+        let trigger = Self.triggerLine(kind: kind, stall: stall, window: window)
         if let error = KernelInterfaces.writeAll(fd, Array(trigger.utf8) + [0]) {
             _ = Glibc.close(fd)
             throw HostSourceError(errno: error, source: "psi", message: "write trigger '\(trigger)' to \(path)")
@@ -101,7 +99,12 @@ public final class PressureStallTrigger: ReadinessSource {
     }
 
     /// The trigger line written to the file, without the NUL byte.
-    public var triggerText: String { "\(kind.rawValue) \(stallMicroseconds) \(windowMicroseconds)" }
+    public var triggerText: String { Self.triggerLine(kind: kind, stall: stall, window: window) }
+
+    /// The kernel's trigger line, `<kind> <stall µs> <window µs>`.
+    private static func triggerLine(kind: Kind, stall: Duration, window: Duration) -> String {
+        "\(kind.rawValue) \(stall.saturatingMicroseconds) \(window.saturatingMicroseconds)"
+    }
 
     /// The trigger file's descriptor, or `-1` after ``close()``.
     public var fileDescriptor: Int32 { descriptor.withLock { $0 } }

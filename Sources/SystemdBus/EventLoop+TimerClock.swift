@@ -33,16 +33,3 @@ extension EventLoop {
         return .seconds(ts.tv_sec) + .nanoseconds(ts.tv_nsec)
     }
 }
-
-extension Duration {
-    /// The duration in whole microseconds, clamped to 0 below and `UInt64.max` above: sd-event's
-    /// and sd_notify's unit.
-    var clampedMicroseconds: UInt64 {
-        let (seconds, attoseconds) = components
-        guard seconds >= 0 else { return 0 }
-        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000)
-        guard !overflow else { return .max }
-        let (total, overflow2) = whole.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000_000))
-        return overflow2 ? .max : total
-    }
-}

@@ -390,7 +390,7 @@ public final class EventLoop: @unchecked Sendable {
             var source: OpaquePointer?
             let userdata = Unmanaged.passRetained(box).toOpaque()
             let r = sd_event_add_time(
-                event, &source, clock.id, deadline.clampedMicroseconds, leeway.clampedMicroseconds,
+                event, &source, clock.id, deadline.saturatingMicroseconds, leeway.saturatingMicroseconds,
                 { _, _, userdata in
                     let box = Unmanaged<EventHandlerBox>.fromOpaque(userdata!).takeUnretainedValue()
                     if let token = box.token { box.timer?(token) }

@@ -92,7 +92,8 @@ public final class EventSourceToken: Sendable {
         guard !cancelled, let source else {
             throw BusError(name: BusError.Name.failed, message: "the timer was cancelled", errno: ESTALE)
         }
-        try BusError.check(sd_event_source_set_time(source, deadline.clampedMicroseconds), "sd_event_source_set_time")
+        try BusError.check(
+            sd_event_source_set_time(source, deadline.saturatingMicroseconds), "sd_event_source_set_time")
         try BusError.check(sd_event_source_set_enabled(source, Int32(SD_EVENT_ONESHOT)), "sd_event_source_set_enabled")
     }
 

@@ -133,7 +133,7 @@ public struct ServiceManagerNotifier: Sendable {
     /// - Throws: ``Error`` if sending failed.
     @discardableResult
     public func extendTimeout(by duration: Duration) throws -> Bool {
-        try notify("EXTEND_TIMEOUT_USEC=\(duration.clampedMicroseconds)")
+        try notify("EXTEND_TIMEOUT_USEC=\(duration.saturatingMicroseconds)")
     }
 
     /// `WATCHDOG=1`: the watchdog keep-alive ping.

@@ -1,6 +1,7 @@
 extension Duration {
     /// The duration in whole microseconds, saturating: 0 for a negative duration, `UInt64.max` for
-    /// one too long to count (a deadline from a command line or a peer must never trap).
+    /// one too long to count (a deadline from a command line or a peer must never trap). sd-event's,
+    /// sd_notify's and the kernel's PSI unit; the one conversion the project has.
     public var saturatingMicroseconds: UInt64 {
         let (seconds, attoseconds) = components
         guard seconds >= 0 else { return 0 }
