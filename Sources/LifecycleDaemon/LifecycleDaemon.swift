@@ -415,7 +415,6 @@ package final class LifecycleDaemon {
     /// - Parameters:
     ///   - event: The event; one without a command (``HostEventBusCodec``) is not sent.
     func broadcast(_ event: HostEvent) async {
-        guard HostEventBusCodec.encode(event) != nil else { return }
         for app in registry.registered {
             await send(.hostEvent(event), to: app.id)
         }
