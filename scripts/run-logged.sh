@@ -21,5 +21,14 @@ if [ $status -ne 0 ]; then
   echo
   echo "=== the failures of this run (exit $status; the whole log is $log):"
   grep -aE "✘|error:|Fatal error|crashed|ERROR: AddressSanitizer|WARNING: ThreadSanitizer|Signal [0-9]+" "$log" | tail -40
+  # A sanitizer's report is its stacks, which the lines above leave out: the first two in full
+  # (bounded), so a race or an overflow seen only in CI can be read from CI's tail.
+  if grep -aqE "^(WARNING: ThreadSanitizer|==[0-9]+==ERROR: AddressSanitizer)" "$log"; then
+    echo
+    echo "=== the first sanitizer reports of this run:"
+    awk '/WARNING: ThreadSanitizer|ERROR: AddressSanitizer/ { if (++n > 2) exit; on = 1; lines = 0 }
+         on && lines++ < 80 { print }
+         /^SUMMARY: / { on = 0 }' "$log"
+  fi
 fi
 exit $status
