@@ -1,0 +1,60 @@
+import Glibc
+
+/// One top-level window as the display server reports it: the fact lifecycled turns into an app's
+/// foreground or background (the compositor decides the foreground, as SpringBoard does on iOS).
+///
+/// A window source (the wlroots foreign-toplevel protocol, an EWMH window manager's root window
+/// properties) fills what its protocol gives: Wayland has no pid, X11 has `_NET_WM_PID` when the
+/// client sets it. Matching a window to a hosted app is the daemon's job (the pid inside the app's
+/// cgroup first, else ``appID`` against the manifest's id and the desktop entry's `StartupWMClass`).
+public struct TopLevelWindow: Sendable, Hashable, CustomStringConvertible {
+    /// The source's handle for the window, unique among the windows it reports at one time (the
+    /// X11 window id; a counter per Wayland toplevel handle). Not stable across reconnections.
+    public var id: UInt64
+    /// The application id: Wayland's `app_id` (toolkits set it to the desktop-entry id), X11's
+    /// `WM_CLASS` class part. `nil` when the client set none.
+    public var appID: String?
+    /// X11's `WM_CLASS` instance part (`xterm -name`); `nil` on Wayland.
+    public var instanceName: String?
+    /// The window's title, for people reading `lifecyclectl apps` and `monitor`.
+    public var title: String?
+    /// The process that owns the window, when the protocol says (`_NET_WM_PID`); `nil` on Wayland.
+    public var processID: pid_t?
+    /// The window has the keyboard focus: the user is working in it.
+    public var isActivated: Bool
+    /// The window is minimised or hidden (Wayland's `minimized` state, X11's
+    /// `_NET_WM_STATE_HIDDEN` or `WM_STATE` IconicState): the user does not see it.
+    public var isMinimized: Bool
+
+    /// Creates a window fact.
+    ///
+    /// - Parameters:
+    ///   - id: The source's handle for the window.
+    ///   - appID: The application id or `WM_CLASS` class.
+    ///   - instanceName: The `WM_CLASS` instance.
+    ///   - title: The title.
+    ///   - processID: The owning process, when known.
+    ///   - isActivated: Whether it has the focus.
+    ///   - isMinimized: Whether it is minimised or hidden.
+    public init(
+        id: UInt64, appID: String? = nil, instanceName: String? = nil, title: String? = nil,
+        processID: pid_t? = nil, isActivated: Bool = false, isMinimized: Bool = false
+    ) {
+        self.id = id
+        self.appID = appID
+        self.instanceName = instanceName
+        self.title = title
+        self.processID = processID
+        self.isActivated = isActivated
+        self.isMinimized = isMinimized
+    }
+
+    /// `app_id (pid N) activated|visible|minimised "title"`, for logs and `lifecyclectl monitor`.
+    public var description: String {
+        var text = appID ?? "(no app id)"
+        if let processID { text += " (pid \(processID))" }
+        text += isActivated ? " activated" : isMinimized ? " minimised" : " visible"
+        if let title { text += " \"\(title)\"" }
+        return text
+    }
+}
