@@ -372,6 +372,40 @@ struct ExportTests {
         }
     }
 
+    @Test("a pending reply's wait ends with CancellationError when its task is cancelled; other waiters get the reply")
+    func pendingReplyWaitIsCancellable() async throws {
+        var interface = ExportedInterface(
+            name: Self.iface, methods: [.init("Take", inSignature: "u", outSignature: "u")])
+        interface.callDelivery = .inOrder
+        try await BusTestEnvironment.with { env in
+            let object = try await env.connection.export(interface, at: Self.path)
+            defer { object.unexport() }
+            let client = try await env.secondConnection("client")
+            defer { client.close() }
+            let seen = ValueRecorder<IncomingMethodCall>()
+            let consumer = Task { for await call in object.incomingCalls { seen.add(call) } }
+            defer { consumer.cancel() }
+            let reply = client.send(
+                destination: env.connection.uniqueName, path: Self.path, interface: Self.iface, member: "Take",
+                arguments: [.uint32(7)])
+            let call = try await seen.next("the call")
+            // Unanswered: a cancelled waiter is let go at once, the call stays on its way.
+            let cancelled = Task { try await reply.value() }
+            let other = Task { try await reply.value() }
+            cancelled.cancel()
+            await #expect(throws: CancellationError.self) { try await cancelled.value }
+            #expect(!reply.isComplete)
+            call.reply(.success([.uint32(70)]))
+            #expect(try await other.value == [.uint32(70)])
+            // Cancelled after the reply came: the reply, not an error.
+            let late = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await reply.value()
+            }
+            #expect(try await late.value == [.uint32(70)])
+        }
+    }
+
     @Test("afterReply: what a handler defers follows its reply on the wire, and is skipped when it throws")
     func afterReply() async throws {
         let objectBox = Mutex<ExportedObject?>(nil)
