@@ -258,6 +258,9 @@ package final class LifecycleDaemon {
         if let failure = await localNotifications.persist() {
             logger.error("the schedule of local notifications could not be written before stopping: \(failure)")
         }
+        // Deliveries under way end first (their outcome is part of the last write): nothing of
+        // the daemon runs after "stopped", when the process exits under it.
+        await push?.stop()
         await push?.flush()
         teardown()
         logger.info("stopped")
@@ -286,7 +289,7 @@ package final class LifecycleDaemon {
     /// Stops serving at once: the bridge, the bus and the loop (apps still running lose their supervisor).
     private func teardown() {
         stopLocalNotifications()
-        push?.stop()
+        push?.stopAbruptly()
         push = nil
         bridgeTask?.cancel()
         bridgeTask = nil

@@ -17,11 +17,18 @@ final class SpawnedDaemon: Sendable {
     let process: Process
     private let exits: AsyncStream<Int32>
 
-    init(_ executable: String, _ arguments: [String]) throws {
+    /// Starts `executable`; its standard error goes to `standardErrorPath` when given, else to the test's.
+    init(_ executable: String, _ arguments: [String], standardErrorPath: String? = nil) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
+        if let standardErrorPath {
+            guard FileManager.default.createFile(atPath: standardErrorPath, contents: nil),
+                let log = FileHandle(forWritingAtPath: standardErrorPath)
+            else { throw TestFailure("cannot create \(standardErrorPath)") }
+            process.standardError = log
+        }
         let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
         process.terminationHandler = {
             continuation.yield($0.terminationStatus)
@@ -77,8 +84,10 @@ final class BinaryDaemonRig {
     }
 
     /// Starts lifecycled and waits until it owns its name.
-    func start() async throws -> SpawnedDaemon {
-        let daemon = try SpawnedDaemon(binary, arguments)
+    ///
+    /// - Parameter standardErrorPath: Where its log goes, for a test that reads it; else the test's output.
+    func start(standardErrorPath: String? = nil) async throws -> SpawnedDaemon {
+        let daemon = try SpawnedDaemon(binary, arguments, standardErrorPath: standardErrorPath)
         guard await eventually({ tracker.currentOwner != nil }) else {
             daemon.kill()
             throw TestFailure("lifecycled did not take its name")

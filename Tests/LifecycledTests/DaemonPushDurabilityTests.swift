@@ -104,7 +104,8 @@ struct DaemonPushDurabilityTests {
         kill(daemon.process.processIdentifier, SIGKILL)
         _ = await daemon.exitStatus()
         #expect(await eventually { tracker.currentOwner == nil })
-        daemon = try await binaryRig.start()
+        let log = dir.path + "/second-daemon.log"
+        daemon = try await binaryRig.start(standardErrorPath: log)
         let second = try await rig.push(token: endpoint, body: Array("second".utf8))
         // Queue order: a second copy of the first would come before the second push.
         #expect(
@@ -113,5 +114,14 @@ struct DaemonPushDurabilityTests {
         kill(daemon.process.processIdentifier, SIGTERM)
         #expect(await daemon.exitStatus() == 0)
         #expect(connector.messageIDs == [first, second])
+        // The SIGTERM fell while the connector held the second `Message` (it answers after 2 s):
+        // the delivery under way ends, and is recorded, before lifecycled says it stopped. Nothing
+        // of the daemon runs after that line, when the process exits under it.
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        let daemonLines = lines.filter { $0.contains("[LifecycleDaemon]") }
+        #expect(daemonLines.last?.hasSuffix("stopped") == true, "\(lines.joined(separator: "\n"))")
+        #expect(
+            daemonLines.contains { $0.contains("push: \(second)") && $0.contains("lifecycled is stopping") },
+            "\(lines.joined(separator: "\n"))")
     }
 }

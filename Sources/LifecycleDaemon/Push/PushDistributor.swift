@@ -45,6 +45,10 @@ final class PushDistributor {
     private var conditionsSource: DeliveryConditionsSource?
     /// Registrations with a delivery on its way.
     private var delivering: Set<String> = []
+    /// The delivery under way for each endpoint token, awaited by ``stop()``.
+    private var deliveries: [String: Task<Void, Never>] = [:]
+    /// Set by ``stop()``: nothing new is delivered, retried or launched.
+    private var isStopping = false
     /// Registrations waiting for a retry, and their backoff.
     private var backoff: [String: Backoff] = [:]
     private var retryTasks: [String: Task<Void, Never>] = [:]
@@ -177,10 +181,30 @@ final class PushDistributor {
         _ = await saveRegistrations()
     }
 
-    func stop() {
+    /// Stops delivering and waits for the deliveries under way to end, so that nothing of the
+    /// distributor runs once the daemon has said it stopped.
+    ///
+    /// A `Message` already sent is not waited for: its wait is cancelled and it counts as
+    /// delivered (it may have reached the app; at most once). Then ``stopAbruptly()``.
+    func stop() async {
+        isStopping = true
+        retryTasks.values.forEach { $0.cancel() }
+        retryTasks.removeAll()
+        let underWay = Array(deliveries.values)
+        underWay.forEach { $0.cancel() }
+        for delivery in underWay { await delivery.value }
+        stopAbruptly()
+    }
+
+    /// Stops at once: no more deliveries, the distributor's objects leave the bus, the fleet link
+    /// disconnects. Deliveries under way end on their own (a crash-like stop, for teardown).
+    func stopAbruptly() {
+        isStopping = true
         tasks.forEach { $0.cancel() }
         retryTasks.values.forEach { $0.cancel() }
+        deliveries.values.forEach { $0.cancel() }
         objects.forEach { $0.unexport() }
+        objects.removeAll()
         ownerChanges?.cancel()
         conditionsSource?.stop()
         fleet?.stop()
@@ -549,7 +573,8 @@ final class PushDistributor {
     {
         Task { @MainActor [weak self] in
             var backoff = Backoff.stateWrite
-            while let self {
+            // Once stopping, an unwritten push stays unacknowledged: the broker sends it again.
+            while let self, !self.isStopping {
                 if await self.saveQueue() {
                     acknowledgement.acknowledge()
                     if let token { self.deliverNext(token) }
@@ -578,7 +603,7 @@ final class PushDistributor {
     }
 
     private func deliverNext(_ endpointToken: String) {
-        guard !delivering.contains(endpointToken), retryTasks[endpointToken] == nil else { return }
+        guard !isStopping, !delivering.contains(endpointToken), retryTasks[endpointToken] == nil else { return }
         let expired = queue.dropExpired(nowMilliseconds: FleetLink.now())
         for push in expired {
             logger.notice("push: \(push.id) expired (TTL \(push.ttl) s) before it could be delivered")
@@ -597,10 +622,16 @@ final class PushDistributor {
             return
         }
         delivering.insert(endpointToken)
-        Task { @MainActor [weak self] in
+        deliveries[endpointToken] = Task { @MainActor [weak self] in
             guard let self else { return }
             let outcome = await self.deliver(push, to: registration)
             self.delivering.remove(endpointToken)
+            self.deliveries[endpointToken] = nil
+            if self.isStopping {
+                // Recorded, for the last write before the daemon goes; nothing new starts.
+                if outcome == .delivered { self.queue.complete(push.id) }
+                return
+            }
             switch outcome {
             case .delivered:
                 self.backoff[endpointToken] = nil
@@ -631,6 +662,7 @@ final class PushDistributor {
     }
 
     private func scheduleRetry(_ endpointToken: String, after fixedDelay: Duration? = nil) {
+        guard !isStopping else { return }
         let delay = fixedDelay ?? backoff[endpointToken, default: .delivery].next()
         retryTasks[endpointToken] = Task { @MainActor [weak self] in
             try? await Task.sleep(for: delay)
@@ -671,6 +703,8 @@ final class PushDistributor {
         -> DeliveryOutcome
     {
         let owner = try? await connection.nameOwner(registration.service)
+        // Stopping: no app is launched or resumed for a push any more.
+        guard !Task.isCancelled else { return .failed }
         guard await daemon.prepareForPush(registration.service, nameOwned: owner != nil) else {
             logger.info("push: \(push.id) waits for \(registration.service) to start")
             return .launched
@@ -719,6 +753,12 @@ final class PushDistributor {
             if owner != nil {
                 // No answer in time, or the connection broke after the call went out: the
                 // connector may have it. At most once: it counts as delivered.
+                if error is CancellationError {
+                    logger.info(
+                        "push: \(push.id) to \(registration.service): lifecycled is stopping before its answer; it may have reached the app, so it is not sent again"
+                    )
+                    return .delivered
+                }
                 if Self.mayHaveReachedTheApp(error) {
                     logger.warning(
                         "push: \(push.id) to \(registration.service): \(error); it may have reached the app, so it is not sent again"
