@@ -156,8 +156,24 @@ public final class DBusMock: @unchecked Sendable {
     ///   - path: The object; defaults to the main object.
     /// - Throws: ``FixtureError`` if the call fails or its reply is not `a(tav)` text.
     public func calls(_ method: String, path: String? = nil) throws -> [String] {
+        try callRecords(method, path: path).map(\.arguments)
+    }
+
+    /// When the mock received each call of `method`, oldest first, in whole seconds since the
+    /// epoch (python-dbusmock records `int(time.time())`): for a test that a call came no earlier
+    /// than a time, without a wall-clock wait before looking.
+    ///
+    /// - Parameters:
+    ///   - method: The method name.
+    ///   - path: The object; defaults to the main object.
+    /// - Throws: ``FixtureError`` if the call fails or its reply is not `a(tav)` text.
+    public func callTimes(_ method: String, path: String? = nil) throws -> [UInt64] {
+        try callRecords(method, path: path).map(\.time)
+    }
+
+    private func callRecords(_ method: String, path: String?) throws -> [(time: UInt64, arguments: String)] {
         let text = try methodCalls(method, path: path)
-        guard let calls = DBusMock.parseMethodCalls(text) else {
+        guard let calls = DBusMock.parseMethodCallRecords(text) else {
             throw FixtureError("GetMethodCalls(\(method)) answered what is not a(tav): \(text)")
         }
         return calls
@@ -169,6 +185,11 @@ public final class DBusMock: @unchecked Sendable {
     /// The text is split where it is at depth 0 outside string literals, so an argument that
     /// contains `(1, [` or a quote counts as one argument.
     static func parseMethodCalls(_ text: String) -> [String]? {
+        parseMethodCallRecords(text)?.map(\.arguments)
+    }
+
+    /// Each call's time and arguments in `GetMethodCalls`' gdbus text (``parseMethodCalls(_:)``).
+    static func parseMethodCallRecords(_ text: String) -> [(time: UInt64, arguments: String)]? {
         let characters = Array(text.trimmingCharacters(in: .whitespacesAndNewlines))
         guard characters.first == "(", let open = characters.firstIndex(of: "[") else { return nil }
         // The top-level array's elements: (t, av) tuples, split at depth-0 commas.
@@ -199,10 +220,15 @@ public final class DBusMock: @unchecked Sendable {
                     // The end of the top-level array: each element's arguments, after its time
                     // ("uint64 1764142667, [<'app'>, …]" or "1764142668, […]").
                     guard character == "]" else { return nil }
-                    return elements.compactMap { element in
+                    var records: [(time: UInt64, arguments: String)] = []
+                    for element in elements {
                         guard let comma = element.firstIndex(of: ",") else { return nil }
-                        return element[element.index(after: comma)...].trimmingCharacters(in: .whitespaces)
+                        let timeText = element[..<comma].split(separator: " ").last.map(String.init) ?? ""
+                        guard let time = UInt64(timeText) else { return nil }
+                        records.append(
+                            (time, element[element.index(after: comma)...].trimmingCharacters(in: .whitespaces)))
                     }
+                    return records
                 }
                 depth -= 1
                 if depth == 0, character == ")", let first = start {
