@@ -3,9 +3,10 @@ import SystemdBus
 
 /// The daemon's apps, by id, in a stable order (manifests first, then registrations as they come).
 ///
-/// Main-actor state of ``LifecycleDaemon``. Iteration follows ``HostedApp/order`` so that
-/// commands, plans and listings are deterministic.
-struct AppRegistry: Sendable {
+/// Main-actor state of ``LifecycleDaemon``, holding each ``HostedApp`` by reference. Iteration
+/// follows ``HostedApp/order`` so that commands, plans and listings are deterministic.
+@MainActor
+struct AppRegistry {
     private var apps: [String: HostedApp] = [:]
     private var nextOrder = 0
 

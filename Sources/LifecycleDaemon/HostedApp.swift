@@ -2,14 +2,19 @@ import AppLifecycle
 import AppLifecycleSystemd
 import SystemdBus
 
-/// What the daemon knows about one app: its manifest, its process, its registration and state.
+/// One app the daemon hosts, as logind's `Session` is one session: its manifest, its process and
+/// cgroup, its registration, queued commands, background tasks and state, and the only code that
+/// stops and resumes its process.
 ///
 /// An app is known because a manifest names it, because lifecycled launched it, or because a
 /// process registered under its id (an app started by hand, or one that re-registers after a
 /// daemon restart). Only a launched app has a ``process``, so only a launched app is
 /// suspended, purged and escalated by the daemon; a registered-only app gets the same
-/// commands and signals but is never signalled.
-struct HostedApp: Sendable {
+/// commands and signals but is never signalled. ``LifecycleDaemon`` keeps routing, policy and
+/// the sleep hold; it holds each app in its ``AppRegistry`` by reference, so what it reads after
+/// an `await` is the app as it is now, not as it was before.
+@MainActor
+final class HostedApp {
     /// Where the daemon stands with the app's process: one explicit phase instead of flags.
     ///
     /// `notLaunched` ─(launch)► `running` ⇄ `stopRequested` ─► `terminating` ─(exit)► `notLaunched`;
@@ -35,6 +40,9 @@ struct HostedApp: Sendable {
     var manifest: AppManifest?
     /// The process lifecycled launched, while it runs.
     private(set) var process: AppProcess?
+    /// The delegated cgroup v2 directory of the current launch (its freezer, its memory), while it
+    /// runs; `nil` for an app in the daemon's cgroup (stopped with `SIGSTOP`) or not launched.
+    private(set) var cgroupDirectory: String?
     /// Where the daemon stands with ``process``.
     private(set) var phase: Phase = .notLaunched
     /// The unique bus name the app registered from, while registered.
@@ -96,12 +104,15 @@ struct HostedApp: Sendable {
 
     // MARK: Transitions
 
-    /// A new launch: its process runs, nothing is queued or stopped from an earlier one.
-    mutating func launched(
-        _ process: AppProcess, launchID: Int, manifest: AppManifest, options: LaunchOptions
+    /// A new launch: its process runs (in `cgroupDirectory` when it has one of its own), nothing is
+    /// queued or stopped from an earlier one.
+    func launched(
+        _ process: AppProcess, launchID: Int, manifest: AppManifest, options: LaunchOptions,
+        cgroupDirectory: String? = nil
     ) {
         self.manifest = manifest
         self.process = process
+        self.cgroupDirectory = cgroupDirectory
         self.launchID = launchID
         launchOptions = options
         foreground = !options.launchedInBackground
@@ -111,8 +122,9 @@ struct HostedApp: Sendable {
 
     /// The launched process ended: with it go its registration (its connection died too), its
     /// queued commands and its background tasks.
-    mutating func exited() {
+    func exited() {
         process = nil
+        cgroupDirectory = nil
         phase = .notLaunched
         pendingCommands.removeAll()
         backgroundTasks.removeAll()
@@ -120,7 +132,7 @@ struct HostedApp: Sendable {
     }
 
     /// The app registered from a unique name; returns the commands that waited for it, in order.
-    mutating func registered(from busName: String, pid: UInt32) -> [(command: String, arguments: UserInfo)] {
+    func registered(from busName: String, pid: UInt32) -> [(command: String, arguments: UserInfo)] {
         self.busName = busName
         registeredPID = pid
         defer { pendingCommands.removeAll() }
@@ -128,18 +140,18 @@ struct HostedApp: Sendable {
     }
 
     /// The unique name the app registered from left the bus: its registration and tasks end.
-    mutating func leftTheBus() {
+    func leftTheBus() {
         busName = nil
         backgroundTasks.removeAll()
     }
 
     /// The daemon asked for the running process to be stopped (a terminating one never is).
-    mutating func requestStop() {
+    func requestStop() {
         if phase == .running { phase = .stopRequested }
     }
 
     /// The process was resumed (or its stop taken back) before it was stopped again.
-    mutating func stopWithdrawn() {
+    func stopWithdrawn() {
         switch phase {
         case .stopRequested: phase = .running
         case .terminating(stopPending: true): phase = .terminating(stopPending: false)
@@ -149,7 +161,7 @@ struct HostedApp: Sendable {
 
     /// A `terminate` is under way for the running process; a stop asked before stays pending until
     /// the process is resumed.
-    mutating func beginTerminating() {
+    func beginTerminating() {
         guard process != nil else { return }
         switch phase {
         case .running: phase = .terminating(stopPending: false)
@@ -158,10 +170,55 @@ struct HostedApp: Sendable {
         }
     }
 
+    // MARK: The process
+
+    /// Whether ``stopProcess(completion:)`` would stop it: a launched process runs, is not stopped
+    /// or being stopped, and is not terminating.
+    var canStopProcess: Bool {
+        guard let process, process.exitStatus == nil else { return false }
+        return !process.isSuspended && !stopRequested && !terminating
+    }
+
+    /// Stops the running process (cgroup freezer, else `SIGSTOP`), unless it is stopped or being
+    /// stopped already, or terminating. The request reaches the loop before this returns, so stop
+    /// and resume requests stay in main-actor order.
+    ///
+    /// - Parameter completion: The kernel's confirmation or the error, on the loop thread.
+    /// - Returns: Whether a stop was requested.
+    func stopProcess(completion: @escaping @Sendable (Result<Void, AppProcessError>) -> Void) -> Bool {
+        guard canStopProcess, let process else { return false }
+        requestStop()
+        process.suspend(completion: completion)
+        return true
+    }
+
+    /// Resumes the process if it is stopped or a stop was asked for, and waits for the kernel's
+    /// confirmation. Nothing to do for an app without a running process.
+    ///
+    /// - Throws: ``AppProcessError`` when the resume failed (the process exited, say).
+    func resumeProcess() async throws(AppProcessError) {
+        guard let process, process.exitStatus == nil, process.isSuspended || stopRequested else { return }
+        stopWithdrawn()
+        try await process.resume()
+    }
+
+    /// Takes back a stop the app has outrun (it reported a running state while the stop for its
+    /// earlier `suspended` went out). The request is made at once, in main-actor order with later
+    /// stops.
+    ///
+    /// - Parameter completion: The kernel's confirmation or the error, on the loop thread.
+    /// - Returns: Whether a resume was requested.
+    func withdrawStaleStop(completion: @escaping @Sendable (Result<Void, AppProcessError>) -> Void) -> Bool {
+        guard stopRequested, let process, process.exitStatus == nil else { return false }
+        stopWithdrawn()
+        process.resume(completion: completion)
+        return true
+    }
+
     /// Queues a command until the launched app registers, dropping the oldest beyond `limit`.
     ///
     /// - Returns: Whether the oldest queued command was dropped.
-    mutating func enqueue(_ command: String, _ arguments: UserInfo, limit: Int) -> Bool {
+    func enqueue(_ command: String, _ arguments: UserInfo, limit: Int) -> Bool {
         let dropped = pendingCommands.count >= limit
         if dropped { pendingCommands.removeFirst() }
         pendingCommands.append((command, arguments))
@@ -169,7 +226,7 @@ struct HostedApp: Sendable {
     }
 
     /// Records a background task the app began (`name`) or ended (`nil`).
-    mutating func setBackgroundTask(_ task: UInt32, _ name: String?) {
+    func setBackgroundTask(_ task: UInt32, _ name: String?) {
         backgroundTasks[task] = name
     }
 }

@@ -51,8 +51,8 @@ extension LifecycleDaemon {
     /// stopped is resumed, so it reads the call. Returns whether lifecycled runs that app.
     @discardableResult
     func resumeForCall(_ service: String) async -> Bool {
-        guard let app = registry[service], let process = app.process, app.isRunning else { return false }
-        await resume(service, process)
+        guard let app = registry[service], app.isRunning else { return false }
+        await resume(service)
         return true
     }
 }

@@ -368,11 +368,10 @@ package final class LifecycleDaemon {
     /// - Parameters:
     ///   - state: Its new state.
     func setState(_ id: String, _ state: ApplicationState) {
-        guard var app = registry[id] else { return }
+        guard let app = registry[id] else { return }
         let previous = app.state
         guard previous != state else { return }
         app.state = state
-        registry[id] = app
         logger.info("\(id): \(previous) -> \(state)", metadata: .app(id))
         emit(
             LifecycledProtocol.Signal.stateChanged.name,
@@ -394,23 +393,23 @@ package final class LifecycleDaemon {
     func send(_ command: LifecycledCommand, to id: String) async {
         guard let (name, arguments) = command.encode() else { return }
         guard let app = registry[id] else { return }
-        guard app.isRegistered else {
+        guard let busName = app.busName else {
             guard app.isRunning else { return }
             // Bounded: callers could otherwise grow it without end for an app that never registers.
-            if registry[id]?.enqueue(name, arguments, limit: Self.maximumPendingCommands) == true {
+            if app.enqueue(name, arguments, limit: Self.maximumPendingCommands) {
                 logger.warning(
                     "\(id) has not registered; its oldest queued command was dropped (\(Self.maximumPendingCommands) at most)",
                     metadata: .app(id))
             }
             return
         }
-        if let process = app.process, command.resumesSuspendedApp {
-            await resume(id, process)
-        }
+        if command.resumesSuspendedApp { await resume(id) }
         // For the app alone: its payload (a posted userInfo, an opened URL) is no one else's business.
+        // To the connection it registered from when this began: never to everyone (a nil
+        // destination), should it leave the bus meanwhile.
         emit(
             LifecycledProtocol.Signal.command.name, [.string(id), .string(name), UserInfoBusCodec.encode(arguments)],
-            to: app.busName)
+            to: busName)
     }
 
     /// Sends a host event as a command to every registered app, in registration order.
@@ -427,11 +426,7 @@ package final class LifecycleDaemon {
     /// while the stop for its earlier `suspended` went out), so it must not be left stopped. The
     /// request is made at once, so it stays in main-actor order with later suspend requests.
     func cancelStaleStop(_ id: String) {
-        guard let app = registry[id], app.stopRequested, let process = app.process, process.exitStatus == nil else {
-            return
-        }
-        registry[id]?.stopWithdrawn()
-        process.resume { [weak self] result in
+        _ = registry[id]?.withdrawStaleStop { [weak self] result in
             if case .failure(let error) = result {
                 Task { @MainActor in self?.logger.info("\(id): not resumed: \(error)", metadata: .app(id)) }
             }
@@ -439,14 +434,9 @@ package final class LifecycleDaemon {
     }
 
     /// Resumes a stopped (or stopping) app and waits for the kernel's confirmation.
-    ///
-    /// - Parameters:
-    ///   - process: Its process.
-    func resume(_ id: String, _ process: AppProcess) async {
-        guard process.exitStatus == nil, process.isSuspended || registry[id]?.stopRequested == true else { return }
-        registry[id]?.stopWithdrawn()
+    func resume(_ id: String) async {
         do {
-            try await process.resume()
+            try await registry[id]?.resumeProcess()
         } catch {
             logger.warning("\(id): cannot resume: \(error)", metadata: .app(id))
         }
@@ -480,9 +470,7 @@ package final class LifecycleDaemon {
     ///
     /// Not while a call to it is outstanding (``withCallOutstanding(to:_:reachedApp:)``).
     func suspendProcess(_ id: String) {
-        guard let app = registry[id], let process = app.process, process.exitStatus == nil,
-            !process.isSuspended, !app.stopRequested, !app.terminating
-        else { return }
+        guard let app = registry[id], app.canStopProcess else { return }
         if let calls = outstandingCalls[id], calls > 0 {
             deferredSuspensions.insert(id)
             logger.debug(
@@ -490,11 +478,10 @@ package final class LifecycleDaemon {
                 metadata: .app(id))
             return
         }
-        registry[id]?.requestStop()
         // Requested synchronously, so the loop sees stop and continue requests in main-actor order:
         // a stop requested from a later task could overtake a continue and leave the app stopped
         // with a Command it never reads.
-        process.suspend { result in
+        _ = app.stopProcess { result in
             Task { @MainActor [weak self] in
                 if case .failure(let error) = result {
                     self?.logger.info("\(id): not suspended: \(error)", metadata: .app(id))
@@ -536,8 +523,8 @@ package final class LifecycleDaemon {
             if let cgroup { Task { await cgroupPlacement.removeDirectory(cgroup) } }
             throw DaemonError.launchFailed(id, "\(error)")
         }
-        var app = registry.candidate(for: id)
-        app.launched(process, launchID: launchID, manifest: manifest, options: options)
+        let app = registry.candidate(for: id)
+        app.launched(process, launchID: launchID, manifest: manifest, options: options, cgroupDirectory: cgroup)
         registry[id] = app
         logger.info("launched \(id) as pid \(process.pid)", metadata: .app(id))
         publishApps()
@@ -552,11 +539,10 @@ package final class LifecycleDaemon {
         defer {
             for waiter in exitWaiters.removeValue(forKey: launchID) ?? [] { waiter.resume() }
         }
-        guard var app = registry[id], app.launchID == launchID else { return }
+        guard let app = registry[id], app.launchID == launchID else { return }
         logger.info("\(id) (pid \(app.process.map { String($0.pid) } ?? "?")) \(status)", metadata: .app(id))
         // The connection dies with the process; the registration ends here too.
         app.exited()
-        registry[id] = app
         setState(id, .notRunning)
         publishApps()
         checkSleepRelease()
@@ -568,10 +554,9 @@ package final class LifecycleDaemon {
     /// - Parameters:
     ///   - busName: The unique name.
     func busNameVanished(_ busName: String) {
-        guard var app = registry.app(registeredFrom: busName) else { return }
+        guard let app = registry.app(registeredFrom: busName) else { return }
         logger.info("\(app.id) left the bus (\(busName))", metadata: .app(app.id))
         app.leftTheBus()
-        registry[app.id] = app
         setState(app.id, .notRunning)
         // An app known only from its registration (no manifest, not launched here) is
         // forgotten once it is gone, so the registry does not grow with every id ever seen.

@@ -5,10 +5,10 @@ import Testing
 
 @Suite("HostedApp: one phase of the process, changed only by its transitions", .timeLimit(.minutes(1)))
 struct HostedAppPhaseTests {
-    @Test func aLaunchRunsStopsIsWithdrawnTerminatesAndExits() async throws {
+    @MainActor @Test func aLaunchRunsStopsIsWithdrawnTerminatesAndExits() async throws {
         let manifest = try testManifest("/bin/sleep", ["600"], id: "org.example.Phase")
         try await withApp(manifest) { process, exits, _ in
-            var app = HostedApp(id: manifest.id, manifest: manifest, order: 0)
+            let app = HostedApp(id: manifest.id, manifest: manifest, order: 0)
             #expect(app.phase == .notLaunched)
             app.requestStop()
             #expect(app.phase == .notLaunched, "a process the daemon did not launch is never stopped")
@@ -39,13 +39,32 @@ struct HostedAppPhaseTests {
 
             // A terminate while a stop is on its way: the stop stays pending, so the daemon still
             // resumes the process to let it read its terminate.
-            var stopping = HostedApp(id: manifest.id, manifest: manifest, order: 1)
+            let stopping = HostedApp(id: manifest.id, manifest: manifest, order: 1)
             stopping.launched(process, launchID: 8, manifest: manifest, options: LaunchOptions())
             stopping.requestStop()
             stopping.beginTerminating()
             #expect(stopping.phase == .terminating(stopPending: true) && stopping.stopRequested && stopping.terminating)
             stopping.stopWithdrawn()
             #expect(stopping.phase == .terminating(stopPending: false) && !stopping.stopRequested)
+
+            // The process itself: stopped once (confirmed by the kernel), not again while stopped,
+            // resumed; a stop taken back resumes it at once.
+            let running = HostedApp(id: manifest.id, manifest: manifest, order: 2)
+            running.launched(process, launchID: 9, manifest: manifest, options: LaunchOptions(), cgroupDirectory: nil)
+            #expect(running.canStopProcess)
+            let stopped = AsyncStream.makeStream(of: Result<Void, AppProcessError>.self)
+            #expect(running.stopProcess { stopped.continuation.yield($0) })
+            #expect(!running.canStopProcess && !running.stopProcess { _ in }, "stopped only once")
+            for await result in stopped.stream {
+                #expect((try? result.get()) != nil)
+                break
+            }
+            #expect(process.isSuspended && running.phase == .stopRequested)
+            try await running.resumeProcess()
+            #expect(!process.isSuspended && running.phase == .running)
+            #expect(!running.withdrawStaleStop { _ in }, "nothing to take back")
+            #expect(running.stopProcess { _ in })
+            #expect(running.withdrawStaleStop { _ in } && running.phase == .running)
 
             app.setBackgroundTask(1, "upload")
             app.exited()

@@ -40,7 +40,7 @@ final class ExitCollector: Sendable {
 /// supervisor's pidfd and process group, SIGKILL at once) and waits for it to be reaped.
 func withApp<T>(
     _ manifest: AppManifest, launchOptions: LaunchOptions = LaunchOptions(), environment: [String: String] = [:],
-    cgroupDirectory: String? = nil,
+    cgroupDirectory: String? = nil, isolation: isolated (any Actor)? = #isolation,
     _ body: (AppProcess, ExitCollector, EventLoop) async throws -> T
 ) async throws -> T {
     let loop = try EventLoop(name: "lifecycled-test")
