@@ -16,6 +16,7 @@ extension Application {
                 isProtectedDataAvailable = !value
             case .sessionActive(let value): sessionActive = value
             case .foreground(let value): pendingForeground = value
+            case .focused(let value): focused = value
             default: eventsBeforeLaunch.append(event)
             }
             return
@@ -32,6 +33,9 @@ extension Application {
             settle()
         case .foreground(let value):
             foregroundRequested = value
+            settle()
+        case .focused(let value):
+            focused = value
             settle()
         case .terminate(let reason):
             terminate(reason)

@@ -189,6 +189,8 @@ public final class Application {
 
     // Host facts.
     var foregroundRequested = true
+    /// `.focused(_:)`: whether one of the app's windows has the focus (inactive when not).
+    var focused = true
     var sessionActive = true
     var sleeping = false
     var locked = false
@@ -437,7 +439,7 @@ public final class Application {
         if !(foregroundRequested && sessionActive && !sleeping) {
             return isQuiescent ? .suspended : .background
         }
-        return locked ? .inactive : .active
+        return locked || !focused ? .inactive : .active
     }
 
     /// Whether nothing keeps a background app running.

@@ -19,6 +19,11 @@ public enum HostEvent: Sendable, Hashable {
     /// The host wants the app in the foreground (`true`) or the background (`false`), as when
     /// the user switches apps or `lifecycled` backgrounds an app another one replaced.
     case foreground(Bool)
+    /// One of the app's windows has the focus (`true`), or none has while the app stays in the
+    /// foreground (`false`): the compositor shows its window beside the one the user works in.
+    /// A foreground app without the focus is inactive, as an iOS app is under a system overlay;
+    /// an app that was never told otherwise counts as focused.
+    case focused(Bool)
     /// The host asks the app to terminate (shutdown, SIGTERM, a host request).
     case terminate(TerminationReason)
     /// The wall clock, the time zone, the date or the UTC offset changed significantly.

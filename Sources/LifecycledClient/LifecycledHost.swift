@@ -414,6 +414,7 @@ public final class LifecycledHost: ApplicationHost {
         case .locked(let value): hostFacts["locked"] = .bool(value)
         case .sessionActive(let value): hostFacts["session-active"] = .bool(value)
         case .foreground(let value): hostFacts["foreground"] = .bool(value)
+        case .focused(let value): hostFacts["focused"] = .bool(value)
         default: return
         }
         let facts = hostFacts
@@ -492,6 +493,7 @@ public final class LifecycledHost: ApplicationHost {
         let events: [(String, (Bool) -> HostEvent)] = [
             ("sleeping", HostEvent.sleeping), ("locked", HostEvent.locked),
             ("session-active", HostEvent.sessionActive), ("foreground", HostEvent.foreground),
+            ("focused", HostEvent.focused),
         ]
         for (key, make) in events {
             guard let value = facts[key]?.boolValue else { continue }

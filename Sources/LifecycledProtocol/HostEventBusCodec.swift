@@ -10,6 +10,7 @@ import SystemdBus
 /// | `.locked(b)` | `locked` | `value: b` |
 /// | `.sessionActive(b)` | `session-active` | `value: b` |
 /// | `.foreground(b)` | `foreground` | `value: b` |
+/// | `.focused(b)` | `focused` | `value: b` |
 /// | `.terminate(r)` | `terminate` | `reason: s` |
 /// | `.significantTimeChange(c)` | `time-change` | `reason: s`, `timezone: s`? |
 /// | `.memoryWarning(w)` | `memory-warning` | `level: s`, `source: s` |
@@ -36,6 +37,7 @@ public enum HostEventBusCodec {
         case .locked(let value): return ("locked", ["value": .bool(value)])
         case .sessionActive(let value): return ("session-active", ["value": .bool(value)])
         case .foreground(let value): return ("foreground", ["value": .bool(value)])
+        case .focused(let value): return ("focused", ["value": .bool(value)])
         case .terminate(let reason): return ("terminate", ["reason": .string(reason.rawValue)])
         case .significantTimeChange(let change):
             var arguments: UserInfo = ["reason": .string(change.reason.rawValue)]
@@ -80,6 +82,7 @@ public enum HostEventBusCodec {
         case "locked": return value.map(HostEvent.locked)
         case "session-active": return value.map(HostEvent.sessionActive)
         case "foreground": return value.map(HostEvent.foreground)
+        case "focused": return value.map(HostEvent.focused)
         case "terminate":
             return arguments["reason"]?.stringValue.flatMap(TerminationReason.init(rawValue:)).map(HostEvent.terminate)
         case "time-change":

@@ -93,7 +93,7 @@ public enum LifecycledCommand: Sendable, Hashable {
             case .openURL, .remoteNotification, .localNotification, .localNotificationOpened, .localNotificationAction,
                 .shortcutItem, .backgroundFetch, .terminate:
                 return true
-            case .locked, .significantTimeChange, .memoryWarning, .scheduledLocalNotifications,
+            case .locked, .focused, .significantTimeChange, .memoryWarning, .scheduledLocalNotifications,
                 .applicationIconBadgeNumber:
                 return false
             case .remoteNotificationAction, .registeredForRemoteNotifications, .failedToRegisterForRemoteNotifications,

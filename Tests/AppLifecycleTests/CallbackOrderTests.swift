@@ -147,6 +147,26 @@ struct CallbackOrderTests {
         #expect(harness.app.applicationState == .active)
     }
 
+    @Test("window focus: another app's window takes it (inactive), it comes back (active); no background on the way")
+    func focusMovesBetweenActiveAndInactive() throws {
+        let harness = launched()
+        harness.host.send(.focused(false))
+        #expect(harness.app.applicationState == .inactive)
+        harness.host.send(.focused(true))
+        #expect(harness.app.applicationState == .active)
+        try harness.recorder.verifyConsecutive([
+            "applicationWillResignActive(_:)", "UIApplicationWillResignActiveNotification",
+            "applicationDidBecomeActive(_:)", "UIApplicationDidBecomeActiveNotification",
+        ])
+        // Unfocused while in the background, then brought to the foreground: inactive, not active.
+        harness.host.send(.foreground(false))
+        harness.host.send(.focused(false))
+        harness.host.send(.foreground(true))
+        #expect(harness.app.applicationState == .inactive)
+        harness.host.send(.focused(true))
+        #expect(harness.app.applicationState == .active)
+    }
+
     @Test("every state change the host saw is a legal transition")
     func onlyLegalTransitions() {
         let harness = Harness(FullDelegate())

@@ -9,7 +9,8 @@ struct LifecycledProtocolTests {
     @Test("every forwarded host event survives a Command round trip")
     func commandRoundTrip() throws {
         let events: [HostEvent] = [
-            .sleeping(true), .locked(false), .sessionActive(true), .foreground(false), .terminate(.shutdown),
+            .sleeping(true), .locked(false), .sessionActive(true), .foreground(false), .focused(false),
+            .terminate(.shutdown),
             .significantTimeChange(.init(reason: .timeZone, timeZoneIdentifier: "Europe/Berlin")),
             .memoryWarning(.init(level: .critical, source: "psi")),
             .openURL(
