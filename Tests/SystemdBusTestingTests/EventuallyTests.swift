@@ -7,7 +7,9 @@ private struct Unreachable: Error {}
 struct EventuallyTests {
     @Test func returnsTrueOnTheTryWhereTheFactFirstHolds() async {
         var tries = 0
-        let settled = await eventually(pause: .milliseconds(1)) {
+        // A generous guard: what is tested is the try it stops on, and a starved machine can
+        // stretch three 1 ms pauses past the default 10 s.
+        let settled = await eventually(hangGuard: .seconds(120), pause: .milliseconds(1)) {
             tries += 1
             return tries == 4
         }
