@@ -15,7 +15,9 @@ import Glibc
 ///   "arguments": ["--hosted"],
 ///   "urlSchemes": ["notes", "x-notes"],
 ///   "backgroundModes": ["fetch", "remote-notification"],
-///   "shortcutItems": [{"type": "compose", "localizedTitle": "New note"}]
+///   "shortcutItems": [{"type": "compose", "localizedTitle": "New note"}],
+///   "startupWMClass": "Notes",
+///   "adoptsLifecycle": true
 /// }
 /// ```
 ///
@@ -27,7 +29,11 @@ import Glibc
 /// the daemon may execute; `arguments` contain no NUL byte; every URL scheme follows RFC 3986
 /// (`ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`), is lowercased, and repeats within one
 /// manifest are dropped; `backgroundModes` are names of ``BackgroundMode``; `name`, when
-/// present, is not empty. Unknown fields are rejected so a typo (`urlScheme`) is reported
+/// present, is not empty; `startupWMClass` (the desktop entry's `StartupWMClass`: the Wayland
+/// app id or X11 `WM_CLASS` of its windows when it is not the app id), when present, is not
+/// empty. `adoptsLifecycle: false` hosts a program that does not use AppLifecycle (a terminal, a
+/// GTK app): it never registers, gets no commands, and lifecycled freezes it itself when its
+/// windows leave the foreground. Unknown fields are rejected so a typo (`urlScheme`) is reported
 /// rather than silently ignored. Uniqueness of schemes across apps is checked by
 /// ``ManifestStore``, which sees them all.
 package struct AppManifest: Sendable, Hashable, Codable {
@@ -45,6 +51,12 @@ package struct AppManifest: Sendable, Hashable, Codable {
     let backgroundModes: Set<BackgroundMode>
     /// The static quick actions (`UIApplicationShortcutItems`): the desktop entry's actions.
     let shortcutItems: [ShortcutItem]
+    /// The app id or `WM_CLASS` its windows carry when it is not ``id`` (`XTerm`, `foot`), as the
+    /// desktop entry's `StartupWMClass`: how a window without a pid is matched to the app.
+    let startupWMClass: String?
+    /// Whether the program uses AppLifecycle (registers and gets callbacks); `false` for any other
+    /// Linux program, which lifecycled only freezes and thaws with its windows.
+    let adoptsLifecycle: Bool
 
     /// Creates and validates a manifest.
     ///
@@ -58,12 +70,17 @@ package struct AppManifest: Sendable, Hashable, Codable {
     ///   - urlSchemes: The URL schemes the app opens.
     ///   - backgroundModes: The background modes the app declares.
     ///   - shortcutItems: The static quick actions.
+    ///   - startupWMClass: The app id or `WM_CLASS` of its windows, when it is not `id`.
+    ///   - adoptsLifecycle: Whether the program uses AppLifecycle.
     /// - Throws: ``ManifestError`` (with an empty path) naming the first invalid field.
     init(
         id: String, name: String? = nil, executable: String, arguments: [String] = [],
-        urlSchemes: [String] = [], backgroundModes: Set<BackgroundMode> = [], shortcutItems: [ShortcutItem] = []
+        urlSchemes: [String] = [], backgroundModes: Set<BackgroundMode> = [], shortcutItems: [ShortcutItem] = [],
+        startupWMClass: String? = nil, adoptsLifecycle: Bool = true
     ) throws(ManifestError) {
+        self.adoptsLifecycle = adoptsLifecycle
         self.shortcutItems = shortcutItems
+        self.startupWMClass = startupWMClass
         self.id = id
         self.name = name
         self.executable = executable
@@ -75,7 +92,8 @@ package struct AppManifest: Sendable, Hashable, Codable {
 
     /// The manifest's field names; anything else in the file is an ``ManifestError/Code/unknownField``.
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case id, name, executable, arguments, urlSchemes, backgroundModes, shortcutItems
+        case id, name, executable, arguments, urlSchemes, backgroundModes, shortcutItems, startupWMClass,
+            adoptsLifecycle
     }
 
     /// A key that accepts any field name, to find the unknown ones.
@@ -122,7 +140,9 @@ package struct AppManifest: Sendable, Hashable, Codable {
             arguments: container.decodeIfPresent([String].self, forKey: .arguments) ?? [],
             urlSchemes: container.decodeIfPresent([String].self, forKey: .urlSchemes) ?? [],
             backgroundModes: modes,
-            shortcutItems: container.decodeIfPresent([ShortcutItem].self, forKey: .shortcutItems) ?? [])
+            shortcutItems: container.decodeIfPresent([ShortcutItem].self, forKey: .shortcutItems) ?? [],
+            startupWMClass: container.decodeIfPresent(String.self, forKey: .startupWMClass),
+            adoptsLifecycle: container.decodeIfPresent(Bool.self, forKey: .adoptsLifecycle) ?? true)
     }
 
     /// Encodes the manifest in its file format (background modes sorted).
@@ -139,6 +159,8 @@ package struct AppManifest: Sendable, Hashable, Codable {
         try container.encode(urlSchemes, forKey: .urlSchemes)
         try container.encode(backgroundModes.sorted(), forKey: .backgroundModes)
         if !shortcutItems.isEmpty { try container.encode(shortcutItems, forKey: .shortcutItems) }
+        try container.encodeIfPresent(startupWMClass, forKey: .startupWMClass)
+        if !adoptsLifecycle { try container.encode(adoptsLifecycle, forKey: .adoptsLifecycle) }
     }
 
     /// Checks every field against the rules in the type's discussion.
@@ -156,6 +178,10 @@ package struct AppManifest: Sendable, Hashable, Codable {
         }
         if let name, name.isEmpty {
             throw ManifestError(.invalidName, "name is empty (leave it out instead)")
+        }
+        if let startupWMClass, startupWMClass.isEmpty || startupWMClass.utf8.count > 255 {
+            throw ManifestError(
+                .invalidName, "startupWMClass must be 1 to 255 bytes (the app id or WM_CLASS of the app's windows)")
         }
         try Self.validateExecutable(executable)
         if let bad = arguments.firstIndex(where: { $0.utf8.contains(0) }) {

@@ -34,6 +34,12 @@ package struct DaemonConfiguration: Sendable {
     var fleetConfigurationPath: String?
     /// The most pushes held for apps in all (``PushQueue/capacity``); beyond it the broker keeps them.
     var pushQueueCapacity = PushQueue.defaultCapacity
+    /// How a visible app without the focus is treated (`foreground-mode` in `lifecycled.conf`).
+    var foregroundMode: ForegroundMode = .desktop
+    /// How long a program that does not adopt AppLifecycle runs on after its windows leave the
+    /// foreground before it is frozen (Android and Tizen wait 10 s; Lomiri 1.5 s). An app that
+    /// adopts AppLifecycle is frozen when it reports `suspended` instead.
+    var freezeDelay: Duration = .seconds(10)
 
     /// Creates a configuration.
     ///

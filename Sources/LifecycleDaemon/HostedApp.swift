@@ -63,6 +63,14 @@ final class HostedApp {
     private(set) var pendingCommands: [(command: String, arguments: UserInfo)] = []
     /// When the app was first known, for a deterministic order (registration order).
     let order: Int
+    /// Its windows as the window source last reported them (``WindowOwnership``).
+    var windows: [TopLevelWindow] = []
+    /// What the display server shows of it; ``AppWindowState/noWindow`` until it has a window.
+    var windowState: AppWindowState = .noWindow
+    /// Why it is in its state, for `lifecyclectl apps` (`activated`, `hidden, frozen`, …).
+    var placementReason = ""
+    /// The freeze of a program that does not adopt AppLifecycle, due after its windows left the foreground.
+    var pendingFreeze: Task<Void, Never>?
 
     /// Creates the record of an app.
     ///
@@ -125,6 +133,10 @@ final class HostedApp {
     func exited() {
         process = nil
         cgroupDirectory = nil
+        pendingFreeze?.cancel()
+        pendingFreeze = nil
+        windows = []
+        windowState = .noWindow
         phase = .notLaunched
         pendingCommands.removeAll()
         backgroundTasks.removeAll()

@@ -94,6 +94,9 @@ extension LifecycleDaemon {
     func appsHoldingSleep() -> [String] {
         registry.all.filter { app in
             guard app.isRegistered || app.isRunning else { return false }
+            // A program that does not adopt AppLifecycle cannot acknowledge: the kernel's own
+            // freeze at suspend stops it.
+            guard app.manifest?.adoptsLifecycle ?? true else { return false }
             // Launched but not registered, or registered but no state reported yet: it has not
             // acknowledged the sleep, so it holds it (until it reports, or the deadline).
             if app.state == .notRunning { return true }

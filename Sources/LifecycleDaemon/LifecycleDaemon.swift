@@ -91,6 +91,8 @@ package final class LifecycleDaemon {
     var idle = IdleInhibitorState()
     /// The UnifiedPush distributor and the fleet's broker link.
     var push: PushDistributor?
+    /// The apps the user exempted from freezing (`lifectl exempt`), persisted in the state directory.
+    var userExemptions: Set<String> = []
 
     /// The session's host facts as the apps get them.
     struct HostFacts: Sendable, Equatable {
@@ -392,7 +394,8 @@ package final class LifecycleDaemon {
     ///   - command: The command; a host event no daemon forwards (``HostEventBusCodec``) is not sent.
     func send(_ command: LifecycledCommand, to id: String) async {
         guard let (name, arguments) = command.encode() else { return }
-        guard let app = registry[id] else { return }
+        // A program that does not adopt AppLifecycle hears nothing (its windows freeze and thaw it).
+        guard let app = registry[id], app.manifest?.adoptsLifecycle ?? true else { return }
         guard let busName = app.busName else {
             guard app.isRunning else { return }
             // Bounded: callers could otherwise grow it without end for an app that never registers.
@@ -471,6 +474,10 @@ package final class LifecycleDaemon {
     /// Not while a call to it is outstanding (``withCallOutstanding(to:_:reachedApp:)``).
     func suspendProcess(_ id: String) {
         guard let app = registry[id], app.canStopProcess else { return }
+        if let exemption = freezeExemption(app) {
+            logger.info("\(id) is suspended but not frozen: \(exemption)", metadata: .app(id))
+            return
+        }
         if let calls = outstandingCalls[id], calls > 0 {
             deferredSuspensions.insert(id)
             logger.debug(

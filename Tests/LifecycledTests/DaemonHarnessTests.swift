@@ -181,11 +181,12 @@ func appsDirectory(_ directory: TemporaryDirectory) -> String { directory.path +
 @discardableResult
 func writeManifest(
     _ directory: TemporaryDirectory, id: String, executable: String, arguments: [String] = [], schemes: [String] = [],
-    shortcutItems: [(type: String, title: String)] = []
+    shortcutItems: [(type: String, title: String)] = [], extra: [String: Any] = [:]
 ) throws -> String {
     var object: [String: Any] = [
         "id": id, "name": id, "executable": executable, "arguments": arguments, "urlSchemes": schemes,
     ]
+    object.merge(extra) { _, new in new }
     if !shortcutItems.isEmpty {
         object["shortcutItems"] = shortcutItems.map { ["type": $0.type, "localizedTitle": $0.title] }
     }
@@ -208,6 +209,7 @@ func withDaemon<T>(
     systemBus: BusConnection.Address = .system,
     fleetConfiguration: String? = nil,
     pushQueueCapacity: Int = PushQueue.defaultCapacity,
+    configure: (inout DaemonConfiguration) -> Void = { _ in },
     setUp: (TemporaryDirectory) throws -> Void = { _ in },
     _ body: (DaemonHarness) async throws -> T
 ) async throws -> T {
@@ -224,6 +226,7 @@ func withDaemon<T>(
         stateDirectory: directory.path + "/daemon-state",
         fleetConfigurationPath: fleetConfiguration ?? directory.path + "/no-lifecycled.conf")
     configuration.pushQueueCapacity = pushQueueCapacity
+    configure(&configuration)
     let daemon = LifecycleDaemon(configuration: configuration)
     try await daemon.start()
     let client: DaemonTestClient
@@ -271,7 +274,7 @@ final class FakeApp: Sendable {
 
 /// A script app in Python (dbus-python, GLib): registers, keeps its connection, follows the
 /// host facts with the lifecycle's rules (foreground when foreground, session active and not
-/// sleeping; inactive when locked; otherwise background, then suspended), reports every state,
+/// sleeping; inactive when locked or not focused; otherwise background, then suspended), reports every state,
 /// exits on `terminate`, and appends every command to a log file. Arguments: the log file and
 /// the megabytes of ballast to hold (to set its resident size).
 let pythonAppSource = #"""
@@ -294,12 +297,12 @@ let pythonAppSource = #"""
     daemon = dbus.Interface(bus.get_object("org.applifecycle.Lifecycled1", "/org/applifecycle/Lifecycled1"),
                             "org.applifecycle.Lifecycled1")
     state = "not-running"
-    facts = {"sleeping": False, "locked": False, "session-active": True, "foreground": True}
+    facts = {"sleeping": False, "locked": False, "session-active": True, "foreground": True, "focused": True}
     ORDER = ["suspended", "background", "inactive", "active"]
 
     def target():
         if facts["foreground"] and facts["session-active"] and not facts["sleeping"]:
-            return "inactive" if facts["locked"] else "active"
+            return "inactive" if facts["locked"] or not facts["focused"] else "active"
         return "suspended"
 
     def settle():
@@ -315,7 +318,7 @@ let pythonAppSource = #"""
 
     def on_command(app_id, command, arguments):
         log(command + " " + json.dumps({str(k): (bool(v) if isinstance(v, dbus.Boolean) else str(v)) for k, v in arguments.items()}, sort_keys=True))
-        if command in ("sleeping", "locked", "session-active", "foreground"):
+        if command in ("sleeping", "locked", "session-active", "foreground", "focused"):
             facts[command] = bool(arguments["value"])
             settle()
         elif command == "post" and state == "suspended":

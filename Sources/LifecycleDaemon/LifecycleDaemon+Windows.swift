@@ -1,0 +1,126 @@
+import AppLifecycle
+import AppLifecycleSystemd
+import Glibc
+import LifecycledProtocol
+import Logging
+
+/// The compositor decides the foreground: the window source's facts become each app's place
+/// (``ForegroundPolicy``), per app, in the seeds' order.
+extension LifecycleDaemon {
+    /// The window source reported the whole set of windows (or lost its display server, in which
+    /// case every app keeps the place the last set gave it).
+    ///
+    /// Each app's windows are matched (``WindowOwnership``); an app whose ``AppWindowState``
+    /// changed is placed again. Windows of programs lifecycled does not host are ignored.
+    ///
+    /// - Parameters:
+    ///   - update: What the source reported.
+    func windowsChanged(_ update: WindowSourceUpdate) async {
+        guard phase == .running else { return }
+        guard case .windows(let windows) = update else {
+            if case .unavailable(let reason) = update {
+                logger.info("windows: the display server is gone (\(reason)); apps keep their places")
+            }
+            return
+        }
+        let hosted = registry.all.filter { $0.isRunning || $0.isRegistered }
+        let ownership = WindowOwnership(
+            candidates: hosted.map { app in
+                WindowOwnership.Candidate(
+                    id: app.id, processID: app.pid == 0 ? nil : pid_t(app.pid), cgroupDirectory: app.cgroupDirectory,
+                    windowClasses: app.manifest?.startupWMClass.map { [$0] } ?? [])
+            }, cgroup2MountPoint: ProcFS.cgroup2MountPoint())
+        let owned = ownership.windowsByApp(windows)
+        var changed: [(id: String, state: AppWindowState)] = []
+        for app in hosted {
+            let mine = owned[app.id] ?? []
+            app.windows = mine
+            let state = AppWindowState(windows: mine, previous: app.windowState)
+            guard state != app.windowState else { continue }
+            logger.info("\(app.id): windows \(app.windowState.rawValue) -> \(state.rawValue)", metadata: .app(app.id))
+            app.windowState = state
+            changed.append((app.id, state))
+        }
+        // The app losing the focus first, then the one taking it: resign active before become active.
+        let ordered = changed.sorted { ($0.state == .activated ? 1 : 0) < ($1.state == .activated ? 1 : 0) }
+        for (id, state) in ordered {
+            await place(id, ForegroundPolicy(mode: configuration.foregroundMode).placement(for: state), because: state)
+        }
+        if !changed.isEmpty { publishApps() }
+    }
+
+    /// Moves one app to where its windows put it.
+    ///
+    /// To the foreground: a pending freeze is dropped, a frozen program is thawed, and an app of
+    /// AppLifecycle hears `focused` first, then `foreground(true)` (which resumes it), so a visible
+    /// app without the focus never becomes active on the way. To the background: `foreground(false)`;
+    /// the app is frozen when it reports `suspended` (its background time and tasks ended), or, for a
+    /// program that does not adopt AppLifecycle, after ``DaemonConfiguration/freezeDelay``.
+    ///
+    /// - Parameters:
+    ///   - placement: Where it belongs; `nil` leaves it as it is (no window: a service).
+    ///   - state: The window fact behind it, for `lifecyclectl apps`.
+    func place(_ id: String, _ placement: ForegroundPolicy.Placement?, because state: AppWindowState) async {
+        guard let placement, let app = registry[id] else { return }
+        let adopts = app.manifest?.adoptsLifecycle ?? true
+        if placement.foreground {
+            app.pendingFreeze?.cancel()
+            app.pendingFreeze = nil
+            app.foreground = true
+            app.placementReason = state.rawValue
+            if adopts {
+                await send(.hostEvent(.focused(placement.focused)), to: id)
+                await send(.hostEvent(.foreground(true)), to: id)
+            } else {
+                await resume(id)
+            }
+            return
+        }
+        app.foreground = false
+        app.placementReason = "\(state.rawValue): background"
+        if adopts {
+            await send(.hostEvent(.foreground(false)), to: id)
+            return
+        }
+        guard app.isRunning, app.pendingFreeze == nil else { return }
+        let delay = configuration.freezeDelay
+        app.pendingFreeze = Task { @MainActor [weak self] in
+            do { try await Task.sleep(for: delay) } catch { return }
+            guard let self, let app = self.registry[id], app.pendingFreeze != nil, !app.foreground else { return }
+            app.pendingFreeze = nil
+            self.freezeProgram(id)
+        }
+    }
+
+    /// Why an app in the background is never frozen, or `nil`: a background mode that keeps code
+    /// running in UIKit (`audio`, `voip`, `location`; `fetch` and `remote-notification` only wake
+    /// a frozen app), or the user's exemption (`lifecyclectl exempt`).
+    func freezeExemption(_ app: HostedApp) -> String? {
+        if userExemptions.contains(app.id) { return "exempted by the user" }
+        let running = (app.manifest?.backgroundModes ?? []).intersection([.audio, .voip, .location])
+        guard !running.isEmpty else { return nil }
+        return "background mode \(running.sorted().map(\.rawValue).joined(separator: ", "))"
+    }
+
+    /// Freezes a program that does not adopt AppLifecycle, its windows in the background.
+    private func freezeProgram(_ id: String) {
+        guard let app = registry[id] else { return }
+        if let exemption = freezeExemption(app) {
+            app.placementReason = "\(app.windowState.rawValue): background, \(exemption)"
+            logger.info("\(id) stays running in the background: \(exemption)", metadata: .app(id))
+            return
+        }
+        app.placementReason = "\(app.windowState.rawValue): frozen"
+        _ = app.stopProcess { result in
+            Task { @MainActor [weak self] in
+                if case .failure(let error) = result {
+                    self?.logger.info("\(id): not frozen: \(error)", metadata: .app(id))
+                }
+                self?.publishApps()
+                self?.checkSleepRelease()
+            }
+        }
+        logger.info(
+            "\(id): frozen (its windows left the foreground \(configuration.freezeDelay) ago)", metadata: .app(id))
+    }
+}

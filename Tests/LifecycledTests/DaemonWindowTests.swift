@@ -1,0 +1,196 @@
+import AppLifecycle
+import AppLifecycleSystemd
+import Foundation
+import Glibc
+import LifecycledProtocol
+import SystemdBus
+import SystemdBusTesting
+import Testing
+
+@testable import LifecycleDaemon
+
+/// The compositor decides the foreground: window sets (as a window source reports them) move
+/// each hosted app, per app, in the seeds' order. The sets here are handed to the daemon as the
+/// source would; the sources themselves are tested against sway and openbox.
+@Suite("lifecycled: the windows decide each app's place", .serialized, .timeLimit(.minutes(2)))
+@MainActor
+struct DaemonWindowTests {
+    static let notes = "org.example.Notes"
+
+    /// A window of the Python test app, matched by its app id.
+    static func notesWindow(activated: Bool = false, minimized: Bool = false) -> TopLevelWindow {
+        TopLevelWindow(id: 1, appID: notes, title: "Notes", isActivated: activated, isMinimized: minimized)
+    }
+
+    /// Another program's window (not hosted), which takes the focus.
+    static let otherWindow = TopLevelWindow(id: 2, appID: "org.example.Elsewhere", isActivated: true)
+
+    private func withNotes(
+        mode: ForegroundMode, _ body: @escaping @MainActor (DaemonHarness) async throws -> Void
+    ) async throws {
+        try await withDaemon(
+            configure: { $0.foregroundMode = mode },
+            setUp: { dir in
+                try writeManifest(
+                    dir, id: Self.notes, executable: try writePythonApp(dir), arguments: [dir.path + "/notes.log"])
+            }
+        ) { (h: DaemonHarness) async throws in
+            try await h.client.call(LifecycledProtocol.Method.launch.name, [.string(Self.notes), encodeInfo([:])])
+            try await h.client.log.waitForState(Self.notes, .active)
+            try await body(h)
+        }
+    }
+
+    @Test(
+        "desktop: focus elsewhere → inactive; minimised → background, suspended, stopped; activated → resumed, active")
+    func desktopWindowsMoveTheAppThroughEveryState() async throws {
+        try await withNotes(mode: .desktop) { h in
+            let pid = try #require(h.pid(Self.notes))
+            await h.daemon.windowsChanged(.windows([Self.notesWindow(activated: true)]))
+            #expect(h.daemon.registry[Self.notes]?.windowState == .activated)
+
+            await h.daemon.windowsChanged(.windows([Self.notesWindow(), Self.otherWindow]))
+            try await h.client.log.waitForState(Self.notes, .inactive)
+            #expect(h.daemon.registry[Self.notes]?.foreground == true, "visible on a desktop: still in the foreground")
+
+            await h.daemon.windowsChanged(.windows([Self.notesWindow(minimized: true), Self.otherWindow]))
+            try await h.client.log.waitForState(Self.notes, .suspended)
+            #expect(await eventually { processState(pid) == "T" }, "stopped once suspended")
+
+            await h.daemon.windowsChanged(.windows([Self.notesWindow(activated: true)]))
+            try await h.client.log.waitForState(Self.notes, .active)
+            #expect(processState(pid) != "T")
+            #expect(
+                h.emitted.stateChanges(Self.notes) == [
+                    "not-running->inactive", "inactive->active", "active->inactive", "inactive->background",
+                    "background->suspended", "suspended->background", "background->inactive", "inactive->active",
+                ])
+            // Visible: focused(false) before foreground(true), so it never passed through active;
+            // minimised: foreground(false); activated: focused(true), then foreground(true).
+            let commands = h.emitted.commands(Self.notes)
+            #expect(
+                Array(commands.suffix(5)) == ["focused", "foreground", "foreground", "focused", "foreground"],
+                "\(commands)")
+        }
+    }
+
+    @Test("single foreground (phones, kiosks): a visible app behind the focused one goes to the background")
+    func singleModeSendsAVisibleUnfocusedAppToTheBackground() async throws {
+        try await withNotes(mode: .single) { h in
+            await h.daemon.windowsChanged(.windows([Self.notesWindow(activated: true)]))
+            await h.daemon.windowsChanged(.windows([Self.notesWindow(), Self.otherWindow]))
+            try await h.client.log.waitForState(Self.notes, .suspended)
+            // Closing its last window: still in the background; a window of nobody hosted changes nothing.
+            await h.daemon.windowsChanged(.windows([Self.otherWindow]))
+            #expect(h.daemon.registry[Self.notes]?.windowState == .closed)
+            #expect(h.daemon.registry[Self.notes]?.foreground == false)
+        }
+    }
+
+    @Test("a service (no window ever) keeps today's behaviour; the display server leaving keeps every place")
+    func anAppWithoutWindowsIsLeftAlone() async throws {
+        try await withNotes(mode: .desktop) { h in
+            await h.daemon.windowsChanged(.windows([Self.otherWindow]))
+            #expect(h.daemon.registry[Self.notes]?.windowState == .noWindow)
+            await h.daemon.windowsChanged(.windows([Self.notesWindow(activated: true)]))
+            await h.daemon.windowsChanged(.unavailable(reason: "compositor exited"))
+            #expect(h.daemon.registry[Self.notes]?.windowState == .activated)
+            #expect(h.emitted.stateChanges(Self.notes) == ["not-running->inactive", "inactive->active"])
+        }
+    }
+
+    @Test("a program that does not adopt AppLifecycle: no commands; frozen when its windows leave, thawed when back")
+    func aPlainProgramIsFrozenAndThawedByItsWindows() async throws {
+        try await withDaemon(
+            configure: { $0.freezeDelay = .zero },
+            setUp: { dir in
+                try writeManifest(
+                    dir, id: "org.example.Sleeper", executable: "/bin/sleep", arguments: ["600"],
+                    extra: ["adoptsLifecycle": false])
+            }
+        ) { (h: DaemonHarness) async throws in
+            try await h.client.call(
+                LifecycledProtocol.Method.launch.name, [.string("org.example.Sleeper"), encodeInfo([:])])
+            let pid = try #require(h.pid("org.example.Sleeper"))
+            // Matched by its pid (as X11's _NET_WM_PID gives it), whatever its class says.
+            let window = TopLevelWindow(id: 7, appID: "Sleepy", processID: pid, isActivated: true)
+            await h.daemon.windowsChanged(.windows([window]))
+            var hidden = window
+            hidden.isActivated = false
+            hidden.isMinimized = true
+            await h.daemon.windowsChanged(.windows([hidden]))
+            #expect(await eventually { processState(pid) == "T" }, "frozen")
+            #expect(h.daemon.registry["org.example.Sleeper"]?.placementReason == "hidden: frozen")
+            await h.daemon.windowsChanged(.windows([window]))
+            #expect(processState(pid) != "T")
+            #expect(h.emitted.commands("org.example.Sleeper").isEmpty)
+            #expect(h.daemon.registry["org.example.Sleeper"]?.pendingCommands.isEmpty == true)
+        }
+    }
+
+    @Test("audio, voip, location and the user's exemption: to the background, never frozen")
+    func exemptAppsGoToTheBackgroundButAreNotFrozen() async throws {
+        try await withDaemon(
+            configure: { $0.freezeDelay = .zero },
+            setUp: { dir in
+                try writeManifest(
+                    dir, id: "org.example.Player", executable: "/bin/sleep", arguments: ["600"],
+                    extra: ["adoptsLifecycle": false, "backgroundModes": ["audio"]])
+            }
+        ) { (h: DaemonHarness) async throws in
+            try await h.client.call(
+                LifecycledProtocol.Method.launch.name, [.string("org.example.Player"), encodeInfo([:])])
+            let pid = try #require(h.pid("org.example.Player"))
+            let window = TopLevelWindow(id: 3, processID: pid, isActivated: true)
+            await h.daemon.windowsChanged(.windows([window]))
+            await h.daemon.windowsChanged(.windows([]))
+            #expect(
+                await eventually {
+                    h.daemon.registry["org.example.Player"]?.placementReason.contains("background mode audio") == true
+                })
+            #expect(processState(pid) != "T")
+        }
+    }
+}
+
+/// Which app a window belongs to: the pid first (its process, its process group, its cgroup), else the class.
+@Suite("WindowOwnership")
+struct WindowOwnershipTests {
+    @Test func thePidDecidesWhenThereIsOneElseTheClassWithoutCase() {
+        let ownership = WindowOwnership(
+            candidates: [
+                .init(id: "org.example.Term", processID: 100, cgroupDirectory: nil, windowClasses: ["XTerm"]),
+                .init(id: "org.example.Notes", processID: nil, cgroupDirectory: "/cg/apps/notes-1", windowClasses: []),
+            ],
+            cgroup2MountPoint: "/cg", cgroupOf: { $0 == 300 ? "/apps/notes-1/sub" : "/user.slice" },
+            isSameApp: { window, app in window == app || (window == 101 && app == 100) })
+        #expect(ownership.owner(of: TopLevelWindow(id: 1, processID: 100)) == "org.example.Term")
+        #expect(ownership.owner(of: TopLevelWindow(id: 2, processID: 101)) == "org.example.Term", "its process group")
+        #expect(ownership.owner(of: TopLevelWindow(id: 3, processID: 300)) == "org.example.Notes", "its cgroup")
+        #expect(
+            ownership.owner(of: TopLevelWindow(id: 4, appID: "xterm", processID: 999)) == nil,
+            "a pid of no hosted app: another program's window, whatever its class")
+        #expect(ownership.owner(of: TopLevelWindow(id: 5, appID: "xterm")) == "org.example.Term")
+        #expect(ownership.owner(of: TopLevelWindow(id: 6, appID: "ORG.EXAMPLE.NOTES")) == "org.example.Notes")
+        #expect(ownership.owner(of: TopLevelWindow(id: 7, appID: "nothing.matches")) == nil)
+        #expect(ownership.owner(of: TopLevelWindow(id: 8, appID: "", instanceName: "xterm")) == "org.example.Term")
+    }
+
+    @Test func theWindowStateFollowsTheWindows() {
+        let shown = TopLevelWindow(id: 1)
+        let focused = TopLevelWindow(id: 2, isActivated: true)
+        let minimized = TopLevelWindow(id: 3, isMinimized: true)
+        #expect(AppWindowState(windows: [], previous: .noWindow) == .noWindow)
+        #expect(AppWindowState(windows: [], previous: .visible) == .closed)
+        #expect(AppWindowState(windows: [minimized, focused], previous: .noWindow) == .activated)
+        #expect(AppWindowState(windows: [minimized, shown], previous: .noWindow) == .visible)
+        #expect(AppWindowState(windows: [minimized], previous: .activated) == .hidden)
+        let desktop = ForegroundPolicy(mode: .desktop)
+        let single = ForegroundPolicy(mode: .single)
+        #expect(desktop.placement(for: .visible) == .init(foreground: true, focused: false))
+        #expect(single.placement(for: .visible) == .init(foreground: false, focused: false))
+        #expect(desktop.placement(for: .noWindow) == nil)
+        #expect(single.placement(for: .activated) == .init(foreground: true, focused: true))
+        #expect(desktop.placement(for: .closed) == .init(foreground: false, focused: false))
+    }
+}
