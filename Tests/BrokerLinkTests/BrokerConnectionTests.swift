@@ -59,7 +59,11 @@ import Testing
         // Refused (5: not authorised), then tried again with backoff: refused again.
         let refusals = await wrong.probe.wait {
             $0.events.filter {
-                if case .connectionRefused(let e) = $0 { e.code == .connectionRefused(5) } else { false }
+                if case .connectionRefused(let e) = $0 {
+                    e.code == .connectionRefused && e.returnCode == 5
+                } else {
+                    false
+                }
             }
             .count >= 2
         }
