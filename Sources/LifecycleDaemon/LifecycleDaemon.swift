@@ -22,12 +22,6 @@ import SystemdBus
 /// supervisors call back into it with `Task { @MainActor … }`.
 @MainActor
 package final class LifecycleDaemon {
-    /// Why the daemon could not start.
-    struct StartError: Error, CustomStringConvertible {
-        /// The message for the user.
-        var description: String
-    }
-
     /// Where the daemon is in its life.
     enum Phase: Sendable, Equatable {
         /// Created, not started.
@@ -145,12 +139,12 @@ package final class LifecycleDaemon {
     /// - Throws: ``StartError`` when the bus cannot be reached or another process owns
     ///   `org.applifecycle.Lifecycled1` (nothing is left running then).
     package func start() async throws {
-        guard phase == .idle else { throw StartError(description: "lifecycled was already started") }
+        guard phase == .idle else { throw StartError(.alreadyStarted, "lifecycled was already started") }
         let loop: EventLoop
         do {
             loop = try EventLoop(name: "lifecycled")
         } catch {
-            throw StartError(description: "cannot start the event loop: \(error)")
+            throw StartError(.eventLoop, "cannot start the event loop", underlying: error)
         }
         let connection: BusConnection
         do {
@@ -158,7 +152,8 @@ package final class LifecycleDaemon {
                 configuration.busAddress, loop: loop, description: "lifecycled", timeout: .seconds(25))
         } catch {
             loop.shutdown()
-            throw StartError(description: "cannot connect to the \(configuration.busAddress) bus: \(error)")
+            throw StartError(
+                .busUnavailable, "cannot connect to the \(configuration.busAddress) bus", underlying: error)
         }
         self.loop = loop
         self.connection = connection
@@ -183,15 +178,16 @@ package final class LifecycleDaemon {
             guard reply == .primaryOwner || reply == .alreadyOwner else {
                 let owner = try? await connection.nameOwner(LifecycledProtocol.busName)
                 throw StartError(
-                    description: """
-                        another lifecycled already owns \(LifecycledProtocol.busName) on the \(configuration.busAddress) bus \
-                        (connection \(owner ?? "?")); not starting a second one
-                        """)
+                    .nameTaken,
+                    """
+                    another lifecycled already owns \(LifecycledProtocol.busName) on the \(configuration.busAddress) bus \
+                    (connection \(owner ?? "?")); not starting a second one
+                    """)
             }
         } catch {
             teardown()
             if let error = error as? StartError { throw error }
-            throw StartError(description: "cannot serve \(LifecycledProtocol.busName): \(error)")
+            throw StartError(.serveFailed, "cannot serve \(LifecycledProtocol.busName)", underlying: error)
         }
         phase = .running
         logger.info(
