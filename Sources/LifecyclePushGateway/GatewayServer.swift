@@ -132,7 +132,9 @@ final class GatewayServer: Service, Sendable {
             .bind(host: host, port: port)
             .get()
         listener.withLock { $0 = channel }
-        guard let address = channel.localAddress else { throw GatewayStartError("the listener has no address") }
+        guard let address = channel.localAddress else {
+            throw GatewayStartError(.listener, "the listener has no address")
+        }
         return address
     }
 
