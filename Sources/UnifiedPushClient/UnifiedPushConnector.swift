@@ -403,7 +403,7 @@ public final class UnifiedPushConnector {
             do {
                 return .success(try state.encoded())
             } catch {
-                return .failure(.init("cannot encode the push registration: \(error)"))
+                return .failure(.init(.notEncodable, "cannot encode the push registration", underlying: error))
             }
         } == nil
     }
