@@ -83,15 +83,19 @@ public final class DesktopNotificationClient: Sendable {
     private let tracker = Mutex<NameOwnerTracker?>(nil)
     /// Whether the server (by unique name) parses bodies as markup (`GetCapabilities` has `body-markup`).
     private let markup = Mutex<(owner: String, parses: Bool)?>(nil)
-    private let logger = Logger(label: "AppLifecycleSystemd.notifications")
+    private let logger: Logger
 
     /// Creates a client; nothing happens on the bus until ``start()``.
     ///
     /// - Parameters:
     ///   - connection: A session bus connection.
-    public init(connection: BusConnection) {
+    ///   - logger: Where the client's diagnostics go (at debug), tagged with `service`.
+    public init(connection: BusConnection, logger: Logger) {
         self.connection = connection
         (events, sink) = AsyncStream<Event>.makeStream()
+        var logger = logger
+        logger[metadataKey: "service"] = "org.freedesktop.Notifications"
+        self.logger = logger
     }
 
     /// Subscribes to the server's signals and follows its owner.

@@ -205,7 +205,7 @@ package final class LocalNotificationCenter {
         ensureLoaded()
         self.connection = connection
         if let connection {
-            let server = DesktopNotificationClient(connection: connection)
+            let server = DesktopNotificationClient(connection: connection, logger: logger)
             do {
                 try await server.start()
                 // Stopped while the server was being followed: nothing may stay subscribed.
