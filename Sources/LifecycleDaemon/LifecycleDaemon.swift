@@ -63,7 +63,8 @@ package final class LifecycleDaemon {
     /// `Command`s there too, which the bus delivers to their app's connection alone.
     var onSignalEmitted: (@MainActor (BusSignal) -> Void)?
 
-    let logger = Logger(label: "lifecycled")
+    /// Where the daemon tells what happens (``DaemonConfiguration/logger``).
+    var logger: Logger { configuration.logger }
     var loop: EventLoop?
     var connection: BusConnection?
     var object: ExportedObject?
@@ -116,7 +117,7 @@ package final class LifecycleDaemon {
     ///   - policy: Who may call (the daemon's uid by default).
     package init(configuration: DaemonConfiguration, policy: CallerPolicy = CallerPolicy()) {
         self.configuration = configuration
-        cgroupPlacement = AppCgroupPlacement(mode: configuration.appCgroups)
+        cgroupPlacement = AppCgroupPlacement(mode: configuration.appCgroups, logger: configuration.logger)
         self.policy = policy
         let store = configuration.appsDirectories.map { ManifestStore(directories: $0) } ?? ManifestStore()
         self.store = store
@@ -127,7 +128,7 @@ package final class LifecycleDaemon {
         self.stateDirectory = stateDirectory
         localNotifications = LocalNotificationCenter(
             configuration: Self.localNotificationConfiguration(stateDirectory: stateDirectory),
-            logger: Logger(label: "lifecycled"))
+            logger: configuration.logger)
         for error in store.errors { logger.warning("manifest rejected: \(error)") }
         localNotifications.host = self
     }
@@ -201,7 +202,7 @@ package final class LifecycleDaemon {
         bridgeConfiguration.environment = ProcessInfo.processInfo.environment
         let bridge = HostBridge(configuration: bridgeConfiguration)
         self.bridge = bridge
-        let events = await bridge.start()
+        let events = await bridge.start(logger: logger)
         bridgeTask = Task { @MainActor [weak self] in
             for await event in events {
                 guard let self, self.phase == .running else { return }
