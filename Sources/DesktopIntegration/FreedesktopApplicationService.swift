@@ -61,9 +61,7 @@ public final class FreedesktopApplicationService {
     ///   - id: The app's id.
     ///   - application: The app the calls go to.
     ///   - logger: Where its diagnostics go, at `info` or below.
-    public init(
-        id: String, application: Application, logger: Logger = Logger(label: "AppLifecycle.FreedesktopApplication")
-    ) {
+    public init(id: String, application: Application, logger: Logger) {
         self.logger = logger
         self.id = id
         self.application = application

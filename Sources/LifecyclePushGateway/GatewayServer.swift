@@ -52,7 +52,7 @@ final class GatewayServer: Service, Sendable {
     ///   - logger: Where refused connections and failed accepts are logged.
     init(
         address: ListenAddress, group: any EventLoopGroup, gateway: PushGateway,
-        limits: ConnectionLimits = ConnectionLimits(), logger: Logger = Logger(label: "lifecycle-push-gateway")
+        limits: ConnectionLimits = ConnectionLimits(), logger: Logger
     ) {
         self.address = address
         self.group = group

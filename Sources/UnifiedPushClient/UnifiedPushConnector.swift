@@ -74,8 +74,7 @@ public final class UnifiedPushConnector {
     ///   - application: The app that receives the registration's answers and the pushes.
     ///   - logger: Where its diagnostics go, at `info` or below.
     public init(
-        appID: String, stateDirectory: URL, application: Application,
-        logger: Logger = Logger(label: "AppLifecycle.UnifiedPush")
+        appID: String, stateDirectory: URL, application: Application, logger: Logger
     ) {
         self.logger = logger
         self.appID = appID

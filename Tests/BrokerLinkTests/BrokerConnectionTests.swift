@@ -2,6 +2,7 @@ import BrokerLink
 import BrokerTestSupport
 import FleetProtocol
 import Foundation
+import Logging
 import SystemdBus
 import SystemdBusTesting
 import Testing
@@ -30,7 +31,8 @@ import Testing
             configuration.cleanSession = cleanSession
             configuration.maximumReconnectDelay = .milliseconds(400)
             configuration.maximumQueuedPublishes = maximumQueuedPublishes
-            connection = BrokerConnection(configuration: configuration, loop: loop)
+            connection = BrokerConnection(
+                configuration: configuration, loop: loop, logger: Logger(label: "BrokerLinkTests"))
             probe = ConnectionProbe(connection, holdAcknowledgements: holdAcknowledgements)
             for filter in filters { try connection.subscribe(filter, qos: 1) }
             try await connection.start()
