@@ -92,7 +92,7 @@ public struct PushRegistrationRecord: Codable, Sendable, Equatable {
     /// - Parameters:
     ///   - payload: The JSON bytes (not empty: an empty payload removes a registration).
     /// - Returns: The validated record.
-    /// - Throws: A `DecodingError` or ``Invalid``.
+    /// - Throws: A `DecodingError`, or a ``FleetProtocolError`` (``FleetProtocolError/Code/invalidRecord``).
     public static func decode(_ payload: some Collection<UInt8>) throws -> PushRegistrationRecord {
         try JSONDecoder().decode(PushRegistrationRecord.self, from: Data(payload))
     }
