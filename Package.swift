@@ -26,7 +26,6 @@ let package = Package(
         .library(name: "LifecycledProtocol", targets: ["LifecycledProtocol"]),
         .library(name: "FleetProtocol", targets: ["FleetProtocol"]),
         .library(name: "DesktopIntegration", targets: ["DesktopIntegration"]),
-        .library(name: "UnifiedPushClient", targets: ["UnifiedPushClient"]),
         .library(name: "InProcessHost", targets: ["InProcessHost"]),
         .library(name: "AppLifecycleMain", targets: ["AppLifecycleMain"]),
         .executable(name: "lifecycle-example", targets: ["LifecycleExample"]),
