@@ -26,7 +26,6 @@ let package = Package(
         .library(name: "LifecycledProtocol", targets: ["LifecycledProtocol"]),
         .library(name: "FleetProtocol", targets: ["FleetProtocol"]),
         .library(name: "DesktopIntegration", targets: ["DesktopIntegration"]),
-        .library(name: "UnifiedPushClient", targets: ["UnifiedPushClient"]),
         .library(name: "InProcessHost", targets: ["InProcessHost"]),
         .library(name: "AppLifecycleMain", targets: ["AppLifecycleMain"]),
         .executable(name: "lifecycle-example", targets: ["LifecycleExample"]),
@@ -185,7 +184,7 @@ let package = Package(
             name: "lifecycled",
             dependencies: [
                 "LifecycleDaemon", "AppLifecycle", "AppLifecycleSystemd", "SystemdBus", "CommandLineSupport",
-                argumentParser,
+                argumentParser, logging,
             ]
         ),
         .executableTarget(
@@ -198,6 +197,7 @@ let package = Package(
             dependencies: [
                 "AppLifecycle", "SystemdBus", "LifecycledProtocol", "LifecycledClient", "DesktopIntegration",
                 "CommandLineSupport", "WebPush", "HTTPClientSupport", "BrokerLink", "FleetProtocol", argumentParser,
+                logging,
             ]
         ),
         // libFuzzer targets for every decoder of outside input, one binary (Fuzz/README.md). The normal
@@ -263,13 +263,14 @@ let package = Package(
             dependencies: [
                 "AppLifecycleMain", "InProcessHost", "AppLifecycleSystemd", "LifecycledClient", "LifecycledProtocol",
                 "AppLifecycle", "AppLifecycleTesting", "SystemdBus", "SystemdBusTesting", "LifecycledTestSupport",
+                logging,
             ]
         ),
         .testTarget(
             name: "LifecycledClientTests",
             dependencies: [
                 "LifecycledClient", "LifecycledProtocol", "DesktopIntegration", "UnifiedPushClient", "AppLifecycle",
-                "AppLifecycleTesting", "SystemdBus", "SystemdBusTesting", "LifecycledTestSupport", "WebPush",
+                "AppLifecycleTesting", "SystemdBus", "SystemdBusTesting", "LifecycledTestSupport", "WebPush", logging,
             ]
         ),
         .testTarget(
@@ -293,7 +294,7 @@ let package = Package(
                 "LifecycledProtocol", "LifecycledClient", "DesktopIntegration", "LocalNotificationEngine",
                 "UnifiedPushClient", "FleetProtocol", "AppLifecycleMain", "SystemdBus", "SystemdBusTesting",
                 "LifecycledTestSupport",
-                "BrokerLink", "BrokerTestSupport", "WebPush",
+                "BrokerLink", "BrokerTestSupport", "WebPush", logging,
             ]
         ),
         .testTarget(
@@ -327,7 +328,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "AppLifecycle", "AppLifecycleTesting", "AppLifecycleSystemd", "InProcessHost", "DesktopIntegration",
-                "LocalNotificationEngine", "SystemdBus", "SystemdBusTesting", "WebPush",
+                "LocalNotificationEngine", "SystemdBus", "SystemdBusTesting", "WebPush", logging,
             ]
         ),
     ]

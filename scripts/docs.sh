@@ -7,7 +7,7 @@
 # under .build/docs/<Module> that --transform-for-static-hosting writes).
 set -euo pipefail
 SWIFT=${SWIFT:-swift}
-MODULES=(AppLifecycle AppLifecycleSystemd AppLifecycleService SystemdBus LifecycledProtocol LifecycledClient DesktopIntegration UnifiedPushClient InProcessHost AppLifecycleMain AppLifecycleTesting SystemdBusTesting WebPush Base64URLCoding BrokerLink FleetProtocol)
+MODULES=(AppLifecycle AppLifecycleSystemd AppLifecycleService SystemdBus LifecycledProtocol LifecycledClient DesktopIntegration InProcessHost AppLifecycleMain AppLifecycleTesting SystemdBusTesting WebPush Base64URLCoding BrokerLink FleetProtocol)
 docc=$(dirname "$(readlink -f "$(command -v "$SWIFT")")")/docc
 [ -x "$docc" ] || docc=$(command -v docc)
 

@@ -6,6 +6,7 @@ import Foundation
 import Glibc
 import LifecycledClient
 import LifecycledProtocol
+import Logging
 import Synchronization
 import SystemdBus
 import SystemdBusTesting
@@ -524,7 +525,8 @@ struct FanoutWorker: AsyncParsableCommand {
             writeLine("ready")
             try await idleUntilQuiet()
         } else {
-            let subscriber = try await LifecycleSubscriber.connect(to: .address(address), appID: DaemonRig.appID)
+            let subscriber = try await LifecycleSubscriber.connect(
+                to: .address(address), appID: DaemonRig.appID, logger: Logger(label: "lifecycle-bench"))
             let registration = subscriber.addHandler { event in
                 if case .notification(_, let name, let userInfo) = event, name == "BenchNotification" {
                     writeStamp(userInfo["seq"]?.intValue ?? -1)

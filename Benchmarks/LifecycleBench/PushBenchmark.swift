@@ -174,7 +174,8 @@ struct PushBenchmark: AsyncParsableCommand {
             var configuration = try BrokerConfiguration(
                 url: broker.url, clientID: "bench-\(name)-\(getpid())", username: "bench", password: "pw-bench")
             configuration.cleanSession = true
-            let connection = BrokerConnection(configuration: configuration, loop: loop)
+            let connection = BrokerConnection(
+                configuration: configuration, loop: loop, logger: Logger(label: "lifecycle-bench"))
             let state = ConnectedState()
             connection.setEventHandler { event in
                 if case .connected = event { state.set(true) } else { state.set(false) }

@@ -1,47 +1,61 @@
 /// An error from AppLifecycle, or one a host reports to the app.
 ///
-/// Errors are an extensible struct with static codes (the swift-service-lifecycle idiom):
-/// callers match on ``code`` and read ``message`` for the human-readable detail.
+/// The project's one error shape (swift-service-lifecycle's `ServiceGroupError`): callers match
+/// on the opaque ``code`` and read ``message`` for the human-readable detail; ``errno`` is kept
+/// when a system call failed.
 public struct ApplicationError: Error, Sendable, Hashable, Codable, CustomStringConvertible {
-    /// What kind of error this is.
-    public struct Code: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
-        /// The code's stable string.
-        public var rawValue: String
+    /// What kind of error this is. Compare with the static members (`error.code == .invalidInput`).
+    ///
+    /// Opaque like the codes of the project's other errors: only AppLifecycle makes codes, so new
+    /// ones are not a breaking change. A code travels between a host and an app as its name
+    /// (``ApplicationUserInfoKey/errorCode``); a name this version does not know, from a newer
+    /// host, is kept as it came.
+    public struct Code: Sendable, Hashable, Codable, CustomStringConvertible {
+        /// The code's stable name, `illegal-transition`.
+        private let name: String
 
-        /// Creates a code from its stable string.
-        ///
-        /// - Parameters:
-        ///   - rawValue: The stable string.
-        public init(rawValue: String) { self.rawValue = rawValue }
+        /// A code from its stable name (from the wire, or one of the static members below).
+        init(name: String) { self.name = name }
+
+        /// Decodes a code from its name.
+        public init(from decoder: any Decoder) throws {
+            name = try decoder.singleValueContainer().decode(String.self)
+        }
+
+        /// Encodes the code as its name.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(name)
+        }
 
         /// A state transition that the lifecycle does not allow.
-        public static let illegalTransition = Code(rawValue: "illegal-transition")
+        public static let illegalTransition = Code(name: "illegal-transition")
         /// The app was asked to do something that needs it launched first, or launched twice.
-        public static let notLaunched = Code(rawValue: "not-launched")
+        public static let notLaunched = Code(name: "not-launched")
         /// A value from outside (a payload, a file, an argument) failed validation.
-        public static let invalidInput = Code(rawValue: "invalid-input")
+        public static let invalidInput = Code(name: "invalid-input")
         /// Remote-notification registration failed: the push distributor refused it
         /// (UnifiedPush `INTERNAL_ERROR`), or the app's keys could not be stored.
-        public static let registrationFailed = Code(rawValue: "registration-failed")
+        public static let registrationFailed = Code(name: "registration-failed")
         /// No push distributor is reachable: no `org.unifiedpush.Distributor.*` name on the
         /// session bus, or a host without a push service.
-        public static let noPushDistributor = Code(rawValue: "no-push-distributor")
+        public static let noPushDistributor = Code(name: "no-push-distributor")
         /// The push distributor cannot reach its push server now (UnifiedPush `NETWORK`).
-        public static let pushNetworkUnavailable = Code(rawValue: "push-network-unavailable")
+        public static let pushNetworkUnavailable = Code(name: "push-network-unavailable")
         /// The push distributor needs the user to act first, such as configuring a push server
         /// (UnifiedPush `ACTION_REQUIRED`).
-        public static let pushActionRequired = Code(rawValue: "push-action-required")
+        public static let pushActionRequired = Code(name: "push-action-required")
         /// The push distributor requires a VAPID key with the registration (UnifiedPush `VAPID_REQUIRED`).
-        public static let pushVAPIDRequired = Code(rawValue: "push-vapid-required")
+        public static let pushVAPIDRequired = Code(name: "push-vapid-required")
         /// A user activity could not be continued.
-        public static let userActivityFailed = Code(rawValue: "user-activity-failed")
+        public static let userActivityFailed = Code(name: "user-activity-failed")
         /// Reading or writing a file the project owns failed.
-        public static let io = Code(rawValue: "io")
+        public static let io = Code(name: "io")
         /// The host failed or vanished.
-        public static let host = Code(rawValue: "host")
+        public static let host = Code(name: "host")
 
-        /// The stable string.
-        public var description: String { rawValue }
+        /// The code's stable name, as in logs and on the wire: `invalid-input`.
+        public var description: String { name }
     }
 
     /// What kind of error this is.
@@ -76,5 +90,5 @@ public struct ApplicationError: Error, Sendable, Hashable, Codable, CustomString
     }
 
     /// `"<code>: <message>"`.
-    public var description: String { "\(code.rawValue): \(message)" }
+    public var description: String { "\(code): \(message)" }
 }

@@ -14,12 +14,14 @@ extension HostSelection {
     ///   - appID: The app id for `LifecycledHost` (`nil`: `$LIFECYCLE_APP_ID`, else the app's identifier).
     ///   - configuration: The bridge's configuration; its `HostBridge/Configuration/environment`
     ///     and `HostBridge/Configuration/sessionBus` also drive the decision and the daemon's bus.
+    ///   - logger: Where the decision and the host's diagnostics go (the app's,
+    ///     `Application/Configuration/logger`).
     /// - Returns: The host and the decision that chose it.
     @MainActor
     public func makeHost(
-        appID: String? = nil, configuration: HostBridge.Configuration = HostBridge.Configuration()
+        appID: String? = nil, configuration: HostBridge.Configuration = HostBridge.Configuration(), logger: Logger
     ) async -> (host: any ApplicationHost, decision: Decision) {
-        let (built, decision) = await build(appID: appID, configuration: configuration)
+        let (built, decision) = await build(appID: appID, configuration: configuration, logger: logger)
         return (built.host, decision)
     }
 
@@ -45,14 +47,17 @@ extension HostSelection {
     }
 
     @MainActor
-    private func build(appID: String?, configuration: HostBridge.Configuration) async -> (BuiltHost, Decision) {
+    private func build(
+        appID: String?, configuration: HostBridge.Configuration, logger: Logger
+    ) async -> (BuiltHost, Decision) {
         let decision = await decide(environment: configuration.environment, sessionBus: configuration.sessionBus)
-        Logger(label: "AppLifecycle.HostSelection").info("host: \(decision)")
+        logger.info("host: \(decision)")
         switch decision.host {
         case .lifecycled:
             let host = LifecycledHost(
                 configuration: LifecycledHost.Configuration(
-                    appID: appID, busAddress: configuration.sessionBus, environment: configuration.environment))
+                    appID: appID, busAddress: configuration.sessionBus, environment: configuration.environment,
+                    logger: logger))
             return (.lifecycled(host), decision)
         case .systemd, .automatic:
             return (.systemd(SystemdHost(configuration: configuration)), decision)
@@ -64,11 +69,12 @@ extension HostSelection {
     /// - Parameters:
     ///   - appID: The app id for `LifecycledHost`.
     ///   - configuration: The bridge's configuration (also the environment and bus of the decision).
+    ///   - logger: Where the decision and the host's diagnostics go.
     @MainActor
     public static func makeHost(
-        appID: String? = nil, configuration: HostBridge.Configuration = HostBridge.Configuration()
+        appID: String? = nil, configuration: HostBridge.Configuration = HostBridge.Configuration(), logger: Logger
     ) async -> any ApplicationHost {
-        await HostSelection.automatic.makeHost(appID: appID, configuration: configuration).host
+        await HostSelection.automatic.makeHost(appID: appID, configuration: configuration, logger: logger).host
     }
 
     /// Picks the host, runs the app until it terminates, and exits the process.
@@ -90,7 +96,8 @@ extension HostSelection {
         configuration: HostBridge.Configuration = HostBridge.Configuration(),
         applicationConfiguration: Application.Configuration = Application.Configuration()
     ) async -> Never {
-        let (built, _) = await selection.build(appID: appID, configuration: configuration)
+        let (built, _) = await selection.build(
+            appID: appID, configuration: configuration, logger: applicationConfiguration.logger)
         let app = Application(delegate: delegate, host: built.host, configuration: applicationConfiguration)
         // run() lets the host prepare and lays lifecycled's launch options over these.
         await app.run(launchOptions: .fromServiceManager(environment: configuration.environment))

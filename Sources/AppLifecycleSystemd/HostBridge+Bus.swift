@@ -74,7 +74,9 @@ extension HostBridge {
         bus.system = connection
         watchDisconnect(connection, address: configuration.systemBus, loop: loop, sink: sink, system: true)
         if sources.contains(.logind) {
-            let client = LogindClient(connection: connection, environment: configuration.environment) { event in
+            let client = LogindClient(
+                connection: connection, environment: configuration.environment, logger: logger
+            ) { event in
                 sink(event, "logind")
             }
             do {
@@ -89,7 +91,7 @@ extension HostBridge {
             }
         }
         if sources.contains(.timedated) {
-            let client = TimedatedClient(connection: connection) { event in sink(event, "timedated") }
+            let client = TimedatedClient(connection: connection, logger: logger) { event in sink(event, "timedated") }
             do {
                 let zone = try await client.start()
                 bus.timedated = client
@@ -99,7 +101,9 @@ extension HostBridge {
             }
         }
         if sources.contains(.lowMemoryMonitor) {
-            let client = LowMemoryMonitorClient(connection: connection) { event in sink(event, "low-memory-monitor") }
+            let client = LowMemoryMonitorClient(connection: connection, logger: logger) { event in
+                sink(event, "low-memory-monitor")
+            }
             do {
                 try await client.start()
                 bus.lowMemory = client
@@ -124,7 +128,7 @@ extension HostBridge {
         }
         bus.session = connection
         watchDisconnect(connection, address: configuration.sessionBus, loop: loop, sink: sink, system: false)
-        let client = ScreenSaverClient(connection: connection) { event in sink(event, "screensaver") }
+        let client = ScreenSaverClient(connection: connection, logger: logger) { event in sink(event, "screensaver") }
         do {
             let present = try await client.start()
             bus.screensaver = client

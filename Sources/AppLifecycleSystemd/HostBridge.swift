@@ -103,7 +103,9 @@ public final class HostBridge {
     /// Sends `sd_notify` messages (a no-op without `$NOTIFY_SOCKET`).
     public let notifier = ServiceManagerNotifier()
 
-    let logger = Logger(label: "AppLifecycle.HostBridge")
+    /// Where the bridge and its sources tell what happens (at info and below): the caller's,
+    /// from ``start(logger:)``; nothing is logged before.
+    private(set) var logger = Logger.discarding
     package var loop: EventLoop?
     var runner: ReadinessSourceRunner?
     var wallClock: WallClockTimer?
@@ -126,7 +128,7 @@ public final class HostBridge {
         var source: String
     }
 
-    /// Creates the bridge; nothing starts until ``start()``.
+    /// Creates the bridge; nothing starts until ``start(logger:)``.
     ///
     /// - Parameters:
     ///   - configuration: What to use.
@@ -138,11 +140,14 @@ public final class HostBridge {
     /// Starts every configured source and returns the stream of facts.
     ///
     /// The facts the sources read while starting (the session is locked, not active) are the
-    /// stream's first elements. The stream ends after ``stop()``. Calling `start()` again returns
+    /// stream's first elements. The stream ends after ``stop()``. Calling `start(logger:)` again returns
     /// a stream that ends at once.
-    public func start() async -> AsyncStream<HostEvent> {
+    ///
+    /// - Parameters:
+    ///   - logger: Where the bridge and its sources tell what happens (at info and below).
+    public func start(logger: Logger) async -> AsyncStream<HostEvent> {
         let (events, eventOutput) = AsyncStream<HostEvent>.makeStream(bufferingPolicy: .unbounded)
-        let started = await start { event in eventOutput.yield(event) }
+        let started = await start(logger: logger) { event in eventOutput.yield(event) }
         if started { output = eventOutput } else { eventOutput.finish() }
         return events
     }
@@ -157,11 +162,13 @@ public final class HostBridge {
     /// actor, no intermediate stream.
     ///
     /// - Parameters:
+    ///   - logger: Where the bridge and its sources tell what happens (at info and below).
     ///   - deliver: Receives each fact that passed the bridge's policies.
     /// - Returns: `false` when the bridge was started before (nothing is delivered then).
     @discardableResult
-    public func start(deliver: @escaping @MainActor (HostEvent) async -> Void) async -> Bool {
+    public func start(logger: Logger, deliver: @escaping @MainActor (HostEvent) async -> Void) async -> Bool {
         guard intake == nil, loop == nil else { return false }
+        self.logger = logger
         let (stream, continuation) = AsyncStream<Intake?>.makeStream(bufferingPolicy: .unbounded)
         intake = continuation
         do {

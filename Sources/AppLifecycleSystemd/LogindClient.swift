@@ -129,10 +129,11 @@ public final class LogindClient: Sendable {
     ///     or changes the process environment itself).
     ///   - uid: The user whose session to look for when `XDG_SESSION_ID` and `session/auto` do not name one.
     ///   - onResync: Called after each resynchronisation with a new logind (not at start), on a task.
+    ///   - logger: Where the client's diagnostics go (at info and below), tagged with `service`.
     ///   - sink: Receives the host events, on the bus loop thread.
     public init(
         connection: BusConnection, environment: [String: String], uid: UInt32 = UInt32(getuid()),
-        onResync: (@Sendable (Resync) -> Void)? = nil,
+        onResync: (@Sendable (Resync) -> Void)? = nil, logger: Logger,
         sink: @escaping @Sendable (HostEvent) -> Void
     ) {
         self.connection = connection
@@ -140,7 +141,7 @@ public final class LogindClient: Sendable {
         self.uid = uid
         self.onResync = onResync
         self.sink = sink
-        var logger = Logger(label: "AppLifecycleSystemd.logind")
+        var logger = logger
         logger[metadataKey: "service"] = "\(LogindClient.busName)"
         self.logger = logger
     }

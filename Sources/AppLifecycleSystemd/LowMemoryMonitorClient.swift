@@ -23,17 +23,21 @@ public final class LowMemoryMonitorClient: Sendable {
     /// The system bus connection the client uses.
     public let connection: BusConnection
     private let sink: @Sendable (HostEvent) -> Void
-    private let logger = Logger(label: "AppLifecycleSystemd.low-memory-monitor")
+    private let logger: Logger
     private let subscription = Mutex<BusSubscription?>(nil)
 
     /// Creates a client; nothing happens on the bus until ``start()``.
     ///
     /// - Parameters:
     ///   - connection: A connection to the system bus (or a test bus).
+    ///   - logger: Where the client's diagnostics go (at info and below), tagged with `service`.
     ///   - sink: Receives the host events, on the bus loop thread.
-    public init(connection: BusConnection, sink: @escaping @Sendable (HostEvent) -> Void) {
+    public init(connection: BusConnection, logger: Logger, sink: @escaping @Sendable (HostEvent) -> Void) {
         self.connection = connection
         self.sink = sink
+        var logger = logger
+        logger[metadataKey: "service"] = "\(Self.busName)"
+        self.logger = logger
     }
 
     /// Subscribes to `LowMemoryWarning`.

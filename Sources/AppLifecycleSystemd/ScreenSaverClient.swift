@@ -55,7 +55,7 @@ public final class ScreenSaverClient: Sendable {
     /// The services the client follows.
     public let services: [Service]
     private let sink: @Sendable (HostEvent) -> Void
-    private let logger = Logger(label: "AppLifecycleSystemd.screensaver")
+    private let logger: Logger
     private let state = Mutex(State())
 
     private struct State {
@@ -81,14 +81,18 @@ public final class ScreenSaverClient: Sendable {
     /// - Parameters:
     ///   - connection: A connection to the session bus (or a test bus).
     ///   - services: The services to follow; both by default.
+    ///   - logger: Where the client's diagnostics go (at info and below), tagged with `service`.
     ///   - sink: Receives the host events, on the bus loop thread.
     public init(
-        connection: BusConnection, services: [Service] = [.freedesktop, .gnome],
+        connection: BusConnection, services: [Service] = [.freedesktop, .gnome], logger: Logger,
         sink: @escaping @Sendable (HostEvent) -> Void
     ) {
         self.connection = connection
         self.services = services
         self.sink = sink
+        var logger = logger
+        logger[metadataKey: "service"] = "screensaver"
+        self.logger = logger
     }
 
     /// The last known screensaver state, or `nil` before any was read.

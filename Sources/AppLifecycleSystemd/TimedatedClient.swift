@@ -25,7 +25,7 @@ public final class TimedatedClient: Sendable {
     /// The system bus connection the client uses.
     public let connection: BusConnection
     private let sink: @Sendable (HostEvent) -> Void
-    private let logger = Logger(label: "AppLifecycleSystemd.timedated")
+    private let logger: Logger
     private let state = Mutex(State())
 
     private struct State {
@@ -37,10 +37,14 @@ public final class TimedatedClient: Sendable {
     ///
     /// - Parameters:
     ///   - connection: A connection to the system bus (or a test bus).
+    ///   - logger: Where the client's diagnostics go (at info and below), tagged with `service`.
     ///   - sink: Receives the host events, on the bus loop thread.
-    public init(connection: BusConnection, sink: @escaping @Sendable (HostEvent) -> Void) {
+    public init(connection: BusConnection, logger: Logger, sink: @escaping @Sendable (HostEvent) -> Void) {
         self.connection = connection
         self.sink = sink
+        var logger = logger
+        logger[metadataKey: "service"] = "\(Self.busName)"
+        self.logger = logger
     }
 
     /// The last known time zone identifier, or `nil` before it was read.

@@ -48,12 +48,6 @@ public final class LifecycleRecorder {
         }
     }
 
-    /// An order check that failed.
-    public struct OrderError: Error, CustomStringConvertible {
-        /// What was expected, and what was recorded.
-        public var description: String
-    }
-
     /// Everything recorded, in order.
     public private(set) var entries: [Entry] = []
     /// Called with each entry as it is recorded (the example streams its timeline with it).
@@ -112,7 +106,7 @@ public final class LifecycleRecorder {
         for name in expected {
             guard let found = entries[index...].firstIndex(where: { $0.name == name }) else {
                 throw OrderError(
-                    description: "expected \(name) after position \(index) in order \(expected); recorded:\n" + timeline
+                    .outOfOrder, "expected \(name) after position \(index) in order \(expected); recorded:\n" + timeline
                 )
             }
             index = found + 1
@@ -133,14 +127,14 @@ public final class LifecycleRecorder {
                 return
             }
         }
-        throw OrderError(description: "expected consecutive \(expected); recorded:\n" + timeline)
+        throw OrderError(.notConsecutive, "expected consecutive \(expected); recorded:\n" + timeline)
     }
 
     /// Checks that a name was never recorded.
     ///
     /// - Throws: ``OrderError`` with the timeline when it was.
     public func verifyAbsent(_ name: String) throws(OrderError) {
-        guard count(of: name) == 0 else { throw OrderError(description: "\(name) was recorded:\n" + timeline) }
+        guard count(of: name) == 0 else { throw OrderError(.recorded, "\(name) was recorded:\n" + timeline) }
     }
 
     /// The timeline, one entry per line.

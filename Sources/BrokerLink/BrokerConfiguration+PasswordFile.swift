@@ -20,8 +20,7 @@ extension BrokerConfiguration {
         // AtomicFile): a path to something endless (/dev/zero, a FIFO) is refused, not read forever.
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         guard fd >= 0 else {
-            throw BrokerError(
-                .invalidConfiguration, "cannot read the password file \(path): \(String(cString: strerror(errno)))")
+            throw BrokerError.system(.invalidConfiguration, "cannot read the password file \(path)", errno: errno)
         }
         defer { close(fd) }
         var status = stat()
@@ -34,9 +33,7 @@ extension BrokerConfiguration {
             let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, $0.count - count) }
             if n < 0, errno == EINTR { continue }
             guard n >= 0 else {
-                throw BrokerError(
-                    .invalidConfiguration,
-                    "cannot read the password file \(path): \(String(cString: strerror(errno)))")
+                throw BrokerError.system(.invalidConfiguration, "cannot read the password file \(path)", errno: errno)
             }
             if n == 0 { break }
             count += n

@@ -66,7 +66,7 @@ public final class BrokerConnection: Sendable {
     ///   - configuration: The broker and the client's settings.
     ///   - loop: The event loop to run on (the caller owns and shuts it down, after stopping this).
     ///   - logger: Where the connection and libmosquitto's own log (at debug) go.
-    public init(configuration: BrokerConfiguration, loop: EventLoop, logger: Logger = Logger(label: "BrokerLink")) {
+    public init(configuration: BrokerConfiguration, loop: EventLoop, logger: Logger) {
         self.configuration = configuration
         self.loop = loop
         let (stream, continuation) = AsyncStream.makeStream(

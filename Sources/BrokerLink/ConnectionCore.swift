@@ -98,7 +98,7 @@ final class ConnectionCore {
         let userdata = Unmanaged.passRetained(self).toOpaque()
         guard let m = mosquitto.new(configuration.clientID, configuration.cleanSession, userdata) else {
             Unmanaged<ConnectionCore>.fromOpaque(userdata).release()
-            throw BrokerError(.invalidConfiguration, "mosquitto_new: \(String(cString: strerror(errno)))")
+            throw BrokerError.system(.invalidConfiguration, "mosquitto_new", errno: errno)
         }
         mosq = m
         do {

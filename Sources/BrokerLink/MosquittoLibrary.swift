@@ -36,7 +36,8 @@ enum MosquittoLibrary {
     private static let initialized: Result<cmosquitto_functions, BrokerError> = library.flatMap { functions in
         let rc = functions.lib_init()
         guard rc == MOSQ_ERR_SUCCESS.rawValue else {
-            return .failure(BrokerError(.library(rc), "mosquitto_lib_init: \(text(functions.strerror(rc)))"))
+            return .failure(
+                BrokerError(.library, "mosquitto_lib_init: \(text(functions.strerror(rc)))", returnCode: rc))
         }
         return .success(functions)
     }

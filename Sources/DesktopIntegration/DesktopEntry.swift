@@ -5,15 +5,63 @@ import Glibc
 /// project itself: what the URL opener and the desktop-file installer need of it.
 public struct DesktopEntry: Sendable, Hashable {
     /// Why a file is not a usable desktop entry.
+    ///
+    /// The project's one error shape (swift-service-lifecycle's `ServiceGroupError`): an opaque
+    /// ``code`` over a private enum, a message, and where in the file the problem is.
     public struct ParseError: Error, Sendable, Hashable, CustomStringConvertible {
+        /// What kind of problem this is. Compare with the static members
+        /// (`error.code == .malformedLine`).
+        public struct Code: Sendable, Hashable, CustomStringConvertible {
+            private enum Base: String, Sendable, Hashable {
+                case malformedLine = "malformed-line"
+                case duplicateGroup = "duplicate-group"
+                case notADesktopEntry = "not-a-desktop-entry"
+                case missingKey = "missing-key"
+            }
+
+            private let base: Base
+
+            private init(_ base: Base) { self.base = base }
+
+            /// A line is neither a group header, a `key=value`, a comment nor blank, or a key comes
+            /// before the first group or is empty.
+            public static let malformedLine = Code(.malformedLine)
+            /// A group header appears twice.
+            public static let duplicateGroup = Code(.duplicateGroup)
+            /// The first group is not `[Desktop Entry]`.
+            public static let notADesktopEntry = Code(.notADesktopEntry)
+            /// A required key (`Type`, `Name`) is missing.
+            public static let missingKey = Code(.missingKey)
+
+            /// The code's name, as in logs: `malformed-line`.
+            public var description: String { base.rawValue }
+        }
+
+        /// The kind of problem.
+        public let code: Code
         /// The file, or `-` for text.
-        public var path: String
+        public let path: String
         /// The 1-based line, or 0 for the file as a whole.
-        public var line: Int
+        public let line: Int
         /// What is wrong.
-        public var reason: String
-        /// `path:line: reason`.
-        public var description: String { "\(path):\(line): \(reason)" }
+        public let message: String
+
+        /// Creates an error.
+        ///
+        /// - Parameters:
+        ///   - code: The kind of problem.
+        ///   - path: The file, or `-` for text.
+        ///   - line: The 1-based line, or 0 for the file as a whole.
+        ///   - message: What is wrong.
+        public init(_ code: Code, path: String, line: Int, _ message: String) {
+            self.code = code
+            self.path = path
+            self.line = line
+            self.message = message
+        }
+
+        /// `path:line: message`.
+        public var description: String { "\(path):\(line): \(message)" }
     }
 
     /// The desktop-file id: the file's path below `applications/`, `/` replaced by `-`.
@@ -57,11 +105,11 @@ public struct DesktopEntry: Sendable, Hashable {
             if line.isEmpty || line.hasPrefix("#") { continue }
             if line.hasPrefix("[") {
                 guard line.hasSuffix("]"), line.count > 2 else {
-                    throw ParseError(path: path, line: index + 1, reason: "malformed group header '\(line)'")
+                    throw ParseError(.malformedLine, path: path, line: index + 1, "malformed group header '\(line)'")
                 }
                 let name = String(line.dropFirst().dropLast())
                 guard groups[name] == nil else {
-                    throw ParseError(path: path, line: index + 1, reason: "group [\(name)] appears twice")
+                    throw ParseError(.duplicateGroup, path: path, line: index + 1, "group [\(name)] appears twice")
                 }
                 groups[name] = [:]
                 order.append(name)
@@ -69,20 +117,20 @@ public struct DesktopEntry: Sendable, Hashable {
                 continue
             }
             guard let equals = line.firstIndex(of: "=") else {
-                throw ParseError(path: path, line: index + 1, reason: "'\(line.prefix(80))' is not key=value")
+                throw ParseError(.malformedLine, path: path, line: index + 1, "'\(line.prefix(80))' is not key=value")
             }
             guard let group = current else {
-                throw ParseError(path: path, line: index + 1, reason: "a key before the first group")
+                throw ParseError(.malformedLine, path: path, line: index + 1, "a key before the first group")
             }
             let key = line[..<equals].trimmedOfBlanks
-            guard !key.isEmpty else { throw ParseError(path: path, line: index + 1, reason: "an empty key") }
+            guard !key.isEmpty else { throw ParseError(.malformedLine, path: path, line: index + 1, "an empty key") }
             groups[group]?[key] = Self.unescape(line[line.index(after: equals)...].trimmedOfBlanks)
         }
         guard order.first == "Desktop Entry", let main = groups.removeValue(forKey: "Desktop Entry") else {
-            throw ParseError(path: path, line: 0, reason: "the first group is not [Desktop Entry]")
+            throw ParseError(.notADesktopEntry, path: path, line: 0, "the first group is not [Desktop Entry]")
         }
         guard main["Type"] != nil, main["Name"] != nil else {
-            throw ParseError(path: path, line: 0, reason: "Type= and Name= are required")
+            throw ParseError(.missingKey, path: path, line: 0, "Type= and Name= are required")
         }
         self.id = id
         self.fields = main

@@ -14,40 +14,40 @@ import SystemdBus
 ///
 /// A server that is not running but D-Bus activatable is started by `Notify`; ``isAvailable(timeout:)``
 /// says whether either holds, so a caller can keep a notification instead of losing it.
-public final class DesktopNotificationClient: Sendable {
+package final class DesktopNotificationClient: Sendable {
     /// The server's well-known name, also its interface.
-    public static let busName = "org.freedesktop.Notifications"
+    package static let busName = "org.freedesktop.Notifications"
     /// The server's object.
-    public static let objectPath = "/org/freedesktop/Notifications"
+    package static let objectPath = "/org/freedesktop/Notifications"
 
     /// A banner to show: `Notify`'s arguments.
-    public struct Banner: Sendable, Hashable {
+    package struct Banner: Sendable, Hashable {
         /// `app_name`.
-        public var appName: String
+        package var appName: String
         /// `replaces_id`: the server id of the banner it replaces, or 0.
-        public var replacesID: UInt32 = 0
+        package var replacesID: UInt32 = 0
         /// `app_icon`: an icon name or `file://` URI, or empty.
-        public var appIcon = ""
+        package var appIcon = ""
         /// `summary`.
-        public var summary: String
+        package var summary: String
         /// `body`.
-        public var body: String
+        package var body: String
         /// `actions`: (key, label) pairs; the key `default` is the click on the banner.
-        public var actions: [(key: String, label: String)] = []
+        package var actions: [(key: String, label: String)] = []
         /// `hints`: `desktop-entry`, `urgency`, `sound-name`, …
-        public var hints: [String: BusValue] = [:]
+        package var hints: [String: BusValue] = [:]
         /// `expire_timeout` in ms: -1 the server's default, 0 never.
-        public var expireTimeout: Int32 = -1
+        package var expireTimeout: Int32 = -1
 
         /// Creates a banner.
-        public init(appName: String, summary: String, body: String) {
+        package init(appName: String, summary: String, body: String) {
             self.appName = appName
             self.summary = summary
             self.body = body
         }
 
         /// Compares every argument.
-        public static func == (lhs: Banner, rhs: Banner) -> Bool {
+        package static func == (lhs: Banner, rhs: Banner) -> Bool {
             lhs.appName == rhs.appName && lhs.replacesID == rhs.replacesID && lhs.appIcon == rhs.appIcon
                 && lhs.summary == rhs.summary && lhs.body == rhs.body
                 && lhs.actions.map(\.key) == rhs.actions.map(\.key)
@@ -56,14 +56,14 @@ public final class DesktopNotificationClient: Sendable {
         }
 
         /// Hashes the summary and body.
-        public func hash(into hasher: inout Hasher) {
+        package func hash(into hasher: inout Hasher) {
             hasher.combine(summary)
             hasher.combine(body)
         }
     }
 
     /// What the server reported.
-    public enum Event: Sendable, Equatable {
+    package enum Event: Sendable, Equatable {
         /// `ActionInvoked(id, key)`.
         case actionInvoked(id: UInt32, key: String)
         /// `ActivationToken(id, token)`.
@@ -75,29 +75,33 @@ public final class DesktopNotificationClient: Sendable {
     }
 
     /// The session bus connection.
-    public let connection: BusConnection
+    package let connection: BusConnection
     /// The server's events, in the bus's order (one consumer).
-    public let events: AsyncStream<Event>
+    package let events: AsyncStream<Event>
     private let sink: AsyncStream<Event>.Continuation
     private let state = Mutex<[BusSubscription]>([])
     private let tracker = Mutex<NameOwnerTracker?>(nil)
     /// Whether the server (by unique name) parses bodies as markup (`GetCapabilities` has `body-markup`).
     private let markup = Mutex<(owner: String, parses: Bool)?>(nil)
-    private let logger = Logger(label: "AppLifecycleSystemd.notifications")
+    private let logger: Logger
 
     /// Creates a client; nothing happens on the bus until ``start()``.
     ///
     /// - Parameters:
     ///   - connection: A session bus connection.
-    public init(connection: BusConnection) {
+    ///   - logger: Where the client's diagnostics go (at debug), tagged with `service`.
+    package init(connection: BusConnection, logger: Logger) {
         self.connection = connection
         (events, sink) = AsyncStream<Event>.makeStream()
+        var logger = logger
+        logger[metadataKey: "service"] = "org.freedesktop.Notifications"
+        self.logger = logger
     }
 
     /// Subscribes to the server's signals and follows its owner.
     ///
     /// - Throws: `BusServiceError` when a subscription cannot be installed.
-    public func start() async throws(BusServiceError) {
+    package func start() async throws(BusServiceError) {
         let sink = self.sink
         do {
             let tracker = try await connection.trackNameOwner(Self.busName)
@@ -141,13 +145,13 @@ public final class DesktopNotificationClient: Sendable {
     }
 
     /// The server's unique name now, or `nil` when none runs.
-    public var serverOwner: String? { tracker.withLock { $0?.currentOwner } }
+    package var serverOwner: String? { tracker.withLock { $0?.currentOwner } }
 
     /// Whether a banner can be shown: a server runs, or one is D-Bus activatable.
     ///
     /// - Parameters:
     ///   - timeout: How long the activatable-names call may take.
-    public func isAvailable(timeout: Duration = .seconds(5)) async -> Bool {
+    package func isAvailable(timeout: Duration = .seconds(5)) async -> Bool {
         if serverOwner != nil { return true }
         return (try? await connection.activatableNames(timeout: timeout).contains(Self.busName)) ?? false
     }
@@ -156,7 +160,7 @@ public final class DesktopNotificationClient: Sendable {
     ///
     /// - Returns: The server's id for it.
     /// - Throws: `BusServiceError` when the call fails or the reply is not a `u`.
-    public func notify(_ banner: Banner, timeout: Duration = .seconds(10)) async throws(BusServiceError) -> UInt32 {
+    package func notify(_ banner: Banner, timeout: Duration = .seconds(10)) async throws(BusServiceError) -> UInt32 {
         var actions: [String] = []
         for (key, label) in banner.actions { actions += [key, label] }
         // A server that parses bodies as markup would garble or drop `&` and `<` in plain text.
@@ -189,7 +193,7 @@ public final class DesktopNotificationClient: Sendable {
     ///   - count: The badge; 0 hides it.
     ///   - appID: The app's desktop-file id.
     ///   - connection: The session bus connection to emit on.
-    public static func announceBadge(_ count: Int, appID: String, on connection: BusConnection) throws {
+    package static func announceBadge(_ count: Int, appID: String, on connection: BusConnection) throws {
         let path = "/org/applifecycle/LauncherEntry/" + appID.replacing(".", with: "_").replacing("-", with: "_")
         try connection.emitSignal(
             path: path, interface: "com.canonical.Unity.LauncherEntry", member: "Update",
@@ -215,7 +219,7 @@ public final class DesktopNotificationClient: Sendable {
     }
 
     /// Text with the five markup characters escaped, for a server with `body-markup`.
-    public static func escapedMarkup(_ text: String) -> String {
+    package static func escapedMarkup(_ text: String) -> String {
         var result = ""
         for character in text {
             switch character {
@@ -231,7 +235,7 @@ public final class DesktopNotificationClient: Sendable {
     }
 
     /// Withdraws a banner (`CloseNotification`); errors are logged, not thrown (it may be gone already).
-    public func close(_ id: UInt32) {
+    package func close(_ id: UInt32) {
         let reply = connection.send(
             destination: Self.busName, path: Self.objectPath, interface: Self.busName, member: "CloseNotification",
             arguments: [.uint32(id)])
@@ -242,7 +246,7 @@ public final class DesktopNotificationClient: Sendable {
     }
 
     /// Stops following the server; ``events`` finishes.
-    public func stop() {
+    package func stop() {
         let subscriptions = state.withLock { state in
             defer { state.removeAll() }
             return state

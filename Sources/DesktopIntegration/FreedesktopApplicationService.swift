@@ -17,27 +17,27 @@ import SystemdBus
 /// Only callers of the app's own user are answered; others get `AccessDenied`. Each accepted
 /// call also runs ``didBringForward`` (lifecycled's host reports the app as foreground there).
 @MainActor
-public final class FreedesktopApplicationService {
+package final class FreedesktopApplicationService {
     /// The interface.
-    public static let interface = "org.freedesktop.Application"
+    package static let interface = "org.freedesktop.Application"
 
     /// The object path the specification gives an id: `/` + the id with `.` → `/` and `-` → `_`.
-    public static func objectPath(for id: String) -> String {
+    package static func objectPath(for id: String) -> String {
         "/" + id.replacing(".", with: "/").replacing("-", with: "_")
     }
 
     /// The app's id (its bus name).
-    public let id: String
+    package let id: String
     /// The quick actions of the app's manifest.
-    public var staticShortcutItems: [ShortcutItem] = []
+    package var staticShortcutItems: [ShortcutItem] = []
     /// What `Activate` does (default: the app comes to the foreground).
-    public var activate: @MainActor (Application) -> Void = { $0.handle(.foreground(true)) }
+    package var activate: @MainActor (Application) -> Void = { $0.handle(.foreground(true)) }
     /// Called after an accepted `Open` or `ActivateAction`.
-    public var didBringForward: @MainActor () -> Void = {}
+    package var didBringForward: @MainActor () -> Void = {}
 
     /// The first call of a D-Bus activation, folded into launch options instead of run as an
     /// event (see ``takeLaunchCall(timeout:)``).
-    public enum LaunchCall: Sendable, Equatable {
+    package enum LaunchCall: Sendable, Equatable {
         /// `Activate`: a foreground launch.
         case activate(token: String?)
         /// `Open`: a launch to open this URL, asked by this executable.
@@ -61,9 +61,7 @@ public final class FreedesktopApplicationService {
     ///   - id: The app's id.
     ///   - application: The app the calls go to.
     ///   - logger: Where its diagnostics go, at `info` or below.
-    public init(
-        id: String, application: Application, logger: Logger = Logger(label: "AppLifecycle.FreedesktopApplication")
-    ) {
+    package init(id: String, application: Application, logger: Logger) {
         self.logger = logger
         self.id = id
         self.application = application
@@ -73,7 +71,7 @@ public final class FreedesktopApplicationService {
     ///
     /// - Returns: Whether this process owns the id now (another instance may own it).
     @discardableResult
-    public func start(on connection: BusConnection) async -> Bool {
+    package func start(on connection: BusConnection) async -> Bool {
         var interface = ExportedInterface(
             name: Self.interface,
             methods: [
@@ -110,7 +108,7 @@ public final class FreedesktopApplicationService {
     ///
     /// - Returns: The call, or `nil` when none came in time (the activation had no call, or another
     ///   instance owns the id).
-    public func takeLaunchCall(timeout: Duration = .seconds(1)) async -> LaunchCall? {
+    package func takeLaunchCall(timeout: Duration = .seconds(1)) async -> LaunchCall? {
         if let taken = launchCallTaken { return taken }
         launchCallWindowOpen = true
         let guardTask = Task { @MainActor [weak self] in
@@ -123,7 +121,7 @@ public final class FreedesktopApplicationService {
 
     /// Ends the launch window without a call (another launch call came first): later calls go
     /// to the app.
-    public func closeLaunchWindow() { closeLaunchWindow(with: nil) }
+    package func closeLaunchWindow() { closeLaunchWindow(with: nil) }
 
     private func closeLaunchWindow(with call: LaunchCall?) {
         guard launchCallWindowOpen else { return }
@@ -134,7 +132,7 @@ public final class FreedesktopApplicationService {
     }
 
     /// Unexports the interface (the name goes with the connection).
-    public func stop() {
+    package func stop() {
         callsTask?.cancel()
         callsTask = nil
         object?.unexport()

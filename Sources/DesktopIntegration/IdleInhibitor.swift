@@ -5,15 +5,15 @@ import SystemdBus
 /// (`Application.isIdleTimerDisabled`): logind's `idle` inhibitor, which holds logind's own
 /// `IdleAction`, and `org.freedesktop.ScreenSaver.Inhibit`, which desktops go by for blanking and
 /// locking (KDE Plasma; GNOME through gsd-screensaver-proxy, which forwards to its session manager).
-public enum IdleInhibitor {
+package enum IdleInhibitor {
     /// The screensaver service's name, also its interface.
-    public static let screenSaverName = "org.freedesktop.ScreenSaver"
+    package static let screenSaverName = "org.freedesktop.ScreenSaver"
 
     /// `org.freedesktop.login1.Manager.Inhibit("idle", who, why, "block")`: the lock lasts until
     /// the returned descriptor is closed.
     ///
     /// - Throws: `BusServiceError` when the call fails or returns no descriptor.
-    public static func takeLogind(on systemBus: BusConnection, who: String, why: String) async throws(BusServiceError)
+    package static func takeLogind(on systemBus: BusConnection, who: String, why: String) async throws(BusServiceError)
         -> BusFileDescriptor
     {
         let reply: [BusValue]
@@ -37,7 +37,7 @@ public enum IdleInhibitor {
     ///
     /// - Returns: The cookie for ``releaseScreenSaver(_:on:logger:)``, or `nil` without a service.
     /// - Throws: `BusServiceError` when the service refuses.
-    public static func takeScreenSaver(on sessionBus: BusConnection, who: String, why: String)
+    package static func takeScreenSaver(on sessionBus: BusConnection, who: String, why: String)
         async throws(BusServiceError) -> UInt32?
     {
         guard (try? await sessionBus.nameOwner(screenSaverName, timeout: .seconds(2))) != nil else { return nil }
@@ -60,7 +60,7 @@ public enum IdleInhibitor {
 
     /// `UnInhibit(cookie)`, sent without waiting; a failure is logged (the service may be gone,
     /// and the inhibition with it).
-    public static func releaseScreenSaver(_ cookie: UInt32, on sessionBus: BusConnection, logger: Logger) {
+    package static func releaseScreenSaver(_ cookie: UInt32, on sessionBus: BusConnection, logger: Logger) {
         let reply = sessionBus.send(
             destination: screenSaverName, path: "/org/freedesktop/ScreenSaver", interface: screenSaverName,
             member: "UnInhibit", arguments: [.uint32(cookie)])

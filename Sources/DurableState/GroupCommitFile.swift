@@ -35,27 +35,6 @@ package final class GroupCommitFile {
         let continuation: CheckedContinuation<Failure?, Never>
     }
 
-    /// Why a change is not on disk: the write failed (with whether the disk or quota is full, decided
-    /// on the errno, never on the message's wording), or the contents could not be made.
-    package struct Failure: Error, Sendable, CustomStringConvertible {
-        /// What happened, for a log line or an error reply.
-        package var description: String
-        /// `ENOSPC` or `EDQUOT`: freeing space is what fixes it.
-        package var isOutOfSpace: Bool
-
-        /// Creates a failure.
-        package init(_ description: String, isOutOfSpace: Bool = false) {
-            self.description = description
-            self.isOutOfSpace = isOutOfSpace
-        }
-
-        /// A failed write of `url` (an `ApplicationError` carries the errno).
-        package init(saving url: URL, _ error: any Error) {
-            let code = (error as? ApplicationError)?.errno
-            self.init("cannot save \(url.path): \(error)", isOutOfSpace: code == ENOSPC || code == EDQUOT)
-        }
-    }
-
     /// How the bytes reach the file; `AtomicFile.write` (fsync, rename, fsync of the directory)
     /// unless a test injects a failure.
     package typealias Write = @Sendable (Data, URL) throws -> Void
@@ -156,7 +135,7 @@ package final class GroupCommitFile {
             }
             if started != 0 {
                 logger.info("no thread to save \(url.path) (errno \(started))")
-                continuation.resume(returning: Failure("no thread to save \(url.path) (errno \(started))"))
+                continuation.resume(returning: Failure(.writeFailed, "no thread to save \(url.path)", errno: started))
             }
         }
     }

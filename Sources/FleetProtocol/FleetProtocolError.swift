@@ -1,7 +1,8 @@
 import Glibc
 
 /// A fleet value that does not hold: a malformed topic or topic level, a push envelope that fails to
-/// decode or validate, or a device identity that cannot be derived.
+/// decode or validate, a registration record with an invalid field, or a device identity that
+/// cannot be derived.
 ///
 /// Shaped like swift-service-lifecycle's `ServiceGroupError`: an opaque ``code`` over a private enum
 /// (new codes are not a breaking change), a message that says what to do, and, where the failure
@@ -14,6 +15,7 @@ public struct FleetProtocolError: Error, Sendable, Hashable, CustomStringConvert
             case identity
             case invalidEnvelope = "invalid-envelope"
             case invalidTopic = "invalid-topic"
+            case invalidRecord = "invalid-record"
         }
 
         private let base: Base
@@ -28,6 +30,8 @@ public struct FleetProtocolError: Error, Sendable, Hashable, CustomStringConvert
         public static let invalidEnvelope = Code(.invalidEnvelope)
         /// A topic is not part of the fleet layout, or a topic level is invalid.
         public static let invalidTopic = Code(.invalidTopic)
+        /// A ``PushRegistrationRecord`` decoded but a field is invalid; the message names it.
+        public static let invalidRecord = Code(.invalidRecord)
 
         /// The code's name, as in logs: `invalid-envelope`.
         public var description: String { base.rawValue }

@@ -8,7 +8,7 @@ import FoundationEssentials
 /// `vapid` is absent when the app registered without a VAPID key. An empty retained payload on the
 /// topic removes the registration (it is not a record). Decoding validates every field
 /// (``validate()``), so a record read from the broker is either well formed or rejected with
-/// ``Invalid``; the gateway also checks that ``token`` equals the topic's last level.
+/// a ``FleetProtocolError`` of code ``FleetProtocolError/Code/invalidRecord``; the gateway also checks that ``token`` equals the topic's last level.
 public struct PushRegistrationRecord: Codable, Sendable, Equatable {
     /// The only version of the format (`v`); a record with another version is rejected, so a later
     /// format is a new topic layout or a new value here, never a silent misreading.
@@ -18,21 +18,6 @@ public struct PushRegistrationRecord: Codable, Sendable, Equatable {
     /// tokens are at most 100 bytes, and fewer than 16 base64url characters carry too little
     /// randomness to be a capability).
     public static let tokenLengths = 16...100
-
-    /// Why a record was rejected.
-    public struct Invalid: Error, Sendable, Equatable, CustomStringConvertible {
-        /// A one-line reason, naming the field.
-        public let reason: String
-
-        /// Creates the error.
-        ///
-        /// - Parameters:
-        ///   - reason: A one-line reason, naming the field.
-        public init(_ reason: String) { self.reason = reason }
-
-        /// The reason.
-        public var description: String { reason }
-    }
 
     /// The format version (`v`), ``currentVersion``.
     public var version: Int
@@ -70,7 +55,8 @@ public struct PushRegistrationRecord: Codable, Sendable, Equatable {
     ///
     /// - Parameters:
     ///   - decoder: The decoder.
-    /// - Throws: A `DecodingError` for malformed JSON, ``Invalid`` for a well-formed but invalid record.
+    /// - Throws: A `DecodingError` for malformed JSON, ``FleetProtocolError`` (``FleetProtocolError/Code/invalidRecord``)
+    ///   for a well-formed but invalid record.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         version = try container.decode(Int.self, forKey: .version)
@@ -84,15 +70,21 @@ public struct PushRegistrationRecord: Codable, Sendable, Equatable {
     /// Checks every field: the version, the token's syntax (``isValidToken(_:)``), the app id, the
     /// VAPID key's form (``isValidVAPIDKey(_:)``) and a non-negative creation time.
     ///
-    /// - Throws: ``Invalid`` naming the first bad field.
-    public func validate() throws(Invalid) {
-        guard version == Self.currentVersion else { throw Invalid("unsupported version \(version)") }
-        guard Self.isValidToken(token) else { throw Invalid("token is not 16-100 base64url characters") }
-        guard Self.isValidAppID(app) else { throw Invalid("app is not a reverse-DNS app id") }
-        if let vapid, !Self.isValidVAPIDKey(vapid) {
-            throw Invalid("vapid is not a base64url uncompressed P-256 public key")
+    /// - Throws: ``FleetProtocolError`` (``FleetProtocolError/Code/invalidRecord``) naming the first bad field.
+    public func validate() throws(FleetProtocolError) {
+        guard version == Self.currentVersion else {
+            throw FleetProtocolError(.invalidRecord, "unsupported version \(version)")
         }
-        guard created >= 0 else { throw Invalid("created is negative") }
+        guard Self.isValidToken(token) else {
+            throw FleetProtocolError(.invalidRecord, "token is not 16-100 base64url characters")
+        }
+        guard Self.isValidAppID(app) else {
+            throw FleetProtocolError(.invalidRecord, "app is not a reverse-DNS app id")
+        }
+        if let vapid, !Self.isValidVAPIDKey(vapid) {
+            throw FleetProtocolError(.invalidRecord, "vapid is not a base64url uncompressed P-256 public key")
+        }
+        guard created >= 0 else { throw FleetProtocolError(.invalidRecord, "created is negative") }
     }
 
     /// Decodes a record from a retained message's payload.
@@ -100,7 +92,7 @@ public struct PushRegistrationRecord: Codable, Sendable, Equatable {
     /// - Parameters:
     ///   - payload: The JSON bytes (not empty: an empty payload removes a registration).
     /// - Returns: The validated record.
-    /// - Throws: A `DecodingError` or ``Invalid``.
+    /// - Throws: A `DecodingError`, or a ``FleetProtocolError`` (``FleetProtocolError/Code/invalidRecord``).
     public static func decode(_ payload: some Collection<UInt8>) throws -> PushRegistrationRecord {
         try JSONDecoder().decode(PushRegistrationRecord.self, from: Data(payload))
     }

@@ -68,7 +68,7 @@ package final class HTTPClientConnection {
                     }
                 }
         } catch {
-            throw HTTPClientError("cannot connect to \(host):\(port)", underlying: error)
+            throw HTTPClientError(.connectFailed, "cannot connect to \(host):\(port)", underlying: error)
         }
         let bracketed = host.contains(":") ? "[\(host)]" : host
         let hostHeader = port == 80 ? bracketed : "\(bracketed):\(port)"
@@ -89,7 +89,9 @@ package final class HTTPClientConnection {
     /// - Throws: ``HTTPClientError`` when the connection is no longer usable, the server closed it
     ///   or sent a body over ``maximumBodySize`` before a complete response, or the time ran out.
     package func send(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
-        guard isReusable else { throw HTTPClientError("the connection can take no more requests") }
+        guard isReusable else {
+            throw HTTPClientError(.connectionNotReusable, "the connection can take no more requests")
+        }
         // Usable again only if this exchange completes and the server keeps the connection.
         isReusable = false
         do {
@@ -97,7 +99,7 @@ package final class HTTPClientConnection {
         } catch let error as HTTPClientError {
             throw error
         } catch {
-            throw HTTPClientError("the exchange failed", underlying: error)
+            throw HTTPClientError(.exchangeFailed, "the exchange failed", underlying: error)
         }
     }
 
@@ -118,7 +120,7 @@ package final class HTTPClientConnection {
                 responseHead = received
             case .body(var chunk):
                 guard body.readableBytes + chunk.readableBytes <= Self.maximumBodySize else {
-                    throw HTTPClientError("the response body is over \(Self.maximumBodySize) bytes")
+                    throw HTTPClientError(.responseTooLarge, "the response body is over \(Self.maximumBodySize) bytes")
                 }
                 body.writeBuffer(&chunk)
             case .end:
@@ -131,6 +133,6 @@ package final class HTTPClientConnection {
                     headers: headers, body: Array(body.readableBytesView))
             }
         }
-        throw HTTPClientError("the server closed the connection without a complete response")
+        throw HTTPClientError(.incompleteResponse, "the server closed the connection without a complete response")
     }
 }

@@ -27,7 +27,7 @@ final class ResponseDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandl
             let limit = self.limit
             deadline = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(limit)) { [self] in
                 deadline = nil
-                context.fireErrorCaught(HTTPClientError("no response within \(limit)"))
+                context.fireErrorCaught(HTTPClientError(.timedOut, "no response within \(limit)"))
                 context.close(promise: nil)
             }
         }

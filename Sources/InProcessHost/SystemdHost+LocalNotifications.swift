@@ -42,7 +42,7 @@ extension SystemdHost {
             for identifier in identifiers.map({ $0.map(Optional.some) }) ?? [nil] {
                 do {
                     try await notificationCenter.cancel(id, identifier: identifier)
-                } catch LocalNotificationCenter.Refusal.unknownNotification {
+                } catch let refusal as LocalNotificationCenter.Refusal where refusal.code == .unknownNotification {
                     // Nothing of that identifier: nothing to do.
                 } catch {
                     logger.info("local notifications: cancel not saved: \(error)")

@@ -33,7 +33,9 @@ public final class SystemdHost: ApplicationHost {
     /// Called with each release of the sleep delay lock and why (`"suspended"`, `"cap"`, `"terminated"`).
     public var sleepLockReleaseHandler: (@MainActor (String) -> Void)?
 
-    let logger = Logger(label: "AppLifecycle.SystemdHost")
+    /// Where the host tells what happens (at info and below): the app's
+    /// (`Application.Configuration.logger`), from ``prepare(_:)`` on.
+    private(set) var logger = Logger.discarding
     var sleepPending = false
     var sleepCap: (any ScheduledAction)?
     /// Local notifications and the badge (`SystemdHost+LocalNotifications.swift`); the idle
@@ -64,7 +66,8 @@ public final class SystemdHost: ApplicationHost {
     /// Starts the bridge and feeds its facts to the app; the facts read at start come first.
     public func prepare(_ application: Application) async {
         self.application = application
-        await bridge.start { [weak self] event in await self?.deliver(event) }
+        logger = application.configuration.logger
+        await bridge.start(logger: logger) { [weak self] event in await self?.deliver(event) }
         await startDesktopServices(for: application)
     }
 

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import Logging
+import SystemdBus
 
 /// Where lifecycled puts each launched app: a cgroup v2 directory of its own, so that
 /// suspension uses the cgroup freezer, or the daemon's own cgroup (suspension by `SIGSTOP`).
@@ -26,19 +27,22 @@ package struct AppCgroupPlacement: Sendable {
 
     /// The directory per-app cgroups are created in; `nil` places none.
     let parentDirectory: String?
-    private let logger = Logger(label: "lifecycled")
+    /// Where failed cgroup operations are told: the daemon's (``init(mode:logger:)``).
+    private var logger = Logger.discarding
 
     /// Resolves the parent directory for a mode on this machine.
     ///
     /// - Parameters:
     ///   - mode: How to choose it.
-    init(mode: Mode) {
+    ///   - logger: Where failed cgroup operations are told.
+    init(mode: Mode, logger: Logger) {
         self.init(
             mode: mode, ownCgroup: ProcFS.unifiedCgroup(of: nil), mountPoint: ProcFS.cgroup2MountPoint(),
             isWritableDirectory: { access($0, W_OK | X_OK) == 0 && access($0 + "/cgroup.freeze", F_OK) == 0 })
+        self.logger = logger
     }
 
-    /// Resolves the parent directory from the facts ``init(mode:)`` reads.
+    /// Resolves the parent directory from the facts ``init(mode:logger:)`` reads.
     ///
     /// - Parameters:
     ///   - mode: How to choose it.

@@ -2,41 +2,49 @@ import Glibc
 
 /// Why an operation on a hosted app's process failed.
 ///
-/// An extensible struct with static codes, like ``ManifestError``; `errno` is kept when a
+/// The project's one error shape (swift-service-lifecycle's `ServiceGroupError`), like
+/// ``ManifestError``: an opaque ``code`` over a private enum, a message, and the `errno` when a
 /// system call was the cause.
 struct AppProcessError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// What kind of failure it is.
-    struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-        /// The code's stable name.
-        var rawValue: String
+    /// What kind of failure it is. Compare with the static members (`error.code == .notRunning`).
+    struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Base: String, Sendable, Hashable {
+            case spawnFailed = "spawn-failed"
+            case pidfdUnavailable = "pidfd-unavailable"
+            case invalidEnvironment = "invalid-environment"
+            case notRunning = "not-running"
+            case signalFailed = "signal-failed"
+            case freezerFailed = "freezer-failed"
+            case notConfirmed = "not-confirmed"
+            case superseded
+            case loopShutDown = "loop-shut-down"
+        }
 
-        /// Creates a code from its stable name.
-        ///
-        /// - Parameters:
-        ///   - rawValue: The name.
-        init(rawValue: String) { self.rawValue = rawValue }
+        private let base: Base
+
+        private init(_ base: Base) { self.base = base }
 
         /// `posix_spawn` failed (the executable vanished, is not executable, resources).
-        static let spawnFailed = Code(rawValue: "spawn-failed")
+        static let spawnFailed = Code(.spawnFailed)
         /// The kernel has no pidfd support, or pidfd_open failed.
-        static let pidfdUnavailable = Code(rawValue: "pidfd-unavailable")
+        static let pidfdUnavailable = Code(.pidfdUnavailable)
         /// An environment entry given by the caller is not a valid `NAME=value`.
-        static let invalidEnvironment = Code(rawValue: "invalid-environment")
+        static let invalidEnvironment = Code(.invalidEnvironment)
         /// The process has already exited.
-        static let notRunning = Code(rawValue: "not-running")
+        static let notRunning = Code(.notRunning)
         /// Sending a signal failed.
-        static let signalFailed = Code(rawValue: "signal-failed")
+        static let signalFailed = Code(.signalFailed)
         /// Writing the cgroup freezer or watching its events failed.
-        static let freezerFailed = Code(rawValue: "freezer-failed")
+        static let freezerFailed = Code(.freezerFailed)
         /// The process did not reach the requested state (the kernel reported otherwise).
-        static let notConfirmed = Code(rawValue: "not-confirmed")
+        static let notConfirmed = Code(.notConfirmed)
         /// A newer request (resume after suspend, or the reverse) superseded this one.
-        static let superseded = Code(rawValue: "superseded")
+        static let superseded = Code(.superseded)
         /// The event loop has shut down.
-        static let loopShutDown = Code(rawValue: "loop-shut-down")
+        static let loopShutDown = Code(.loopShutDown)
 
-        /// The stable name.
-        var description: String { rawValue }
+        /// The code's stable name, as in logs: `spawn-failed`.
+        var description: String { base.rawValue }
     }
 
     /// What kind of failure it is.

@@ -1,5 +1,6 @@
 import AppLifecycleSystemd
 import FoundationEssentials
+import Logging
 import SystemdBus
 
 /// How a ``LifecycleDaemon`` runs: its bus, its apps, its host sources and its deadlines.
@@ -40,6 +41,9 @@ package struct DaemonConfiguration: Sendable {
     /// foreground before it is frozen (Android and Tizen wait 10 s; Lomiri 1.5 s). An app that
     /// adopts AppLifecycle is frozen when it reports `suspended` instead.
     var freezeDelay: Duration = .seconds(10)
+    /// Where the daemon tells what happens: the executable's (`lifecycled` writes to the journal
+    /// under systemd); the daemon's parts take theirs from it.
+    var logger: Logger
 
     /// Creates a configuration.
     ///
@@ -55,14 +59,16 @@ package struct DaemonConfiguration: Sendable {
     ///   - appCgroups: Where launched apps' cgroups are created.
     ///   - stateDirectory: Where the schedule, the push registrations and the push queue are kept.
     ///   - fleetConfigurationPath: The `lifecycled.conf` to read.
+    ///   - logger: Where the daemon tells what happens.
     package init(
         busAddress: BusConnection.Address = .session, appsDirectories: [String]? = nil, simulationEnabled: Bool = false,
         bridgeSources: Set<HostBridge.Source> = Set(HostBridge.Source.allCases),
         systemBus: BusConnection.Address = .system,
         termination: TerminationPolicy = TerminationPolicy(), sleepDeadline: Duration? = nil,
         appEnvironment: [String: String] = [:], appCgroups: AppCgroupPlacement.Mode = .automatic,
-        stateDirectory: String? = nil, fleetConfigurationPath: String? = nil
+        stateDirectory: String? = nil, fleetConfigurationPath: String? = nil, logger: Logger
     ) {
+        self.logger = logger
         self.stateDirectory = stateDirectory
         self.fleetConfigurationPath = fleetConfigurationPath
         self.busAddress = busAddress

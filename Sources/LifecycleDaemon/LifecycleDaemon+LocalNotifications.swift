@@ -83,14 +83,13 @@ extension LifecycleDaemon {
     private func busError(
         _ refusal: LocalNotificationCenter.Refusal, id: String, identifier: String, _ what: String
     ) -> BusError {
-        switch refusal {
-        case .invalid(let problem):
-            return DaemonError.invalidArgs("notification rejected: \(problem)")
-        case .limitsExceeded(let excess):
-            return BusError(name: BusError.Name.limitsExceeded, message: "not scheduled: \(excess)")
-        case .notSaved(let failure):
+        if refusal.code == .invalid {
+            return DaemonError.invalidArgs("notification rejected: \(refusal.message)")
+        } else if refusal.code == .limitsExceeded {
+            return BusError(name: BusError.Name.limitsExceeded, message: "not scheduled: \(refusal.message)")
+        } else if let failure = refusal.failure {
             return Self.notSaved(failure, what, directory: stateDirectory)
-        case .unknownNotification:
+        } else {
             return BusError(
                 name: LifecycledProtocol.ErrorName.unknownNotification,
                 message:

@@ -22,12 +22,6 @@ import SystemdBus
 /// supervisors call back into it with `Task { @MainActor … }`.
 @MainActor
 package final class LifecycleDaemon {
-    /// Why the daemon could not start.
-    struct StartError: Error, CustomStringConvertible {
-        /// The message for the user.
-        var description: String
-    }
-
     /// Where the daemon is in its life.
     enum Phase: Sendable, Equatable {
         /// Created, not started.
@@ -69,7 +63,8 @@ package final class LifecycleDaemon {
     /// `Command`s there too, which the bus delivers to their app's connection alone.
     var onSignalEmitted: (@MainActor (BusSignal) -> Void)?
 
-    let logger = Logger(label: "lifecycled")
+    /// Where the daemon tells what happens (``DaemonConfiguration/logger``).
+    var logger: Logger { configuration.logger }
     var loop: EventLoop?
     var connection: BusConnection?
     var object: ExportedObject?
@@ -124,7 +119,7 @@ package final class LifecycleDaemon {
     ///   - policy: Who may call (the daemon's uid by default).
     package init(configuration: DaemonConfiguration, policy: CallerPolicy = CallerPolicy()) {
         self.configuration = configuration
-        cgroupPlacement = AppCgroupPlacement(mode: configuration.appCgroups)
+        cgroupPlacement = AppCgroupPlacement(mode: configuration.appCgroups, logger: configuration.logger)
         self.policy = policy
         let store = configuration.appsDirectories.map { ManifestStore(directories: $0) } ?? ManifestStore()
         self.store = store
@@ -135,7 +130,7 @@ package final class LifecycleDaemon {
         self.stateDirectory = stateDirectory
         localNotifications = LocalNotificationCenter(
             configuration: Self.localNotificationConfiguration(stateDirectory: stateDirectory),
-            logger: Logger(label: "lifecycled"))
+            logger: configuration.logger)
         for error in store.errors { logger.warning("manifest rejected: \(error)") }
         localNotifications.host = self
     }
@@ -147,12 +142,12 @@ package final class LifecycleDaemon {
     /// - Throws: ``StartError`` when the bus cannot be reached or another process owns
     ///   `org.applifecycle.Lifecycled1` (nothing is left running then).
     package func start() async throws {
-        guard phase == .idle else { throw StartError(description: "lifecycled was already started") }
+        guard phase == .idle else { throw StartError(.alreadyStarted, "lifecycled was already started") }
         let loop: EventLoop
         do {
             loop = try EventLoop(name: "lifecycled")
         } catch {
-            throw StartError(description: "cannot start the event loop: \(error)")
+            throw StartError(.eventLoop, "cannot start the event loop", underlying: error)
         }
         let connection: BusConnection
         do {
@@ -160,7 +155,8 @@ package final class LifecycleDaemon {
                 configuration.busAddress, loop: loop, description: "lifecycled", timeout: .seconds(25))
         } catch {
             loop.shutdown()
-            throw StartError(description: "cannot connect to the \(configuration.busAddress) bus: \(error)")
+            throw StartError(
+                .busUnavailable, "cannot connect to the \(configuration.busAddress) bus", underlying: error)
         }
         self.loop = loop
         self.connection = connection
@@ -185,15 +181,16 @@ package final class LifecycleDaemon {
             guard reply == .primaryOwner || reply == .alreadyOwner else {
                 let owner = try? await connection.nameOwner(LifecycledProtocol.busName)
                 throw StartError(
-                    description: """
-                        another lifecycled already owns \(LifecycledProtocol.busName) on the \(configuration.busAddress) bus \
-                        (connection \(owner ?? "?")); not starting a second one
-                        """)
+                    .nameTaken,
+                    """
+                    another lifecycled already owns \(LifecycledProtocol.busName) on the \(configuration.busAddress) bus \
+                    (connection \(owner ?? "?")); not starting a second one
+                    """)
             }
         } catch {
             teardown()
             if let error = error as? StartError { throw error }
-            throw StartError(description: "cannot serve \(LifecycledProtocol.busName): \(error)")
+            throw StartError(.serveFailed, "cannot serve \(LifecycledProtocol.busName)", underlying: error)
         }
         phase = .running
         logger.info(
@@ -207,7 +204,7 @@ package final class LifecycleDaemon {
         bridgeConfiguration.environment = ProcessInfo.processInfo.environment
         let bridge = HostBridge(configuration: bridgeConfiguration)
         self.bridge = bridge
-        let events = await bridge.start()
+        let events = await bridge.start(logger: logger)
         bridgeTask = Task { @MainActor [weak self] in
             for await event in events {
                 guard let self, self.phase == .running else { return }

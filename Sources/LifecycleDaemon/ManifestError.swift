@@ -1,58 +1,71 @@
 /// Why one app manifest file was rejected.
 ///
-/// An extensible error struct with static codes (the swift-service-lifecycle idiom): match on
-/// ``code``, show ``description`` to people. ``ManifestStore`` collects one per bad file and
+/// The project's one error shape (swift-service-lifecycle's `ServiceGroupError`): an opaque
+/// ``code`` over a private enum to match on, and a message that says what to fix; show
+/// ``description`` to people. ``ManifestStore`` collects one per bad file and
 /// keeps loading the others, so a broken manifest never takes the daemon or another app down.
 package struct ManifestError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// What kind of problem it is.
-    ///
-    /// Codes are compared by their raw string, which also appears in ``description`` so a log
-    /// line can be grepped for it.
-    struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-        /// The code's stable name, for example `"invalid-url-scheme"`.
-        var rawValue: String
+    /// What kind of problem it is. Compare with the static members (`error.code == .unknownField`);
+    /// the code's name appears in ``description`` so a log line can be grepped for it.
+    struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Base: String, Sendable, Hashable {
+            case unreadable
+            case malformedJSON = "malformed-json"
+            case missingField = "missing-field"
+            case wrongType = "wrong-type"
+            case unknownField = "unknown-field"
+            case invalidIdentifier = "invalid-identifier"
+            case identifierMismatch = "identifier-mismatch"
+            case executableNotAbsolute = "executable-not-absolute"
+            case executableNotFound = "executable-not-found"
+            case executableNotExecutable = "executable-not-executable"
+            case invalidArgument = "invalid-argument"
+            case invalidName = "invalid-name"
+            case invalidURLScheme = "invalid-url-scheme"
+            case duplicateURLScheme = "duplicate-url-scheme"
+            case unknownBackgroundMode = "unknown-background-mode"
+            case invalidShortcutItem = "invalid-shortcut-item"
+        }
 
-        /// Creates a code from its stable name.
-        ///
-        /// - Parameters:
-        ///   - rawValue: The name.
-        init(rawValue: String) { self.rawValue = rawValue }
+        private let base: Base
+
+        private init(_ base: Base) { self.base = base }
 
         /// The file or directory could not be read (permissions, I/O error, not a regular file, too large).
-        static let unreadable = Code(rawValue: "unreadable")
+        static let unreadable = Code(.unreadable)
         /// The file is not a JSON object.
-        static let malformedJSON = Code(rawValue: "malformed-json")
+        static let malformedJSON = Code(.malformedJSON)
         /// A required field (`id`, `executable`) is missing.
-        static let missingField = Code(rawValue: "missing-field")
+        static let missingField = Code(.missingField)
         /// A field has the wrong JSON type (for example `arguments` is not an array of strings).
-        static let wrongType = Code(rawValue: "wrong-type")
+        static let wrongType = Code(.wrongType)
         /// The object has a field this version does not know (usually a typo).
-        static let unknownField = Code(rawValue: "unknown-field")
+        static let unknownField = Code(.unknownField)
         /// `id` is not a reverse-DNS identifier.
-        static let invalidIdentifier = Code(rawValue: "invalid-identifier")
+        static let invalidIdentifier = Code(.invalidIdentifier)
         /// `id` differs from the file name (`<id>.json`).
-        static let identifierMismatch = Code(rawValue: "identifier-mismatch")
+        static let identifierMismatch = Code(.identifierMismatch)
         /// `executable` is not an absolute path.
-        static let executableNotAbsolute = Code(rawValue: "executable-not-absolute")
+        static let executableNotAbsolute = Code(.executableNotAbsolute)
         /// `executable` does not exist or is not a regular file.
-        static let executableNotFound = Code(rawValue: "executable-not-found")
+        static let executableNotFound = Code(.executableNotFound)
         /// `executable` exists but the daemon may not execute it.
-        static let executableNotExecutable = Code(rawValue: "executable-not-executable")
+        static let executableNotExecutable = Code(.executableNotExecutable)
         /// An entry of `arguments` cannot be passed to `execve` (it contains a NUL byte).
-        static let invalidArgument = Code(rawValue: "invalid-argument")
+        static let invalidArgument = Code(.invalidArgument)
         /// `name` is present but empty.
-        static let invalidName = Code(rawValue: "invalid-name")
+        static let invalidName = Code(.invalidName)
         /// An entry of `urlSchemes` is not an RFC 3986 scheme.
-        static let invalidURLScheme = Code(rawValue: "invalid-url-scheme")
+        static let invalidURLScheme = Code(.invalidURLScheme)
         /// A URL scheme is already claimed by another app.
-        static let duplicateURLScheme = Code(rawValue: "duplicate-url-scheme")
+        static let duplicateURLScheme = Code(.duplicateURLScheme)
         /// An entry of `backgroundModes` is not one of ``BackgroundMode``.
-        static let unknownBackgroundMode = Code(rawValue: "unknown-background-mode")
+        static let unknownBackgroundMode = Code(.unknownBackgroundMode)
         /// A quick action without a valid, unique `type` (a desktop action id) or with an empty title.
-        static let invalidShortcutItem = Code(rawValue: "invalid-shortcut-item")
+        static let invalidShortcutItem = Code(.invalidShortcutItem)
 
-        /// The stable name.
-        var description: String { rawValue }
+        /// The code's stable name, as in logs: `unreadable`.
+        var description: String { base.rawValue }
     }
 
     /// What kind of problem it is.

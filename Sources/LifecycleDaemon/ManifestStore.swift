@@ -142,11 +142,12 @@ package struct ManifestStore: Sendable {
             // dictionary type differs between Foundation and FoundationEssentials.
             data = try AtomicFile.read(from: URL(fileURLWithPath: path), limit: maximumFileSize)
         } catch {
-            switch error {
+            switch error.code {
             case .notRegularFile: throw ManifestError(.unreadable, "not a regular file")
-            case .tooLarge(_, let size, let limit):
-                throw ManifestError(.unreadable, "file is \(size) bytes, larger than the \(limit)-byte limit")
-            case .notFound, .unreadable: throw ManifestError(.unreadable, "cannot read the file: \(error)")
+            case .tooLarge:
+                throw ManifestError(
+                    .unreadable, "the file is larger than the \(maximumFileSize)-byte limit; shorten it")
+            default: throw ManifestError(.unreadable, "cannot read the file: \(error)")
             }
         }
         do {

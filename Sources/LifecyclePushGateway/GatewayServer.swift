@@ -52,7 +52,7 @@ final class GatewayServer: Service, Sendable {
     ///   - logger: Where refused connections and failed accepts are logged.
     init(
         address: ListenAddress, group: any EventLoopGroup, gateway: PushGateway,
-        limits: ConnectionLimits = ConnectionLimits(), logger: Logger = Logger(label: "lifecycle-push-gateway")
+        limits: ConnectionLimits = ConnectionLimits(), logger: Logger
     ) {
         self.address = address
         self.group = group
@@ -132,7 +132,9 @@ final class GatewayServer: Service, Sendable {
             .bind(host: host, port: port)
             .get()
         listener.withLock { $0 = channel }
-        guard let address = channel.localAddress else { throw GatewayStartError("the listener has no address") }
+        guard let address = channel.localAddress else {
+            throw GatewayStartError(.listener, "the listener has no address")
+        }
         return address
     }
 

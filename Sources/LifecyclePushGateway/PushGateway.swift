@@ -57,7 +57,7 @@ package struct PushGateway: Sendable {
     ///   - logger: The request log.
     package init(
         registrations: RegistrationTable, publisher: any PushPublisher, publicURL: String,
-        now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "lifecycle-push-gateway")
+        now: @escaping @Sendable () -> Date = { Date() }, logger: Logger
     ) {
         self.registrations = registrations
         self.publisher = publisher

@@ -222,7 +222,7 @@ package struct PushGatewayCommand: AsyncParsableCommand, UsageErrorExit {
             do {
                 return try BrokerConfiguration.password(fromFile: passwordFile)
             } catch {
-                throw GatewayStartError("--password-file: \(error.message)")
+                throw GatewayStartError(.passwordFile, "--password-file: \(error.message)", underlying: error)
             }
         }
         return ProcessInfo.processInfo.environment[Self.passwordVariable]

@@ -84,8 +84,8 @@ package final class RegistrationTable: Sendable {
         let record: PushRegistrationRecord
         do {
             record = try PushRegistrationRecord.decode(payload)
-        } catch let error as PushRegistrationRecord.Invalid {
-            return .rejected(error.reason)
+        } catch let error as FleetProtocolError where error.code == .invalidRecord {
+            return .rejected(error.message)
         } catch {
             return .rejected("not a registration record's JSON")
         }

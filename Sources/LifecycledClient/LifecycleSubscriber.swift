@@ -87,7 +87,7 @@ public final class LifecycleSubscriber: Sendable {
 
     private let ownedLoop: EventLoop?
     private let state = Mutex(State())
-    private let logger = Logger(label: "AppLifecycle.LifecycleSubscriber")
+    private let logger: Logger
 
     private struct State {
         var handlers: [(id: UInt64, handler: @Sendable (Event) -> Void)] = []
@@ -104,16 +104,17 @@ public final class LifecycleSubscriber: Sendable {
     /// - Parameters:
     ///   - address: The bus lifecycled is on (default: the session bus).
     ///   - appID: Follow only this app; `nil` for all.
+    ///   - logger: Where dropped signals and failed resyncs are told (at info).
     /// - Throws: `BusError` when the bus cannot be reached or the matches cannot be installed,
     ///   `ApplicationError` for an invalid app id.
-    public static func connect(to address: BusConnection.Address = .session, appID: String? = nil) async throws
-        -> LifecycleSubscriber
-    {
+    public static func connect(
+        to address: BusConnection.Address = .session, appID: String? = nil, logger: Logger
+    ) async throws -> LifecycleSubscriber {
         let loop = try EventLoop(name: "lifecycle-subscriber")
         do {
             let connection = try await BusConnection(
                 address, loop: loop, description: "lifecycle-subscriber", timeout: .seconds(25))
-            return try await LifecycleSubscriber(connection: connection, appID: appID, ownedLoop: loop)
+            return try await LifecycleSubscriber(connection: connection, appID: appID, logger: logger, ownedLoop: loop)
         } catch {
             loop.shutdown()
             throw error
@@ -127,17 +128,19 @@ public final class LifecycleSubscriber: Sendable {
     /// - Parameters:
     ///   - connection: An open connection to the bus lifecycled is on.
     ///   - appID: Follow only this app; `nil` for all.
+    ///   - logger: Where dropped signals and failed resyncs are told (at info).
     /// - Throws: `BusError` when the matches cannot be installed, `ApplicationError` for an invalid app id.
-    public convenience init(connection: BusConnection, appID: String? = nil) async throws {
-        try await self.init(connection: connection, appID: appID, ownedLoop: nil)
+    public convenience init(connection: BusConnection, appID: String? = nil, logger: Logger) async throws {
+        try await self.init(connection: connection, appID: appID, logger: logger, ownedLoop: nil)
     }
 
-    private init(connection: BusConnection, appID: String?, ownedLoop: EventLoop?) async throws {
+    private init(connection: BusConnection, appID: String?, logger: Logger, ownedLoop: EventLoop?) async throws {
         if let appID, !LifecycledProtocol.isValidAppID(appID) {
             throw ApplicationError(.invalidInput, "'\(appID)' is not a valid app id")
         }
         self.connection = connection
         self.appID = appID
+        self.logger = logger
         self.ownedLoop = ownedLoop
         do {
             try await start()

@@ -89,18 +89,6 @@ package final class LocalNotificationCenter {
         case scheduleChanged(removed: [String], updated: [LocalNotification])
     }
 
-    /// Why a notification was not scheduled or cancelled.
-    package enum Refusal: Error, Sendable {
-        /// Not a notification the host may keep (``admissionProblem(_:budget:)``); the text says why.
-        case invalid(String)
-        /// Past the app's or the total budget (``LocalNotificationBudget``); the text says which.
-        case limitsExceeded(String)
-        /// The file could not be written.
-        case notSaved(GroupCommitFile.Failure)
-        /// The app has no notification of that identifier scheduled, on screen or kept.
-        case unknownNotification
-    }
-
     /// A banner on screen, by the server's id.
     package struct Banner: Sendable {
         /// The app it is for.
@@ -217,7 +205,7 @@ package final class LocalNotificationCenter {
         ensureLoaded()
         self.connection = connection
         if let connection {
-            let server = DesktopNotificationClient(connection: connection)
+            let server = DesktopNotificationClient(connection: connection, logger: logger)
             do {
                 try await server.start()
                 // Stopped while the server was being followed: nothing may stay subscribed.
@@ -555,10 +543,11 @@ package final class LocalNotificationCenter {
         ensureLoaded()
         guard let writer else { return nil }
         let failure = await writer.persist { [weak self] in
-            guard let self else { return .failure(.init("the host is stopping")) }
+            guard let self else { return .failure(.init(.notWritable, "the host is stopping")) }
             guard writable else {
                 return .failure(
                     .init(
+                        .notWritable,
                         "\(scheduleURL?.path ?? "the schedule") is not a schedule this host may replace (see the log); move it away"
                     ))
             }
@@ -577,7 +566,7 @@ package final class LocalNotificationCenter {
             do {
                 return .success(try LocalNotificationScheduleFile.encode(contents))
             } catch {
-                return .failure(.init("cannot encode the schedule: \(error)"))
+                return .failure(.init(.notEncodable, "cannot encode the schedule", underlying: error))
             }
         }
         if failure == nil {

@@ -88,7 +88,7 @@ package enum LocalNotificationScheduleFile {
         do {
             data = try AtomicFile.read(from: url, limit: maximumFileSize)
         } catch {
-            if case .notFound = error { return loaded }
+            if error.code == .notFound { return loaded }
             loaded.writable = false
             loaded.isCorrupt = true
             loaded.problem = "\(error)"

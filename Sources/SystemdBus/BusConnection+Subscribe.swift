@@ -63,7 +63,7 @@ extension BusConnection {
                     return
                 }
             }
-            if let signal = BusConnection.decodeSignal(message) { handler(signal) }
+            if let signal = BusConnection.decodeSignal(message, logger: logger) { handler(signal) }
         }
     }
 }

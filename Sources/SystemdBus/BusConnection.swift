@@ -420,8 +420,8 @@ public final class BusConnection: Sendable {
     public func addMatch(_ rule: String, handler: @escaping @Sendable (BusSignal) -> Void) async throws
         -> BusSubscription
     {
-        try await addRawMatch(rule) { message in
-            if let signal = BusConnection.decodeSignal(message) { handler(signal) }
+        try await addRawMatch(rule) { [logger] message in
+            if let signal = BusConnection.decodeSignal(message, logger: logger) { handler(signal) }
         }
     }
 
@@ -478,7 +478,7 @@ public final class BusConnection: Sendable {
     }
 
     /// Decodes a signal message into a ``BusSignal``; `nil` (logged) if it cannot be read.
-    static func decodeSignal(_ message: OpaquePointer) -> BusSignal? {
+    static func decodeSignal(_ message: OpaquePointer, logger: Logger) -> BusSignal? {
         func string(_ pointer: UnsafePointer<CChar>?) -> String? { pointer.map { String(cString: $0) } }
         do {
             let arguments = try BusMessageCodec.readAll(from: message)
@@ -493,7 +493,7 @@ public final class BusConnection: Sendable {
             signal.signature = BusMessageCodec.signature(of: message)
             return signal
         } catch {
-            Logger(label: "SystemdBus").notice("dropped an undecodable message: \(error)")
+            logger.info("dropped an undecodable message: \(error)")
             return nil
         }
     }

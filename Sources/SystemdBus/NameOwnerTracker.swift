@@ -154,7 +154,7 @@ extension BusConnection {
                     logger.debug("dropped NameOwnerChanged from \(sender ?? "?"): not the bus daemon")
                     return
                 }
-                guard let signal = BusConnection.decodeSignal(message), signal.signature == "sss",
+                guard let signal = BusConnection.decodeSignal(message, logger: logger), signal.signature == "sss",
                     signal.arguments[0].stringValue == name
                 else { return }
                 let old = signal.arguments[1].stringValue.flatMap { $0.isEmpty ? nil : $0 }

@@ -12,26 +12,56 @@ import CSystemd
 /// The environment is read on each call and never unset, so the notifier is a stateless value that may be
 /// used from any thread.
 public struct ServiceManagerNotifier: Sendable {
-    /// A failed `sd_notify` or `sd_watchdog_enabled` call.
+    /// A failed `sd_notify` call, or a failed send of its datagram.
+    ///
+    /// The project's one error shape (swift-service-lifecycle's `ServiceGroupError`): an opaque
+    /// ``code`` over a private enum, a message, and the `errno` of the failed call.
     public struct Error: Swift.Error, Sendable, Hashable, CustomStringConvertible {
-        /// The positive `errno` libsystemd returned (negated).
-        public var errno: Int32
+        /// What kind of failure this is. Compare with the static members (`error.code == .sendFailed`).
+        public struct Code: Sendable, Hashable, CustomStringConvertible {
+            private enum Base: String, Sendable, Hashable {
+                case sendFailed = "send-failed"
+                case invalidSocket = "invalid-socket"
+            }
+
+            private let base: Base
+
+            private init(_ base: Base) { self.base = base }
+
+            /// `sd_notify` or the datagram's `sendmsg` failed (the service manager is gone, the
+            /// socket refuses it).
+            public static let sendFailed = Code(.sendFailed)
+            /// `$NOTIFY_SOCKET` names a socket that cannot be used: its path is too long, or no
+            /// socket could be made for it.
+            public static let invalidSocket = Code(.invalidSocket)
+
+            /// The code's name, as in logs: `send-failed`.
+            public var description: String { base.rawValue }
+        }
+
+        /// The kind of failure.
+        public let code: Code
         /// The state string or call that failed.
-        public var message: String
+        public let message: String
+        /// The positive `errno` of the failed call.
+        public let errno: Int32?
 
         /// Creates an error.
         ///
         /// - Parameters:
-        ///   - errno: The positive `errno`.
+        ///   - code: The kind of failure.
         ///   - message: What failed.
-        public init(errno: Int32, message: String) {
-            self.errno = errno
+        ///   - errno: The positive `errno`, if any.
+        public init(_ code: Code, _ message: String, errno: Int32? = nil) {
+            self.code = code
             self.message = message
+            self.errno = errno
         }
 
         /// One log line.
         public var description: String {
-            "sd_notify: \(message): \(String(cString: strerror(errno))) (errno \(errno))"
+            guard let errno else { return "sd_notify: \(message) [\(code)]" }
+            return "sd_notify: \(message): \(String(cString: strerror(errno))) (errno \(errno)) [\(code)]"
         }
     }
 
@@ -93,7 +123,7 @@ public struct ServiceManagerNotifier: Sendable {
             return true
         }
         let result = sd_notify(0, state)
-        if result < 0 { throw Error(errno: -result, message: "send \(state.debugDescription)") }
+        if result < 0 { throw Error(.sendFailed, "send \(state.debugDescription)", errno: -result) }
         return result > 0
     }
 
@@ -146,14 +176,16 @@ public struct ServiceManagerNotifier: Sendable {
     /// Sends one datagram to a notify socket path (`@name` for the abstract namespace).
     private static func send(_ state: String, to path: String) throws {
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw Error(errno: errno, message: "socket for \(path)") }
+        guard fd >= 0 else { throw Error(.invalidSocket, "socket for \(path)", errno: errno) }
         defer { close(fd) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         var bytes = Array(path.utf8)
         if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }
         let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard bytes.count < capacity else { throw Error(errno: ENAMETOOLONG, message: "notify socket path \(path)") }
+        guard bytes.count < capacity else {
+            throw Error(.invalidSocket, "notify socket path \(path)", errno: ENAMETOOLONG)
+        }
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
         let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + (bytes.first == 0 ? 0 : 1))
         let payload = Array(state.utf8)
@@ -163,7 +195,7 @@ public struct ServiceManagerNotifier: Sendable {
             }
         }
         guard sent == payload.count else {
-            throw Error(errno: errno, message: "send \(state.debugDescription) to \(path)")
+            throw Error(.sendFailed, "send \(state.debugDescription) to \(path)", errno: errno)
         }
     }
 }

@@ -61,7 +61,7 @@ struct PushRegistrationState: Codable, Equatable, Sendable {
             // A token, two keys and an endpoint: well under 64 KiB.
             data = try AtomicFile.read(from: url, limit: 64 << 10)
         } catch {
-            if case .notFound = error { return nil }
+            if error.code == .notFound { return nil }
             throw ApplicationError(.io, "\(error)")
         }
         do {

@@ -26,21 +26,21 @@ import WebPush
 /// specification requires. Calls are accepted only from the current owner of the distributor's
 /// name it registered with, and only for its own token; others get `AccessDenied` or are ignored.
 @MainActor
-public final class UnifiedPushConnector {
+package final class UnifiedPushConnector {
     /// `$LIFECYCLE_PUSH_VAPID_KEY`: the app server's VAPID public key (base64url), registered
     /// with the distributor so that its gateway accepts only pushes signed with it. Both hosts read it.
-    public nonisolated static let vapidKeyEnvironment = "LIFECYCLE_PUSH_VAPID_KEY"
+    package nonisolated static let vapidKeyEnvironment = "LIFECYCLE_PUSH_VAPID_KEY"
 
     /// The app's id: its bus name, and the `service` it registers.
-    public let appID: String
+    package let appID: String
     /// Where `remote-notifications.json` lives.
-    public let stateDirectory: URL
+    package let stateDirectory: URL
     /// Distributors tried first when the app has no registration yet (lifecycled's by default).
-    public var preferredDistributors: [String] = [UnifiedPush.lifecycledDistributorName]
+    package var preferredDistributors: [String] = [UnifiedPush.lifecycledDistributorName]
     /// What a decrypted push does; by default `.remoteNotification(payload)` to the app.
-    public var deliver: @MainActor (UserInfo) -> Void
+    package var deliver: @MainActor (UserInfo) -> Void
     /// A VAPID public key (base64url) to register with, for distributors that require one.
-    public var vapidPublicKey: String?
+    package var vapidPublicKey: String?
 
     private weak var application: Application?
     private var connection: BusConnection?
@@ -73,9 +73,8 @@ public final class UnifiedPushConnector {
     ///   - stateDirectory: The app's state directory.
     ///   - application: The app that receives the registration's answers and the pushes.
     ///   - logger: Where its diagnostics go, at `info` or below.
-    public init(
-        appID: String, stateDirectory: URL, application: Application,
-        logger: Logger = Logger(label: "AppLifecycle.UnifiedPush")
+    package init(
+        appID: String, stateDirectory: URL, application: Application, logger: Logger
     ) {
         self.logger = logger
         self.appID = appID
@@ -87,7 +86,7 @@ public final class UnifiedPushConnector {
     /// Exports the connector interfaces, and registers again when the app registered in an
     /// earlier run. Call it before the app's connection requests the app's name, so a
     /// distributor that activates the app finds the connector there.
-    public func start(on connection: BusConnection) async {
+    package func start(on connection: BusConnection) async {
         self.connection = connection
         for (interface, methods) in [
             (
@@ -135,13 +134,13 @@ public final class UnifiedPushConnector {
     /// Registers again, with the same token, when the app registered in an earlier run (the
     /// specification's "on every start"). Call it once the app's connection owns the app's name:
     /// a distributor accepts a registration only from the owner of its `service`.
-    public func resumeRegistration() {
+    package func resumeRegistration() {
         guard state?.distributor != nil else { return }
         Task { @MainActor [weak self] in await self?.registerWithDistributor() }
     }
 
     /// Stops answering calls.
-    public func stop() {
+    package func stop() {
         callTasks.forEach { $0.cancel() }
         callTasks.removeAll()
         objects.forEach { $0.unexport() }
@@ -150,7 +149,7 @@ public final class UnifiedPushConnector {
     }
 
     /// Registers (the app's `registerForRemoteNotifications()`); the answer comes as a host event.
-    public func register() {
+    package func register() {
         answerPending = true
         if let endpoint = endpointThisRun {
             answer(endpoint: endpoint)
@@ -161,7 +160,7 @@ public final class UnifiedPushConnector {
 
     /// Unregisters (the app's `unregisterForRemoteNotifications()`): the distributor drops the
     /// endpoint, and the next registration gets a new token and new keys.
-    public func unregister() {
+    package func unregister() {
         answerPending = false
         endpointThisRun = nil
         guard let state else { return }
@@ -188,7 +187,7 @@ public final class UnifiedPushConnector {
     /// Waits (at most `timeout`) for the first push of a D-Bus activation and returns its payload
     /// instead of delivering it, so the app launches for it (in the background, with the payload
     /// in `UIApplicationLaunchOptionsRemoteNotificationKey`).
-    public func takeLaunchMessage(timeout: Duration = .seconds(1)) async -> UserInfo? {
+    package func takeLaunchMessage(timeout: Duration = .seconds(1)) async -> UserInfo? {
         if let taken = launchTaken { return taken }
         launchWindowOpen = true
         let guardTask = Task { @MainActor [weak self] in
@@ -200,7 +199,7 @@ public final class UnifiedPushConnector {
     }
 
     /// Ends the launch window (another launch call came first, or the window timed out).
-    public func closeLaunchWindow() { closeLaunchWindow(with: nil) }
+    package func closeLaunchWindow() { closeLaunchWindow(with: nil) }
 
     private func closeLaunchWindow(with payload: UserInfo?) {
         guard launchWindowOpen else { return }
@@ -403,7 +402,7 @@ public final class UnifiedPushConnector {
             do {
                 return .success(try state.encoded())
             } catch {
-                return .failure(.init("cannot encode the push registration: \(error)"))
+                return .failure(.init(.notEncodable, "cannot encode the push registration", underlying: error))
             }
         } == nil
     }

@@ -3,6 +3,7 @@ import ArgumentParser
 import BrokerLink
 import FleetProtocol
 import Foundation
+import Logging
 import Synchronization
 import SystemdBus
 
@@ -61,7 +62,8 @@ struct FleetBrokerOptions: ParsableArguments {
     ) async throws {
         let loop = try EventLoop(name: "lifecyclectl-fleet")
         defer { loop.shutdown() }
-        let connection = BrokerConnection(configuration: try configuration(), loop: loop)
+        let connection = BrokerConnection(
+            configuration: try configuration(), loop: loop, logger: Logger(label: "lifecyclectl"))
         let watch = FleetWatch()
         connection.setEventHandler { event in watch.record(event) }
         connection.setMessageHandler(acknowledgingImmediately: { message in

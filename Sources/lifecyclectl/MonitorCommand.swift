@@ -4,6 +4,7 @@ import Dispatch
 import Foundation
 import LifecycledClient
 import LifecycledProtocol
+import Logging
 import Synchronization
 import SystemdBus
 
@@ -60,7 +61,8 @@ struct MonitorCommand: CtlCommand {
         let filter = try app.map(validatedAppID)
         try await DaemonClient.with(daemon.busAddress) { client in
             _ = try await client.requireDaemon()
-            let subscriber = try await LifecycleSubscriber(connection: client.connection, appID: filter)
+            let subscriber = try await LifecycleSubscriber(
+                connection: client.connection, appID: filter, logger: Logger(label: "lifecyclectl"))
             defer { subscriber.close() }
             let (inputs, continuation) = AsyncStream<Input>.makeStream(
                 bufferingPolicy: .bufferingNewest(max(1, buffer)))

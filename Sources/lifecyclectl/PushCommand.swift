@@ -97,6 +97,7 @@ struct PushCommand: CtlCommand {
         let response = try await Self.post(to: target, headers: headers, body: Array(body))
         guard response.status == 201 else {
             throw HTTPClientError(
+                .unexpectedStatus,
                 "\(target.absoluteString): \(response.status) \(response.reason): \(response.bodyText.trimmingCharacters(in: .whitespacesAndNewlines))"
             )
         }
@@ -106,7 +107,7 @@ struct PushCommand: CtlCommand {
     /// POSTs `body` to an `http://` URL on a connection of its own (`Connection: close`), within 10 s.
     static func post(to url: URL, headers: [(String, String)], body: [UInt8]) async throws -> HTTPClientResponse {
         guard url.scheme == "http", let host = url.host else {
-            throw HTTPClientError("\(url) is not an http:// URL (put TLS in front of the gateway)")
+            throw HTTPClientError(.invalidURL, "\(url) is not an http:// URL (put TLS in front of the gateway)")
         }
         var path = url.path.isEmpty ? "/" : url.path
         if let query = url.query { path += "?" + query }

@@ -4,6 +4,7 @@ import ArgumentParser
 import CommandLineSupport
 import FoundationEssentials
 import LifecycleDaemon
+import Logging
 import SystemdBus
 
 /// The `lifecycled` command: the per-session host daemon.
@@ -94,7 +95,7 @@ struct Lifecycled: AsyncParsableCommand, UsageErrorExit {
             simulationEnabled: enableSimulate,
             bridgeSources: noHostSources ? [.signals, .watchdog] : Set(HostBridge.Source.allCases),
             appCgroups: appCgroups == "auto" ? .automatic : appCgroups == "off" ? .off : .under(appCgroups),
-            stateDirectory: stateDirectory, fleetConfigurationPath: config)
+            stateDirectory: stateDirectory, fleetConfigurationPath: config, logger: Logger(label: "lifecycled"))
     }
 
     /// Runs the daemon (or the manifest check).

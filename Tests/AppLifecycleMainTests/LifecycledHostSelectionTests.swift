@@ -5,6 +5,7 @@ import AppLifecycleTesting
 import InProcessHost
 import LifecycledClient
 import LifecycledTestSupport
+import Logging
 import SystemdBus
 import SystemdBusTesting
 import Testing
@@ -66,11 +67,12 @@ struct LifecycledHostSelectionTests {
         let configuration = HostBridge.Configuration(
             sources: [], systemBus: .address(bus.address), sessionBus: .address(bus.address),
             environment: ["LIFECYCLE_APP_ID": "org.example.Counter"])
-        let (host, decision) = await HostSelection.automatic.makeHost(configuration: configuration)
+        let logger = Logger(label: "AppLifecycleMainTests")
+        let (host, decision) = await HostSelection.automatic.makeHost(configuration: configuration, logger: logger)
         #expect(decision.host == .lifecycled)
         #expect(host is LifecycledHost)
         var systemd = configuration
         systemd.environment = ["LIFECYCLE_USE_DAEMON": "0"]
-        #expect(await HostSelection.makeHost(configuration: systemd) is SystemdHost)
+        #expect(await HostSelection.makeHost(configuration: systemd, logger: logger) is SystemdHost)
     }
 }

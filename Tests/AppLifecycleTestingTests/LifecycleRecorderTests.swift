@@ -74,8 +74,13 @@ struct LifecycleRecorderTests {
             try recorder.verifyOrder([active, launch])
         }
         #expect(reversed?.description.contains(recorder.timeline) == true)
-        #expect(throws: LifecycleRecorder.OrderError.self) { try recorder.verifyConsecutive([launch, active]) }
-        #expect(throws: LifecycleRecorder.OrderError.self) { try recorder.verifyAbsent(active) }
+        #expect(reversed?.code == .outOfOrder)
+        let split = #expect(throws: LifecycleRecorder.OrderError.self) {
+            try recorder.verifyConsecutive([launch, active])
+        }
+        #expect(split?.code == .notConsecutive)
+        let present = #expect(throws: LifecycleRecorder.OrderError.self) { try recorder.verifyAbsent(active) }
+        #expect(present?.code == .recorded)
         #expect(throws: LifecycleRecorder.OrderError.self) { try recorder.verifyOrder(["never"]) }
 
         recorder.clear()

@@ -2,6 +2,7 @@ import BrokerLink
 import BrokerTestSupport
 import FleetProtocol
 import Foundation
+import Logging
 import SystemdBus
 import SystemdBusTesting
 import Testing
@@ -30,7 +31,8 @@ import Testing
             configuration.cleanSession = cleanSession
             configuration.maximumReconnectDelay = .milliseconds(400)
             configuration.maximumQueuedPublishes = maximumQueuedPublishes
-            connection = BrokerConnection(configuration: configuration, loop: loop)
+            connection = BrokerConnection(
+                configuration: configuration, loop: loop, logger: Logger(label: "BrokerLinkTests"))
             probe = ConnectionProbe(connection, holdAcknowledgements: holdAcknowledgements)
             for filter in filters { try connection.subscribe(filter, qos: 1) }
             try await connection.start()
@@ -59,7 +61,11 @@ import Testing
         // Refused (5: not authorised), then tried again with backoff: refused again.
         let refusals = await wrong.probe.wait {
             $0.events.filter {
-                if case .connectionRefused(let e) = $0 { e.code == .connectionRefused(5) } else { false }
+                if case .connectionRefused(let e) = $0 {
+                    e.code == .connectionRefused && e.returnCode == 5
+                } else {
+                    false
+                }
             }
             .count >= 2
         }

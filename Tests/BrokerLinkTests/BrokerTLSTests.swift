@@ -3,6 +3,7 @@ import BrokerTestSupport
 import FleetProtocol
 import Foundation
 import Glibc
+import Logging
 import SystemdBus
 import SystemdBusTesting
 import Testing
@@ -106,7 +107,8 @@ import Testing
                 configuration.keyFile = certificates.clientKey
             }
             configuration.maximumReconnectDelay = .milliseconds(400)
-            let connection = BrokerConnection(configuration: configuration, loop: loop)
+            let connection = BrokerConnection(
+                configuration: configuration, loop: loop, logger: Logger(label: "BrokerLinkTests"))
             let probe = ConnectionProbe(connection)
             return (loop, connection, probe)
         }

@@ -1,6 +1,7 @@
 import AppLifecycle
 import AppLifecycleSystemd
 import AppLifecycleTesting
+import Logging
 import SystemdBus
 import SystemdBusTesting
 import Testing
@@ -15,7 +16,7 @@ struct DesktopServiceClientTests {
             let mock = try DBusMock(template: "gnome_screensaver", address: env.bus.address)
             defer { mock.stop() }
             let events = ValueRecorder<HostEvent>()
-            let client = ScreenSaverClient(connection: env.connection) { events.add($0) }
+            let client = ScreenSaverClient(connection: env.connection, logger: testLogger) { events.add($0) }
             defer { client.stop() }
             #expect(try await client.start() == [.gnome])
             #expect(client.isActive == false)
@@ -50,7 +51,7 @@ struct DesktopServiceClientTests {
             defer { mock.stop() }
             try mock.call(interface: "org.gnome.ScreenSaver", method: "SetActive", arguments: ["true"])
             let events = ValueRecorder<HostEvent>()
-            let client = ScreenSaverClient(connection: env.connection) { events.add($0) }
+            let client = ScreenSaverClient(connection: env.connection, logger: testLogger) { events.add($0) }
             defer { client.stop() }
             try await client.start()
             try mock.call(interface: "org.gnome.ScreenSaver", method: "SetActive", arguments: ["false"])
@@ -66,7 +67,7 @@ struct DesktopServiceClientTests {
                 parameters: #"{"Timezone": "Europe/Berlin"}"#)
             defer { mock.stop() }
             let events = ValueRecorder<HostEvent>()
-            let client = TimedatedClient(connection: env.connection) { events.add($0) }
+            let client = TimedatedClient(connection: env.connection, logger: testLogger) { events.add($0) }
             defer { client.stop() }
             #expect(try await client.start() == "Europe/Berlin")
             let interface = TimedatedClient.interface
@@ -91,7 +92,7 @@ struct DesktopServiceClientTests {
             let mock = try DBusMock(template: "low_memory_monitor", address: env.bus.address)
             defer { mock.stop() }
             let events = ValueRecorder<HostEvent>()
-            let client = LowMemoryMonitorClient(connection: env.connection) { events.add($0) }
+            let client = LowMemoryMonitorClient(connection: env.connection, logger: testLogger) { events.add($0) }
             defer { client.stop() }
             try await client.start()
             // The template's EmitWarning(y) emits LowMemoryWarning(y) from the main object.
@@ -111,7 +112,7 @@ struct DesktopServiceClientTests {
     func screensaverAppearsLater() async throws {
         try await BusTestEnvironment.with { env in
             let events = ValueRecorder<HostEvent>()
-            let client = ScreenSaverClient(connection: env.connection) { events.add($0) }
+            let client = ScreenSaverClient(connection: env.connection, logger: testLogger) { events.add($0) }
             defer { client.stop() }
             #expect(try await client.start() == [])
             let mock = try DBusMock(template: "gnome_screensaver", address: env.bus.address)
@@ -124,11 +125,11 @@ struct DesktopServiceClientTests {
     @Test("timedated and low-memory-monitor report an absent service with serviceUnavailable")
     func absentServices() async throws {
         try await BusTestEnvironment.with { env in
-            let timedated = TimedatedClient(connection: env.connection) { _ in }
+            let timedated = TimedatedClient(connection: env.connection, logger: testLogger) { _ in }
             #expect(
                 await errorCode { () async throws(BusServiceError) in _ = try await timedated.start() }
                     == .serviceUnavailable)
-            let monitor = LowMemoryMonitorClient(connection: env.connection) { _ in }
+            let monitor = LowMemoryMonitorClient(connection: env.connection, logger: testLogger) { _ in }
             #expect(
                 await errorCode { () async throws(BusServiceError) in try await monitor.start() } == .serviceUnavailable
             )
@@ -144,3 +145,6 @@ private func errorCode(_ body: () async throws(BusServiceError) -> Void) async -
         return error.code
     }
 }
+
+/// The clients' diagnostics, on the test's standard error.
+private let testLogger = Logger(label: "IntegrationTests.desktop-services")

@@ -3,6 +3,7 @@ import AppLifecycleSystemd
 import AppLifecycleTesting
 import Foundation
 import Glibc
+import Logging
 import SystemdBus
 import SystemdBusTesting
 import Testing
@@ -26,7 +27,9 @@ private func withLogind(
         }
         try prepare(mock)
         let events = ValueRecorder<HostEvent>()
-        let client = LogindClient(connection: env.connection, environment: environment, uid: testUID) { events.add($0) }
+        let client = LogindClient(
+            connection: env.connection, environment: environment, uid: testUID, logger: testLogger
+        ) { events.add($0) }
         defer { client.stop() }
         try await client.start()
         try await body(env, mock, client, events)
@@ -128,7 +131,9 @@ struct LogindClientTests {
             try mock.addSession(id: "c3", uid: testUID, username: "u", active: true)
 
             func resolved(_ environment: [String: String]) async throws -> String? {
-                let client = LogindClient(connection: env.connection, environment: environment, uid: testUID) { _ in }
+                let client = LogindClient(
+                    connection: env.connection, environment: environment, uid: testUID, logger: testLogger
+                ) { _ in }
                 defer { client.stop() }
                 try await client.start()
                 #expect(client.sessionPath == client.sessionID.map(sessionPath))
@@ -286,7 +291,7 @@ struct LogindClientTests {
             let resyncs = ValueRecorder<LogindClient.Resync>()
             let client = LogindClient(
                 connection: env.connection, environment: ["XDG_SESSION_ID": "c1"], uid: testUID,
-                onResync: { resyncs.add($0) }
+                onResync: { resyncs.add($0) }, logger: testLogger
             ) { events.add($0) }
             defer { client.stop() }
             try await client.start()
@@ -344,7 +349,7 @@ struct LogindClientTests {
     @Test("without logind on the bus, start() throws serviceUnavailable")
     func absent() async throws {
         try await BusTestEnvironment.with { env in
-            let client = LogindClient(connection: env.connection, environment: [:]) { _ in }
+            let client = LogindClient(connection: env.connection, environment: [:], logger: testLogger) { _ in }
             let error = await #expect(throws: BusServiceError.self) { try await client.start() }
             #expect(error?.code == .serviceUnavailable)
             await #expect(throws: BusServiceError.self) {
@@ -381,3 +386,6 @@ private func writeAll(_ path: String) {
     _ = write(fd, &byte, 1)
     close(fd)
 }
+
+/// The clients' diagnostics, on the test's standard error.
+private let testLogger = Logger(label: "IntegrationTests.logind")

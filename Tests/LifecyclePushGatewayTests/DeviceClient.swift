@@ -1,6 +1,7 @@
 import BrokerLink
 import BrokerTestSupport
 import FleetProtocol
+import Logging
 import SystemdBus
 import SystemdBusTesting
 
@@ -20,7 +21,8 @@ final class DeviceClient: Sendable {
         var configuration = try BrokerConfiguration(
             url: broker.url, clientID: "test-\(device)", username: device, password: broker.users[device])
         configuration.cleanSession = true
-        connection = BrokerConnection(configuration: configuration, loop: loop)
+        connection = BrokerConnection(
+            configuration: configuration, loop: loop, logger: Logger(label: "BrokerLinkTests"))
         probe = ConnectionProbe(connection)
         try connection.subscribe(topics.push, qos: 1)
         try await connection.start()

@@ -34,6 +34,7 @@ extension GatewayIntegrationTests {
             let refused = try await connection.send(push)
             let closedAfter = !connection.isReusable
             let failure = await #expect(throws: HTTPClientError.self) { try await connection.send(health) }
+            #expect(failure?.code == .connectionNotReusable)
             return (refused, closedAfter, failure?.message)
         }
         #expect(refused.status == 404, "\(refused)")
@@ -57,6 +58,7 @@ extension GatewayIntegrationTests {
         }
         let elapsed = clock.now - started
         #expect(error?.message == "no response within 1.0 seconds", "\(String(describing: error))")
+        #expect(error?.code == .timedOut)
         // Not before the limit; the upper bound only guards against a hang (a loaded machine can
         // stall the process for seconds).
         #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(30), "gave up after \(elapsed)")
@@ -72,6 +74,7 @@ extension GatewayIntegrationTests {
             }
         }
         #expect(error?.message == "cannot connect to 127.0.0.1:\(port)", "\(String(describing: error))")
+        #expect(error?.code == .connectFailed)
         #expect(error?.underlying != nil)
     }
 }

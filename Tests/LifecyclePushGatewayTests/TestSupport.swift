@@ -1,6 +1,7 @@
 import BrokerLink
 import FleetProtocol
 import Foundation
+import Logging
 import Synchronization
 import WebPush
 
@@ -83,7 +84,9 @@ enum Fixture {
         table.apply(device: "device-1", token: token, payload: registration(vapid: vapid))
         table.finishResync()
         let publisher = FakePublisher()
-        let gateway = PushGateway(registrations: table, publisher: publisher, publicURL: publicURL, now: { now })
+        let gateway = PushGateway(
+            registrations: table, publisher: publisher, publicURL: publicURL, now: { now },
+            logger: Logger(label: "lifecycle-push-gateway"))
         return (gateway, publisher, table)
     }
 }

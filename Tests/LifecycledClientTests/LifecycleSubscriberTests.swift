@@ -4,6 +4,7 @@ import Foundation
 import LifecycledClient
 import LifecycledProtocol
 import LifecycledTestSupport
+import Logging
 import Synchronization
 import SystemdBus
 import SystemdBusTesting
@@ -48,7 +49,7 @@ struct LifecycleSubscriberTests {
                 .address(bus.address), loop: loop, description: "spoof", timeout: .seconds(10))
             defer { spoof.close() }
 
-            let subscriber = try await LifecycleSubscriber.connect(to: .address(bus.address))
+            let subscriber = try await LifecycleSubscriber.connect(to: .address(bus.address), logger: testLogger)
             defer { subscriber.close() }
             let received = Received()
             let registration = subscriber.addHandler { received.add($0) }
@@ -127,7 +128,7 @@ struct LifecycleSubscriberTests {
             let bus = env.bus
             let fake = env.fake
             let subscriber = try await LifecycleSubscriber.connect(
-                to: .address(bus.address), appID: FakeLifecycled.notesID)
+                to: .address(bus.address), appID: FakeLifecycled.notesID, logger: testLogger)
             defer { subscriber.close() }
             let received = Received()
             let registration = subscriber.addHandler { received.add($0) }
@@ -139,7 +140,8 @@ struct LifecycleSubscriberTests {
             #expect(received.all == [.notification(appID: FakeLifecycled.notesID, name: Self.active, userInfo: [:])])
 
             await #expect(throws: ApplicationError.self) {
-                _ = try await LifecycleSubscriber.connect(to: .address(bus.address), appID: "bad id")
+                _ = try await LifecycleSubscriber.connect(
+                    to: .address(bus.address), appID: "bad id", logger: testLogger)
             }
         }
     }
@@ -152,7 +154,7 @@ struct LifecycleSubscriberTests {
         defer { loop.shutdown() }
         let first = try await FakeLifecycled.start(address: bus.address, loop: loop)
         defer { first.connection.close() }
-        let subscriber = try await LifecycleSubscriber.connect(to: .address(bus.address))
+        let subscriber = try await LifecycleSubscriber.connect(to: .address(bus.address), logger: testLogger)
         defer { subscriber.close() }
         let received = Received()
         let registration = subscriber.addHandler { received.add($0) }
@@ -174,3 +176,6 @@ struct LifecycleSubscriberTests {
         #expect(try await subscriber.listApps() == apps)
     }
 }
+
+/// The subscriber's diagnostics, on the test's standard error.
+private let testLogger = Logger(label: "LifecycleSubscriberTests")

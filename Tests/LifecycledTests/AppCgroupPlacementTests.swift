@@ -4,6 +4,7 @@ import AppLifecycleTesting
 import Foundation
 import Glibc
 import LifecycledProtocol
+import Logging
 import SystemdBus
 import SystemdBusTesting
 import Testing
@@ -60,7 +61,7 @@ struct AppCgroupPlacementTests {
     func leftoverCgroups() throws {
         let parent = try FreezerFixture()
         defer { parent.remove() }
-        let placement = AppCgroupPlacement(mode: .under(parent.path))
+        let placement = AppCgroupPlacement(mode: .under(parent.path), logger: Logger(label: "lifecycled"))
         // Left by an earlier daemon, empty: reused.
         let empty = parent.path + "/app-org.example.Old-1"
         #expect(mkdir(empty, 0o755) == 0)

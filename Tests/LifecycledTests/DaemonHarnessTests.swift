@@ -6,6 +6,7 @@ import Glibc
 import LifecycledClient
 import LifecycledProtocol
 import LifecycledTestSupport
+import Logging
 import Synchronization
 import SystemdBus
 import SystemdBusTesting
@@ -224,7 +225,8 @@ func withDaemon<T>(
         bridgeSources: [], systemBus: systemBus, termination: termination, sleepDeadline: sleepDeadline,
         appCgroups: appCgroups,
         stateDirectory: directory.path + "/daemon-state",
-        fleetConfigurationPath: fleetConfiguration ?? directory.path + "/no-lifecycled.conf")
+        fleetConfigurationPath: fleetConfiguration ?? directory.path + "/no-lifecycled.conf",
+        logger: Logger(label: "lifecycled"))
     configuration.pushQueueCapacity = pushQueueCapacity
     configure(&configuration)
     let daemon = LifecycleDaemon(configuration: configuration)

@@ -4,6 +4,7 @@ import AppLifecycleTesting
 import Foundation
 import Glibc
 import LifecycledProtocol
+import Logging
 import SystemdBus
 import SystemdBusTesting
 import Testing
@@ -248,7 +249,7 @@ struct DaemonHostingTests {
             busAddress: .address(bus.address), appsDirectories: [appsDirectory(dir)], simulationEnabled: true,
             bridgeSources: [],
             termination: TerminationPolicy(deadline: .milliseconds(500), grace: .milliseconds(500)),
-            stateDirectory: dir.path + "/daemon-state")
+            stateDirectory: dir.path + "/daemon-state", logger: Logger(label: "lifecycled"))
         let client = try await DaemonTestClient(address: bus.address, name: "restart-client")
         defer { client.close() }
 

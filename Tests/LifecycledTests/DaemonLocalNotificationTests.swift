@@ -6,6 +6,7 @@ import Foundation
 import Glibc
 import LifecycledProtocol
 import LocalNotificationEngine
+import Logging
 import Synchronization
 import SystemdBus
 import SystemdBusTesting
@@ -209,7 +210,7 @@ struct DaemonLocalNotificationTests {
         try writeManifest(dir, id: counter, executable: "/bin/true")
         let configuration = DaemonConfiguration(
             busAddress: .address(bus.address), appsDirectories: [appsDirectory(dir)], bridgeSources: [],
-            stateDirectory: dir.path + "/daemon-state")
+            stateDirectory: dir.path + "/daemon-state", logger: Logger(label: "lifecycled"))
         let client = try await DaemonTestClient(address: bus.address, name: "restart-client")
         defer { client.close() }
 

@@ -5,6 +5,7 @@ import Foundation
 import Glibc
 import LifecycledProtocol
 import LifecycledTestSupport
+import Logging
 import SystemdBus
 import SystemdBusTesting
 import Testing
@@ -40,7 +41,8 @@ struct DaemonLogindTests {
                 simulationEnabled: false,
                 bridgeSources: [.logind], systemBus: .address(systemBus.address),
                 termination: TerminationPolicy(deadline: .milliseconds(500), grace: .milliseconds(500)),
-                sleepDeadline: .seconds(20), stateDirectory: directory.path + "/daemon-state"))
+                sleepDeadline: .seconds(20), stateDirectory: directory.path + "/daemon-state",
+                logger: Logger(label: "lifecycled")))
         try await daemon.start()
         let client = try await DaemonTestClient(address: sessionBus.address, name: "logind-test")
         let h = DaemonHarness(bus: sessionBus, directory: directory, daemon: daemon, client: client)

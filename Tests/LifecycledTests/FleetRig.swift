@@ -3,6 +3,7 @@ import BrokerLink
 import BrokerTestSupport
 import FleetProtocol
 import Foundation
+import Logging
 import Synchronization
 import SystemdBus
 import SystemdBusTesting
@@ -46,7 +47,8 @@ final class FleetRig: Sendable {
             url: broker.url, clientID: "test-gateway-\(UUID().uuidString.prefix(8))", username: "gateway",
             password: "pw-gateway")
         configuration.cleanSession = true
-        gateway = BrokerConnection(configuration: configuration, loop: gatewayLoop)
+        gateway = BrokerConnection(
+            configuration: configuration, loop: gatewayLoop, logger: Logger(label: "FleetRig.gateway"))
         let connected = self.connected
         gateway.setEventHandler { event in
             if case .connected = event { connected.set(true) } else { connected.set(false) }

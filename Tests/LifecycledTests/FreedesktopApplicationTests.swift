@@ -4,6 +4,7 @@ import DesktopIntegration
 import Foundation
 import Glibc
 import LifecycledProtocol
+import Logging
 import SystemdBus
 import SystemdBusTesting
 import Testing
@@ -43,7 +44,7 @@ struct FreedesktopApplicationTests {
             configuration: DaemonConfiguration(
                 busAddress: .address(bus.address), appsDirectories: [appsDirectory(dir)], bridgeSources: [],
                 termination: TerminationPolicy(deadline: .seconds(5), grace: .milliseconds(500)),
-                stateDirectory: dir.path + "/daemon-state"))
+                stateDirectory: dir.path + "/daemon-state", logger: Logger(label: "lifecycled")))
         try await daemon.start()
         let client = try await DaemonTestClient(address: bus.address, name: "desktop-client")
         defer { client.close() }

@@ -93,7 +93,7 @@ struct ManifestTests {
         #expect(error.code == code)
         #expect(error.path == "\(dir.path)/a/\(fileID).json")
         #expect(error.message.contains(messagePart), "\(error.message)")
-        #expect(error.description.contains(code.rawValue))
+        #expect(error.description.contains(code.description))
     }
 
     @Test func earlierDirectoryWinsForTheSameID() throws {

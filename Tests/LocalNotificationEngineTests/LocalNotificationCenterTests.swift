@@ -116,8 +116,7 @@ struct LocalNotificationCenterTests {
         await #expect {
             try await center.schedule(huge)
         } throws: { error in
-            guard case .invalid = error as? LocalNotificationCenter.Refusal else { return false }
-            return true
+            (error as? LocalNotificationCenter.Refusal)?.code == .invalid
         }
         #expect(center.schedule.count == 0)
     }

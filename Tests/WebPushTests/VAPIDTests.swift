@@ -127,8 +127,7 @@ struct VAPIDTests {
         #expect {
             try verify(header)
         } throws: { error in
-            if case .malformedAuthorizationHeader = error as? WebPushError { return true }
-            return false
+            (error as? WebPushError)?.code == .malformedAuthorizationHeader
         }
     }
 
@@ -192,8 +191,7 @@ struct VAPIDTests {
         #expect {
             try verify("vapid t=\(token), k=\(key.publicKeyBase64URL)")
         } throws: { error in
-            if case .malformedJWT = error as? WebPushError { return true }
-            return false
+            (error as? WebPushError)?.code == .malformedJWT
         }
     }
 
@@ -206,8 +204,7 @@ struct VAPIDTests {
             #expect {
                 try verify("vapid t=\(bad), k=\(keyText)")
             } throws: { error in
-                if case .malformedJWT = error as? WebPushError { return true }
-                return false
+                (error as? WebPushError)?.code == .malformedJWT
             }
         }
     }
@@ -221,8 +218,7 @@ struct VAPIDTests {
             #expect {
                 try verify("vapid t=\(token), k=\(key.publicKeyBase64URL)")
             } throws: { error in
-                if case .malformedJWT = error as? WebPushError { return true }
-                return false
+                (error as? WebPushError)?.code == .malformedJWT
             }
         }
     }
@@ -264,11 +260,8 @@ struct VAPIDTests {
             "https://push.example.net.evil",
         ])
     func audienceMismatch(expected: String) throws {
-        #expect {
+        #expect(throws: WebPushError.audienceMismatch(expected: expected, actual: audience)) {
             try verify(header(), audience: expected)
-        } throws: { error in
-            if case .audienceMismatch(_, let actual) = error as? WebPushError { return actual == audience }
-            return false
         }
     }
 

@@ -171,7 +171,7 @@ extension ApplicationError {
     /// The error under ``ApplicationUserInfoKey/errorCode`` and ``ApplicationUserInfoKey/errorMessage``.
     public var userInfo: UserInfo {
         [
-            ApplicationUserInfoKey.errorCode: .string(code.rawValue),
+            ApplicationUserInfoKey.errorCode: .string(code.description),
             ApplicationUserInfoKey.errorMessage: .string(message),
         ]
     }
@@ -179,7 +179,7 @@ extension ApplicationError {
     /// Reads an error from its userInfo form, or `nil` when the code is missing.
     public init?(userInfo: UserInfo) {
         guard let code = userInfo[ApplicationUserInfoKey.errorCode]?.stringValue else { return nil }
-        self.init(Code(rawValue: code), userInfo[ApplicationUserInfoKey.errorMessage]?.stringValue ?? "")
+        self.init(Code(name: code), userInfo[ApplicationUserInfoKey.errorMessage]?.stringValue ?? "")
     }
 
     /// Wraps any error: an ``ApplicationError`` as itself, anything else with its description.

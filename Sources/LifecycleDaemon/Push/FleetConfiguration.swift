@@ -26,8 +26,50 @@ import FoundationEssentials
 /// distributor refuses registrations with `ACTION_REQUIRED`.
 struct FleetConfiguration: Sendable, Equatable {
     /// A bad file: its path, line and what is wrong.
+    ///
+    /// The project's one error shape (swift-service-lifecycle's `ServiceGroupError`): an opaque
+    /// ``code`` over a private enum and a message that names the file, the line and what to fix.
     struct Invalid: Error, CustomStringConvertible {
-        var description: String
+        /// What kind of problem this is. Compare with the static members (`error.code == .syntax`).
+        struct Code: Sendable, Hashable, CustomStringConvertible {
+            private enum Base: String, Sendable, Hashable {
+                case unreadable
+                case syntax
+                case setting
+            }
+
+            private let base: Base
+
+            private init(_ base: Base) { self.base = base }
+
+            /// The file cannot be read, or is not UTF-8 text.
+            static let unreadable = Code(.unreadable)
+            /// A line is not a `[section]`, a `key = value`, a comment or blank, or a key is set twice.
+            static let syntax = Code(.syntax)
+            /// A section, key or value is unknown, missing or invalid.
+            static let setting = Code(.setting)
+
+            /// The code's name, as in logs: `syntax`.
+            var description: String { base.rawValue }
+        }
+
+        /// The kind of problem.
+        let code: Code
+        /// The file (and line), what is wrong and what to fix.
+        let message: String
+
+        /// Creates an error.
+        ///
+        /// - Parameters:
+        ///   - code: The kind of problem.
+        ///   - message: The file (and line), what is wrong.
+        init(_ code: Code, _ message: String) {
+            self.code = code
+            self.message = message
+        }
+
+        /// The message.
+        var description: String { message }
     }
 
     /// The broker connection (client id, credentials, TLS, the Last Will are set by the fleet link).
@@ -66,13 +108,13 @@ struct FleetConfiguration: Sendable, Equatable {
             // (a FIFO, /dev/zero) is refused instead of read forever.
             let data = try AtomicFile.read(from: URL(fileURLWithPath: path), limit: 1 << 20)
             guard let decoded = String(data: data, encoding: .utf8) else {
-                throw Invalid(description: "\(path): not UTF-8 text")
+                throw Invalid(.unreadable, "\(path): not UTF-8 text")
             }
             text = decoded
         } catch let error as Invalid {
             throw error
         } catch {
-            throw Invalid(description: "\(path): cannot read it: \(error)")
+            throw Invalid(.unreadable, "\(path): cannot read it: \(error)")
         }
         let sections = try parse(text, path: path)
         let known: [String: Set<String>] = [
@@ -83,20 +125,20 @@ struct FleetConfiguration: Sendable, Equatable {
             "push": ["endpoint-url"],
         ]
         for (section, values) in sections {
-            guard let keys = known[section] else { throw Invalid(description: "\(path): unknown section [\(section)]") }
+            guard let keys = known[section] else { throw Invalid(.setting, "\(path): unknown section [\(section)]") }
             for key in values.keys where !keys.contains(key) {
-                throw Invalid(description: "\(path): unknown key '\(key)' in [\(section)]")
+                throw Invalid(.setting, "\(path): unknown key '\(key)' in [\(section)]")
             }
         }
         let broker = sections["broker"] ?? [:]
-        guard let url = broker["url"] else { throw Invalid(description: "\(path): [broker] needs url") }
+        guard let url = broker["url"] else { throw Invalid(.setting, "\(path): [broker] needs url") }
         guard let endpoint = sections["push"]?["endpoint-url"] else {
-            throw Invalid(description: "\(path): [push] needs endpoint-url (the gateway's public URL)")
+            throw Invalid(.setting, "\(path): [push] needs endpoint-url (the gateway's public URL)")
         }
         guard let endpointURL = URL(string: endpoint), ["http", "https"].contains(endpointURL.scheme ?? ""),
             endpointURL.host != nil, endpointURL.query == nil
         else {
-            throw Invalid(description: "\(path): endpoint-url '\(endpoint)' is not an http(s) URL")
+            throw Invalid(.setting, "\(path): endpoint-url '\(endpoint)' is not an http(s) URL")
         }
         let deviceID: String
         if let explicit = broker["device-id"] {
@@ -105,19 +147,19 @@ struct FleetConfiguration: Sendable, Equatable {
             do {
                 deviceID = try deriveDeviceID()
             } catch {
-                throw Invalid(description: "\(path): no device-id, and none can be derived: \(error)")
+                throw Invalid(.setting, "\(path): no device-id, and none can be derived: \(error)")
             }
         }
         guard DeviceIdentity.isValid(deviceID) else {
-            throw Invalid(description: "\(path): device-id '\(deviceID)' is not a valid topic level")
+            throw Invalid(.setting, "\(path): device-id '\(deviceID)' is not a valid topic level")
         }
         var password = broker["password"]
         if let file = broker["password-file"] {
-            guard password == nil else { throw Invalid(description: "\(path): password and password-file both set") }
+            guard password == nil else { throw Invalid(.setting, "\(path): password and password-file both set") }
             do {
                 password = try BrokerConfiguration.password(fromFile: file)
             } catch {
-                throw Invalid(description: "\(path): password-file: \(error.message)")
+                throw Invalid(.setting, "\(path): password-file: \(error.message)")
             }
         }
         var configuration: BrokerConfiguration
@@ -126,14 +168,14 @@ struct FleetConfiguration: Sendable, Equatable {
                 url: url, clientID: broker["client-id"] ?? "lifecycled-\(deviceID)",
                 username: broker["username"] ?? deviceID, password: password)
         } catch {
-            throw Invalid(description: "\(path): \(error)")
+            throw Invalid(.setting, "\(path): \(error)")
         }
         configuration.caFile = broker["ca-file"]
         configuration.certificateFile = broker["certificate-file"]
         configuration.keyFile = broker["key-file"]
         if let keepalive = broker["keepalive"] {
             guard let seconds = Int(keepalive), (5...3600).contains(seconds) else {
-                throw Invalid(description: "\(path): keepalive must be 5…3600 seconds, not '\(keepalive)'")
+                throw Invalid(.setting, "\(path): keepalive must be 5…3600 seconds, not '\(keepalive)'")
             }
             configuration.keepAlive = seconds
         }
@@ -163,25 +205,25 @@ struct FleetConfiguration: Sendable, Equatable {
             if trimmed.isEmpty || trimmed.hasPrefix("#") || trimmed.hasPrefix(";") { continue }
             if trimmed.hasPrefix("[") {
                 guard trimmed.hasSuffix("]"), trimmed.count > 2 else {
-                    throw Invalid(description: "\(path):\(index + 1): '\(trimmed)' is not a [section]")
+                    throw Invalid(.syntax, "\(path):\(index + 1): '\(trimmed)' is not a [section]")
                 }
                 current = String(trimmed.dropFirst().dropLast()).trimmedOfBlanks
                 sections[current!, default: [:]] = sections[current!] ?? [:]
                 continue
             }
             guard let section = current else {
-                throw Invalid(description: "\(path):\(index + 1): a setting before any [section]")
+                throw Invalid(.syntax, "\(path):\(index + 1): a setting before any [section]")
             }
             guard let equals = trimmed.firstIndex(of: "=") else {
-                throw Invalid(description: "\(path):\(index + 1): '\(trimmed)' is not key = value")
+                throw Invalid(.syntax, "\(path):\(index + 1): '\(trimmed)' is not key = value")
             }
             let key = trimmed[..<equals].trimmedOfBlanks
             let value = trimmed[trimmed.index(after: equals)...].trimmedOfBlanks
             guard !key.isEmpty, !value.isEmpty else {
-                throw Invalid(description: "\(path):\(index + 1): '\(trimmed)' has an empty key or value")
+                throw Invalid(.syntax, "\(path):\(index + 1): '\(trimmed)' has an empty key or value")
             }
             guard sections[section]?[key] == nil else {
-                throw Invalid(description: "\(path):\(index + 1): '\(key)' is set twice in [\(section)]")
+                throw Invalid(.syntax, "\(path):\(index + 1): '\(key)' is set twice in [\(section)]")
             }
             sections[section, default: [:]][key] = value
         }

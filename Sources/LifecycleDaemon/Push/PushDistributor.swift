@@ -223,7 +223,7 @@ final class PushDistributor {
         do {
             return try AtomicFile.read(from: url, limit: limit)
         } catch {
-            if case .notFound = error { return nil }
+            if error.code == .notFound { return nil }
             setAside(url, because: "\(error)")
             return nil
         }
