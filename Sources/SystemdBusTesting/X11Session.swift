@@ -66,7 +66,9 @@ public final class X11Session: Sendable {
     /// The window manager running.
     public let windowManager: WindowManager
     private let server: ChildProcess
-    private let manager: ChildProcess?
+    private let manager = Mutex<ChildProcess?>(nil)
+    private let logDirectory: String?
+    private let hangGuard: Duration
     private let clients = Mutex<[ChildProcess]>([])
 
     /// Starts Xvfb and the window manager, and returns once both are ready.
@@ -75,7 +77,8 @@ public final class X11Session: Sendable {
     ///   - windowManager: The window manager to run.
     ///   - displayNumber: The display to serve (a server restarted on the display of one that was
     ///     stopped); `nil`: the first free one.
-    ///   - logDirectory: Where `xvfb.log` and the window manager's log go; `nil`: `/dev/null`.
+    ///   - logDirectory: Where the window manager's log goes (`openbox.log`…); `nil`: `/dev/null`.
+    ///   - hangGuard: How long the window manager may take to get ready.
     /// - Throws: ``FixtureError`` if a program is missing or does not start or get ready within
     ///   the hang guard.
     public init(
@@ -103,26 +106,57 @@ public final class X11Session: Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment["DISPLAY"] = ":\(number)"
         self.environment = environment
-        guard let (executable, wmArguments) = windowManager.command else {
-            manager = nil
-            return
-        }
-        let output: ChildProcess.Output = logDirectory.map { .file($0 + "/\(windowManager.rawValue).log") } ?? .null
+        self.logDirectory = logDirectory
+        self.hangGuard = hangGuard
         do {
-            manager = try ChildProcess.spawn(executable, wmArguments, environment: environment, stdout: output)
+            try await startWindowManager()
         } catch {
-            server.terminateAndWait(escalatingAfter: .seconds(2))
+            stop()
             throw error
         }
+    }
+
+    /// Starts the session's window manager (again, after ``stopWindowManager()``) and returns once
+    /// it is ready: for an EWMH one, once the root names a check window that names itself and
+    /// `_NET_SUPPORTED` is set (a window manager that exited may leave a stale check property).
+    ///
+    /// - Throws: ``FixtureError`` if it does not start or get ready within the hang guard.
+    public func startWindowManager() async throws {
+        guard let (executable, arguments) = windowManager.command else { return }
+        let output: ChildProcess.Output = logDirectory.map { .file($0 + "/\(windowManager.rawValue).log") } ?? .null
+        let process = try ChildProcess.spawn(executable, arguments, environment: environment, stdout: output)
+        let previous = manager.withLock { manager in
+            defer { manager = process }
+            return manager
+        }
+        previous?.terminateAndWait(escalatingAfter: .seconds(5))
         guard windowManager.isEWMH else { return }
         let ready = try await eventually(hangGuard: hangGuard, pause: .milliseconds(20)) {
-            let properties = try await run("/usr/bin/xprop", ["-root", "_NET_SUPPORTING_WM_CHECK", "_NET_SUPPORTED"])
-            return properties.output.contains("_NET_SUPPORTING_WM_CHECK(WINDOW)")
-                && properties.output.contains("_NET_SUPPORTED(ATOM)")
+            let root = try await run("/usr/bin/xprop", ["-root", "_NET_SUPPORTING_WM_CHECK", "_NET_SUPPORTED"]).output
+            guard root.contains("_NET_SUPPORTED(ATOM)"),
+                let window = root.split(separator: "\n").first(where: {
+                    $0.hasPrefix("_NET_SUPPORTING_WM_CHECK(WINDOW)")
+                })?
+                .split(separator: " ").last
+            else { return false }
+            let check = try await run("/usr/bin/xprop", ["-id", String(window), "_NET_SUPPORTING_WM_CHECK"])
+            return check.status == 0 && check.output.hasSuffix("# \(window)\n")
         }
         guard ready else {
-            stop()
-            throw FixtureError("\(executable) did not set the EWMH root properties on :\(number)")
+            throw FixtureError("\(executable) did not set the EWMH root properties on \(display)")
+        }
+    }
+
+    /// Stops the window manager alone (SIGTERM to its pid, then waits): the clients keep their
+    /// windows, unmanaged, and the root keeps whatever the window manager left on it.
+    public func stopWindowManager() {
+        let process = manager.withLock { manager in
+            defer { manager = nil }
+            return manager
+        }
+        if let process {
+            kill(process.pid, SIGCONT)
+            process.terminateAndWait(escalatingAfter: .seconds(5))
         }
     }
 
@@ -171,12 +205,16 @@ public final class X11Session: Sendable {
     /// they are while clients come and go (a window it still lists can be destroyed), until
     /// ``resumeWindowManager()``.
     public func pauseWindowManager() {
-        if let manager, !manager.hasExited { kill(manager.pid, SIGSTOP) }
+        manager.withLock { manager in
+            if let manager, !manager.hasExited { kill(manager.pid, SIGSTOP) }
+        }
     }
 
     /// Lets a paused window manager run again (SIGCONT to its pid).
     public func resumeWindowManager() {
-        if let manager, !manager.hasExited { kill(manager.pid, SIGCONT) }
+        manager.withLock { manager in
+            if let manager, !manager.hasExited { kill(manager.pid, SIGCONT) }
+        }
     }
 
     /// Stops the X server alone (SIGTERM to its pid, then waits), as a crash or a logout would
@@ -194,8 +232,7 @@ public final class X11Session: Sendable {
             return clients
         }
         for client in clients { client.terminateAndWait(escalatingAfter: .seconds(5)) }
-        resumeWindowManager()
-        manager?.terminateAndWait(escalatingAfter: .seconds(5))
+        stopWindowManager()
         server.terminateAndWait(escalatingAfter: .seconds(5))
     }
 

@@ -149,6 +149,23 @@ struct EWMHWindowSourceTests {
         }
     }
 
+    @Test("the window manager exiting reports unavailable; the next one gives a fresh set", arguments: windowManagers)
+    func windowManagerRestart(windowManager: X11Session.WindowManager) async throws {
+        try await withSource(windowManager) { session, _, reader in
+            try session.launch("/usr/bin/xterm", ["-class", "LifecycleKept"])
+            #expect(await reader.windows { $0.contains { $0.appID == "LifecycleKept" } } != nil)
+
+            // openbox leaves a stale _NET_SUPPORTING_WM_CHECK on the root: its window is gone.
+            session.stopWindowManager()
+            let lost = await reader.next { if case .unavailable = $0 { return true } else { return false } }
+            #expect(lost != nil)
+
+            try await session.startWindowManager()
+            let set = try #require(await reader.windows { !$0.isEmpty })
+            #expect(set.map(\.appID) == ["LifecycleKept"])
+        }
+    }
+
     @Test("a listed window that is already destroyed (BadWindow) is left out, never a crash")
     func destroyedWindow() async throws {
         let session = try await X11Session(windowManager: .openbox)
