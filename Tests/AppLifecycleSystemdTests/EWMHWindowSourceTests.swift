@@ -219,6 +219,15 @@ struct EWMHWindowSourceTests {
         #expect(await iterator.next() == nil)
     }
 
+    @Test("no display name is a typed error, before any connection")
+    func noDisplay() async throws {
+        let loop = try EventLoop(name: "x11-test")
+        defer { loop.shutdown() }
+        let source = EWMHWindowSource(display: "", loop: loop)
+        let error = await #expect(throws: EWMHWindowSourceError.self) { try await source.start() }
+        #expect(error?.code == .noDisplay)
+    }
+
     @Test("a display with no X server is a typed error")
     func noServer() async throws {
         let loop = try EventLoop(name: "x11-test")

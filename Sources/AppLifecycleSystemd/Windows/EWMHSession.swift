@@ -98,7 +98,8 @@ final class EWMHSession {
         self.continuation = continuation
     }
 
-    private var displayName: String { display ?? "$DISPLAY" }
+    /// The display connected to, for messages: the one given, else `$DISPLAY`'s value at start.
+    private var displayName = ""
 
     // MARK: Starting and stopping
 
@@ -117,6 +118,7 @@ final class EWMHSession {
         guard !name.isEmpty else {
             return fail(EWMHWindowSourceError(.noDisplay, "no X display: $DISPLAY is not set"), completion: completion)
         }
+        displayName = name
         startCompletion = completion
         connect()
     }
@@ -163,7 +165,8 @@ final class EWMHSession {
         phase = .connecting
         attempt += 1
         let attempt = attempt
-        let display = display
+        // The name resolved at start: every reconnect goes to the same display.
+        let display = displayName
         let started = DetachedThread.start {
             var screen: Int32 = 0
             let xcb = XCBLibrary.loaded
