@@ -43,6 +43,17 @@ private final class UpdateReader: Sendable {
     }
 }
 
+extension X11Session {
+    /// An xterm of class `windowClass` running `sleep` rather than a login shell (nothing to read
+    /// or wait for when it is stopped); stopped by the session.
+    @discardableResult
+    func terminal(_ windowClass: String, title: String? = nil) throws -> ChildProcess {
+        try launch(
+            "/usr/bin/xterm",
+            ["-class", windowClass] + (title.map { ["-T", $0] } ?? []) + ["-e", "/bin/sleep", "600"])
+    }
+}
+
 @Suite("EWMH window source against Xvfb and real window managers", .serialized, .timeLimit(.minutes(2)))
 struct EWMHWindowSourceTests {
     static let windowManagers = [X11Session.WindowManager.openbox, .matchbox].filter(X11Session.isAvailable)
@@ -67,7 +78,7 @@ struct EWMHWindowSourceTests {
     @Test("a new window appears with its WM_CLASS and _NET_WM_PID", arguments: windowManagers)
     func newWindowAppears(windowManager: X11Session.WindowManager) async throws {
         try await withSource(windowManager) { session, _, reader in
-            let terminal = try session.launch("/usr/bin/xterm", ["-class", "LifecycleNotes", "-T", "notes"])
+            let terminal = try session.terminal("LifecycleNotes", title: "notes")
             let set = try #require(await reader.windows { $0.contains { $0.appID == "LifecycleNotes" } })
             let window = try #require(set.first { $0.appID == "LifecycleNotes" })
             #expect(window.processID == terminal.pid)
@@ -86,8 +97,8 @@ struct EWMHWindowSourceTests {
     @Test("activating a window makes it the one activated", arguments: windowManagers)
     func activation(windowManager: X11Session.WindowManager) async throws {
         try await withSource(windowManager) { session, _, reader in
-            try session.launch("/usr/bin/xterm", ["-class", "LifecycleFirst"])
-            try session.launch("/usr/bin/xterm", ["-class", "LifecycleSecond"])
+            try session.terminal("LifecycleFirst")
+            try session.terminal("LifecycleSecond")
             let set = try #require(
                 await reader.windows { set in
                     set.contains { $0.appID == "LifecycleFirst" } && set.contains { $0.appID == "LifecycleSecond" }
@@ -117,7 +128,7 @@ struct EWMHWindowSourceTests {
     @Test("minimising a window marks it minimised, activating it again restores it")
     func minimising() async throws {
         try await withSource(.openbox) { session, _, reader in
-            try session.launch("/usr/bin/xterm", ["-class", "LifecycleMinimised"])
+            try session.terminal("LifecycleMinimised")
             let set = try #require(await reader.windows { $0.contains { $0.appID == "LifecycleMinimised" } })
             let window = try #require(set.first { $0.appID == "LifecycleMinimised" })
 
@@ -136,8 +147,8 @@ struct EWMHWindowSourceTests {
     @Test("closing a window removes it from the set")
     func closing() async throws {
         try await withSource(.openbox) { session, _, reader in
-            let terminal = try session.launch("/usr/bin/xterm", ["-class", "LifecycleClosed"])
-            try session.launch("/usr/bin/xterm", ["-class", "LifecycleStays"])
+            let terminal = try session.terminal("LifecycleClosed")
+            try session.terminal("LifecycleStays")
             #expect(
                 await reader.windows { set in
                     set.contains { $0.appID == "LifecycleClosed" } && set.contains { $0.appID == "LifecycleStays" }
@@ -152,7 +163,7 @@ struct EWMHWindowSourceTests {
     @Test("the window manager exiting reports unavailable; the next one gives a fresh set", arguments: windowManagers)
     func windowManagerRestart(windowManager: X11Session.WindowManager) async throws {
         try await withSource(windowManager) { session, _, reader in
-            try session.launch("/usr/bin/xterm", ["-class", "LifecycleKept"])
+            try session.terminal("LifecycleKept")
             #expect(await reader.windows { $0.contains { $0.appID == "LifecycleKept" } } != nil)
 
             // openbox leaves a stale _NET_SUPPORTING_WM_CHECK on the root: its window is gone.
@@ -170,8 +181,8 @@ struct EWMHWindowSourceTests {
     func destroyedWindow() async throws {
         let session = try await X11Session(windowManager: .openbox)
         defer { session.stop() }
-        let doomed = try session.launch("/usr/bin/xterm", ["-class", "LifecycleDoomed"])
-        try session.launch("/usr/bin/xterm", ["-class", "LifecycleAlive"])
+        let doomed = try session.terminal("LifecycleDoomed")
+        try session.terminal("LifecycleAlive")
         // Both managed: openbox lists both.
         #expect(
             try await eventually {
@@ -250,7 +261,7 @@ struct EWMHWindowSourceTests {
         defer { source.stop() }
         let reader = UpdateReader(source)
         try await source.start()
-        try session.launch("/usr/bin/xterm", ["-class", "LifecycleBefore"])
+        try session.terminal("LifecycleBefore")
         #expect(await reader.windows { $0.contains { $0.appID == "LifecycleBefore" } } != nil)
 
         session.stopServer()
@@ -260,7 +271,7 @@ struct EWMHWindowSourceTests {
 
         let restarted = try await X11Session(windowManager: .openbox, displayNumber: session.displayNumber)
         defer { restarted.stop() }
-        try restarted.launch("/usr/bin/xterm", ["-class", "LifecycleAfter"])
+        try restarted.terminal("LifecycleAfter")
         let set = try #require(await reader.windows { $0.contains { $0.appID == "LifecycleAfter" } })
         #expect(!set.contains { $0.appID == "LifecycleBefore" })
     }
