@@ -3,13 +3,16 @@
 
 SHELL := /bin/bash
 SWIFT ?= swift
-# Building needs libsystemd and libmosquitto; the tests and the demos also need a bus daemon,
-# python-dbusmock, gdbus, dbus-python with GLib (the UnifiedPush stand-ins), a real mosquitto broker
-# and its clients, python3-venv for the Web Push interop venv (pywebpush from PyPI), and dunst under
-# Xvfb as a real notification server.
-BUILD_PACKAGES := libsystemd-dev libmosquitto-dev pkg-config
+# Building needs libsystemd, libmosquitto and libxcb's headers; the tests and the demos also need a
+# bus daemon, python-dbusmock, gdbus, dbus-python with GLib (the UnifiedPush stand-ins), a real
+# mosquitto broker and its clients, python3-venv for the Web Push interop venv (pywebpush from PyPI),
+# dunst under Xvfb as a real notification server, and for the X11 window source openbox,
+# matchbox-window-manager and twm (not EWMH) under Xvfb, driven by xdotool and read by xprop, with
+# xterm and xlogo.
+BUILD_PACKAGES := libsystemd-dev libmosquitto-dev libxcb1-dev pkg-config
 APT_PACKAGES := $(BUILD_PACKAGES) dbus-daemon python3-dbusmock libglib2.0-bin python3-dbus python3-gi \
-	mosquitto mosquitto-clients python3-venv dunst xvfb
+	mosquitto mosquitto-clients python3-venv dunst xvfb \
+	openbox matchbox-window-manager twm xdotool xterm x11-apps x11-utils
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps build-deps build test format lint asan tsan demo demo-push bench install clean dist-binaries deb man-draft docs graph test-realhost realhost-run faults

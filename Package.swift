@@ -104,8 +104,11 @@ let package = Package(
         .target(
             name: "AppLifecycleSystemd",
             // UnixSignals (swift-service-lifecycle's small module, not ServiceLifecycle): SIGTERM and SIGINT as events.
-            dependencies: ["AppLifecycle", "SystemdBus", "CLinuxSupport", logging, unixSignals]
+            dependencies: ["AppLifecycle", "SystemdBus", "CLinuxSupport", "CXCB", logging, unixSignals]
         ),
+        // libxcb (<xcb/xcb.h> from libxcb1-dev) loaded with dlopen when the X11 window source starts, not
+        // linked: a process without an X display never maps it (nor libXau, libXdmcp, libbsd, libmd).
+        .target(name: "CXCB"),
         // The in-process host: SystemdHost runs one app on the bridge, without lifecycled.
         .target(
             name: "InProcessHost",
