@@ -41,6 +41,14 @@ package struct DaemonConfiguration: Sendable {
     /// foreground before it is frozen (Android and Tizen wait 10 s; Lomiri 1.5 s). An app that
     /// adopts AppLifecycle is frozen when it reports `suspended` instead.
     var freezeDelay: Duration = .seconds(10)
+    /// Where the window facts come from (`window-source` in `lifecycled.conf`).
+    var windowSource: LifecycleSettings.WindowSource = .auto
+    /// How long a window set in which no window has the focus waits for the next before it is
+    /// applied: window managers clear the focus before they give it (openbox), and an app must not
+    /// resign active and become active again for that.
+    var windowSettleDelay: Duration = .milliseconds(50)
+    /// Where `WAYLAND_DISPLAY` and `DISPLAY` are read from; `nil`: lifecycled's own environment.
+    var windowEnvironment: [String: String]?
     /// Where the daemon tells what happens: the executable's (`lifecycled` writes to the journal
     /// under systemd); the daemon's parts take theirs from it.
     var logger: Logger

@@ -6,13 +6,11 @@ import SystemdBus
 extension LifecycleDaemon {
     /// Starts the distributor, and the broker link when a `lifecycled.conf` configures one; a bad
     /// file is logged and leaves the fleet off (the daemon still hosts apps).
-    func startPush(loop: EventLoop, connection: BusConnection) async {
-        let path = FleetConfiguration.locate(
-            explicit: configuration.fleetConfigurationPath, environment: ProcessInfo.processInfo.environment)
+    func startPush(loop: EventLoop, connection: BusConnection, file: ConfigurationFile) async {
         var fleet: FleetConfiguration?
-        if let path {
+        if let path = file.path {
             do {
-                fleet = try FleetConfiguration.load(path: path)
+                fleet = try FleetConfiguration.load(sections: file.sections.get(), path: path)
             } catch {
                 logger.error("push: \(error); the fleet stays off")
             }
@@ -21,6 +19,27 @@ extension LifecycleDaemon {
             daemon: self, connection: connection, stateDirectory: stateDirectory, logger: logger)
         push = distributor
         await distributor.start(fleetConfiguration: fleet, loop: loop)
+    }
+
+    /// `lifecycled.conf`, read once at start for its fleet and its `[lifecycle]` settings.
+    struct ConfigurationFile {
+        /// The file found (`--config`, else the XDG and /etc paths), if any.
+        var path: String?
+        /// Its sections, or why it cannot be used.
+        var sections: Result<[String: [String: String]], FleetConfiguration.Invalid>
+    }
+
+    /// Finds and reads `lifecycled.conf` (``FleetConfiguration/locate(explicit:environment:)``).
+    func readConfigurationFile() -> ConfigurationFile {
+        guard
+            let path = FleetConfiguration.locate(
+                explicit: configuration.fleetConfigurationPath, environment: ProcessInfo.processInfo.environment)
+        else { return ConfigurationFile(path: nil, sections: .success([:])) }
+        return ConfigurationFile(
+            path: path,
+            sections: Result { () throws(FleetConfiguration.Invalid) in
+                try FleetConfiguration.readSections(path: path)
+            })
     }
 
     /// Before a `Message` call to `service`: a suspended hosted app is resumed (it wakes into the

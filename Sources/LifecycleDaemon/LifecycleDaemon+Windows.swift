@@ -1,21 +1,128 @@
 import AppLifecycle
 import AppLifecycleSystemd
+import FoundationEssentials
 import Glibc
 import LifecycledProtocol
 import Logging
+import SystemdBus
 
 /// The compositor decides the foreground: the window source's facts become each app's place
 /// (``ForegroundPolicy``), per app, in the seeds' order.
 extension LifecycleDaemon {
-    /// The window source reported the whole set of windows (or lost its display server, in which
-    /// case every app keeps the place the last set gave it).
+    /// Starts the session's window source (``LifecycleSettings/windowSource``): with `auto`,
+    /// Wayland's foreign-toplevel protocol when `$WAYLAND_DISPLAY` is set, else an EWMH window
+    /// manager when `$DISPLAY` is. No source (none configured, no display, a compositor without the
+    /// protocol, a window manager that is not EWMH-compliant) is logged once: apps then move only
+    /// with launches, banners, `Activate` and the session.
     ///
-    /// Each app's windows are matched (``WindowOwnership``); an app whose ``AppWindowState``
-    /// changed is placed again. Windows of programs lifecycled does not host are ignored.
+    /// - Parameters:
+    ///   - file: `lifecycled.conf`, whose `[lifecycle]` section applies over the configuration.
+    func startWindowSource(loop: EventLoop, settings file: ConfigurationFile) async {
+        if let path = file.path, case .success(let sections) = file.sections, let section = sections["lifecycle"] {
+            do {
+                lifecycleSettings = try LifecycleSettings(section: section, defaults: lifecycleSettings, path: path)
+            } catch {
+                logger.error("windows: \(error); the [lifecycle] settings are not applied")
+            }
+        }
+        let environment = configuration.windowEnvironment ?? ProcessInfo.processInfo.environment
+        let wayland = environment["WAYLAND_DISPLAY"].map { !$0.isEmpty } ?? false
+        let x11 = environment["DISPLAY"].map { !$0.isEmpty } ?? false
+        var kinds: [LifecycleSettings.WindowSource] = []
+        switch lifecycleSettings.windowSource {
+        case .off: return
+        case .wayland, .x11: kinds = [lifecycleSettings.windowSource]
+        case .auto: kinds = (wayland ? [.wayland] : []) + (x11 ? [.x11] : [])
+        }
+        guard !kinds.isEmpty else {
+            logger.info("windows: no display server in the environment; apps move with launches, banners and Activate")
+            return
+        }
+        for kind in kinds {
+            guard let source = makeWindowSource(kind, loop: loop, environment: environment) else { continue }
+            do {
+                try await source.start()
+            } catch {
+                logger.notice("windows: no \(kind.rawValue) window source: \(error)")
+                continue
+            }
+            logger.info(
+                "windows: following the \(kind.rawValue) display server (\(lifecycleSettings.foregroundMode.rawValue) mode)"
+            )
+            windowSource = source
+            let updates = source.updates
+            windowTask = Task { @MainActor [weak self] in
+                for await update in updates {
+                    guard let self, self.phase == .running else { return }
+                    self.enqueueWindows(update)
+                }
+            }
+            return
+        }
+    }
+
+    /// The source of a kind.
+    private func makeWindowSource(
+        _ kind: LifecycleSettings.WindowSource, loop: EventLoop, environment: [String: String]
+    ) -> (any WindowSource)? {
+        switch kind {
+        case .x11: return EWMHWindowSource(display: environment["DISPLAY"], loop: loop, logger: logger)
+        case .wayland, .auto, .off: return nil
+        }
+    }
+
+    /// Stops the window source; the apps keep their places.
+    func stopWindowSource() {
+        windowTask?.cancel()
+        windowTask = nil
+        windowSource?.stop()
+        windowSource = nil
+        windowChain?.cancel()
+    }
+
+    /// A window set (or the display server's absence) as the source reported it, applied in
+    /// arrival order. A set in which no window has the focus settles for
+    /// ``DaemonConfiguration/windowSettleDelay`` first and is dropped if another came meanwhile:
+    /// window managers clear the focus before they give it, and an app must not resign active and
+    /// become active again for that. A later set ends that wait at once.
     ///
     /// - Parameters:
     ///   - update: What the source reported.
+    @discardableResult
+    func enqueueWindows(_ update: WindowSourceUpdate) -> Task<Void, Never> {
+        windowGeneration += 1
+        let generation = windowGeneration
+        let settles: Bool
+        if case .windows(let windows) = update {
+            settles = !windows.contains { $0.isActivated && !$0.isMinimized }
+        } else {
+            settles = false
+        }
+        let previous = windowChain
+        previous?.cancel()
+        let delay = configuration.windowSettleDelay
+        let task = Task { @MainActor [weak self] in
+            if settles { try? await Task.sleep(for: delay) }
+            await previous?.value
+            guard let self, !settles || generation == self.windowGeneration else { return }
+            await self.applyWindows(update)
+        }
+        windowChain = task
+        return task
+    }
+
+    /// Hands a window set to the daemon and waits until it is applied (or superseded).
+    ///
+    /// - Parameters:
+    ///   - update: What a window source reported.
     func windowsChanged(_ update: WindowSourceUpdate) async {
+        await enqueueWindows(update).value
+    }
+
+    /// Applies a window set: each app's windows are matched (``WindowOwnership``); an app whose
+    /// ``AppWindowState`` changed is placed again. Windows of programs lifecycled does not host are
+    /// ignored. The display server's absence keeps every place.
+    private func applyWindows(_ update: WindowSourceUpdate) async {
         guard phase == .running else { return }
         guard case .windows(let windows) = update else {
             if case .unavailable(let reason) = update {
@@ -44,7 +151,8 @@ extension LifecycleDaemon {
         // The app losing the focus first, then the one taking it: resign active before become active.
         let ordered = changed.sorted { ($0.state == .activated ? 1 : 0) < ($1.state == .activated ? 1 : 0) }
         for (id, state) in ordered {
-            await place(id, ForegroundPolicy(mode: configuration.foregroundMode).placement(for: state), because: state)
+            await place(
+                id, ForegroundPolicy(mode: lifecycleSettings.foregroundMode).placement(for: state), because: state)
         }
         if !changed.isEmpty { publishApps() }
     }
@@ -83,7 +191,7 @@ extension LifecycleDaemon {
             return
         }
         guard app.isRunning, app.pendingFreeze == nil else { return }
-        let delay = configuration.freezeDelay
+        let delay = lifecycleSettings.freezeDelay
         app.pendingFreeze = Task { @MainActor [weak self] in
             do { try await Task.sleep(for: delay) } catch { return }
             guard let self, let app = self.registry[id], app.pendingFreeze != nil, !app.foreground else { return }
@@ -121,6 +229,6 @@ extension LifecycleDaemon {
             }
         }
         logger.info(
-            "\(id): frozen (its windows left the foreground \(configuration.freezeDelay) ago)", metadata: .app(id))
+            "\(id): frozen (its windows left the foreground \(lifecycleSettings.freezeDelay) ago)", metadata: .app(id))
     }
 }

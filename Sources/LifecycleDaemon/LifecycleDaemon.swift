@@ -86,8 +86,18 @@ package final class LifecycleDaemon {
     var idle = IdleInhibitorState()
     /// The UnifiedPush distributor and the fleet's broker link.
     var push: PushDistributor?
-    /// The apps the user exempted from freezing (`lifectl exempt`), persisted in the state directory.
+    /// The apps the user exempted from freezing (`lifecyclectl exempt`), persisted in the state directory.
     var userExemptions: Set<String> = []
+    /// How the windows move apps: the configuration's, then `lifecycled.conf`'s `[lifecycle]`.
+    var lifecycleSettings: LifecycleSettings
+    /// The session's window source, while one runs.
+    var windowSource: (any WindowSource)?
+    /// Reads the window source's updates.
+    var windowTask: Task<Void, Never>?
+    /// The window set being applied (or settling); the next one waits for it.
+    var windowChain: Task<Void, Never>?
+    /// How many window sets have arrived; a settling set applies only if it is still the latest.
+    var windowGeneration = 0
 
     /// The session's host facts as the apps get them.
     struct HostFacts: Sendable, Equatable {
@@ -119,6 +129,9 @@ package final class LifecycleDaemon {
     ///   - policy: Who may call (the daemon's uid by default).
     package init(configuration: DaemonConfiguration, policy: CallerPolicy = CallerPolicy()) {
         self.configuration = configuration
+        lifecycleSettings = LifecycleSettings(
+            foregroundMode: configuration.foregroundMode, freezeDelay: configuration.freezeDelay,
+            windowSource: configuration.windowSource)
         cgroupPlacement = AppCgroupPlacement(mode: configuration.appCgroups, logger: configuration.logger)
         self.policy = policy
         let store = configuration.appsDirectories.map { ManifestStore(directories: $0) } ?? ManifestStore()
@@ -212,7 +225,9 @@ package final class LifecycleDaemon {
             }
         }
         await startLocalNotifications()
-        await startPush(loop: loop, connection: connection)
+        let file = readConfigurationFile()
+        await startWindowSource(loop: loop, settings: file)
+        await startPush(loop: loop, connection: connection, file: file)
         bridge.notify("READY=1\nSTATUS=hosting \(registry.all.count) known app(s)")
     }
 
@@ -290,6 +305,7 @@ package final class LifecycleDaemon {
         stopLocalNotifications()
         push?.stopAbruptly()
         push = nil
+        stopWindowSource()
         bridgeTask?.cancel()
         bridgeTask = nil
         bridge?.stop()
@@ -592,10 +608,13 @@ package final class LifecycleDaemon {
         await send(.hostEvent(.terminate(reason)), to: id)
         guard let process, registry[id]?.process === process else { return }
         // Without its bus the command cannot reach the app: SIGTERM at once (LifecycledHost turns it
-        // into applicationWillTerminate), with the whole budget as its grace.
+        // into applicationWillTerminate), with the whole budget as its grace. The same for a program
+        // that does not adopt AppLifecycle (it hears no command), thawed first so it can exit.
+        let adopts = app.manifest?.adoptsLifecycle ?? true
+        if !adopts { await resume(id) }
         let termination = configuration.termination
         let policy =
-            lostTheBus
+            lostTheBus || !adopts
             ? TerminationPolicy(deadline: .zero, grace: termination.deadline + termination.grace) : termination
         process.terminate(policy: policy) { [logger] step in
             logger.notice(

@@ -228,6 +228,8 @@ func withDaemon<T>(
         fleetConfigurationPath: fleetConfiguration ?? directory.path + "/no-lifecycled.conf",
         logger: Logger(label: "lifecycled"))
     configuration.pushQueueCapacity = pushQueueCapacity
+    // The display servers of the machine running the tests are none of the daemon's business.
+    configuration.windowSource = .off
     configure(&configuration)
     let daemon = LifecycleDaemon(configuration: configuration)
     try await daemon.start()

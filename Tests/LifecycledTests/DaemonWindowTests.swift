@@ -99,6 +99,42 @@ struct DaemonWindowTests {
         }
     }
 
+    @Test("a set where nothing has the focus settles: the window manager's next set (the focus given) replaces it")
+    func aFocuslessSetGivesWayToTheNextOne() async throws {
+        try await withNotes(mode: .desktop) { h in
+            await h.daemon.windowsChanged(.windows([Self.notesWindow(activated: true)]))
+            let before = (h.emitted.stateChanges(Self.notes), h.emitted.commands(Self.notes))
+            // openbox clears _NET_ACTIVE_WINDOW before it sets it again.
+            h.daemon.enqueueWindows(.windows([Self.notesWindow()]))
+            await h.daemon.windowsChanged(.windows([Self.notesWindow(activated: true)]))
+            #expect(h.emitted.stateChanges(Self.notes) == before.0, "no resign and become active for a blink")
+            #expect(h.emitted.commands(Self.notes) == before.1)
+            // One that lasts is applied after the settle delay.
+            await h.daemon.windowsChanged(.windows([Self.notesWindow()]))
+            try await h.client.log.waitForState(Self.notes, .inactive)
+        }
+    }
+
+    @Test("[lifecycle] in lifecycled.conf: the mode, the freeze delay, the source; bad values say what is allowed")
+    func lifecycleSettingsAreReadAndChecked() throws {
+        let defaults = LifecycleSettings(foregroundMode: .desktop, freezeDelay: .seconds(10), windowSource: .auto)
+        let settings = try LifecycleSettings(
+            section: ["foreground-mode": "single", "freeze-delay": "2", "window-source": "x11"], defaults: defaults,
+            path: "lifecycled.conf")
+        #expect(settings == LifecycleSettings(foregroundMode: .single, freezeDelay: .seconds(2), windowSource: .x11))
+        #expect(try LifecycleSettings(section: [:], defaults: defaults, path: "f") == defaults)
+        for (key, value, allowed) in [
+            ("foreground-mode", "phone", "desktop or single"), ("freeze-delay", "-1", "0…3600"),
+            ("freeze-delay", "soon", "0…3600"), ("window-source", "gnome", "auto, wayland, x11 or off"),
+        ] {
+            let error = #expect(throws: FleetConfiguration.Invalid.self) {
+                try LifecycleSettings(section: [key: value], defaults: defaults, path: "lifecycled.conf")
+            }
+            #expect(error?.code == .setting)
+            #expect(error?.message.contains(allowed) == true, "\(error?.message ?? "")")
+        }
+    }
+
     @Test("a program that does not adopt AppLifecycle: no commands; frozen when its windows leave, thawed when back")
     func aPlainProgramIsFrozenAndThawedByItsWindows() async throws {
         try await withDaemon(
@@ -149,6 +185,78 @@ struct DaemonWindowTests {
                     h.daemon.registry["org.example.Player"]?.placementReason.contains("background mode audio") == true
                 })
             #expect(processState(pid) != "T")
+        }
+    }
+}
+
+/// lifecycled as shipped to an X11 desktop: a real EWMH window manager (openbox on Xvfb) decides,
+/// through the X11 source, which hosted app is in front.
+@Suite(
+    "lifecycled follows a real window manager", .serialized, .timeLimit(.minutes(2)),
+    .enabled(if: X11Session.isAvailable(.openbox) && FileManager.default.isExecutableFile(atPath: "/usr/bin/xterm")))
+@MainActor
+struct DaemonX11WindowTests {
+    @Test(
+        "openbox: a minimised xterm (no AppLifecycle) is frozen, activated again it is thawed; a Python app with an X window goes to the background and back"
+    )
+    func openboxMovesHostedAppsThroughTheirStates() async throws {
+        let session = try await X11Session(windowManager: .openbox)
+        defer { session.stop() }
+        try await withDaemon(
+            configure: {
+                $0.windowSource = .x11
+                $0.windowEnvironment = session.environment
+                $0.appEnvironment = ["DISPLAY": session.display]
+                $0.freezeDelay = .zero
+            },
+            setUp: { dir in
+                try writeManifest(
+                    dir, id: "org.example.Term", executable: "/usr/bin/xterm",
+                    arguments: ["-class", "LcTerm", "-e", "/bin/sleep", "600"],
+                    extra: ["adoptsLifecycle": false, "startupWMClass": "LcTerm"])
+                // The Python app with a window of its own: an xlogo in its process group, named
+                // after the app (xlogo sets no _NET_WM_PID, so its WM_CLASS decides).
+                let python = try writePythonApp(dir)
+                let launcher = try writeScript(
+                    dir, "windowed.sh", "/usr/bin/xlogo -name org.example.Notes & exec \(python) \"$@\"")
+                try writeManifest(
+                    dir, id: "org.example.Notes", executable: launcher, arguments: [dir.path + "/notes.log"])
+            }
+        ) { (h: DaemonHarness) async throws in
+            try await h.client.call(
+                LifecycledProtocol.Method.launch.name, [.string("org.example.Term"), encodeInfo([:])])
+            let term = try #require(h.pid("org.example.Term"))
+            #expect(
+                await eventually(hangGuard: .seconds(20)) {
+                    h.daemon.registry["org.example.Term"]?.windowState == .activated
+                })
+            let termWindow = try #require(h.daemon.registry["org.example.Term"]?.windows.first)
+            #expect(termWindow.processID == term)
+
+            try await session.xdotool("windowminimize", "--sync", "\(termWindow.id)")
+            #expect(await eventually { processState(term) == "T" }, "frozen once minimised")
+            try await session.xdotool("windowactivate", "--sync", "\(termWindow.id)")
+            #expect(await eventually { processState(term) != "T" }, "thawed once activated")
+            #expect(h.daemon.registry["org.example.Term"]?.windowState == .activated)
+
+            try await h.client.call(
+                LifecycledProtocol.Method.launch.name, [.string("org.example.Notes"), encodeInfo([:])])
+            try await h.client.log.waitForState("org.example.Notes", .active)
+            #expect(
+                await eventually(hangGuard: .seconds(20)) {
+                    h.daemon.registry["org.example.Notes"]?.windowState == .activated
+                })
+            let logo = try #require(h.daemon.registry["org.example.Notes"]?.windows.first)
+            try await session.xdotool("windowminimize", "--sync", "\(logo.id)")
+            try await h.client.log.waitForState("org.example.Notes", .suspended)
+            try await session.xdotool("windowactivate", "--sync", "\(logo.id)")
+            try await h.client.log.waitForState("org.example.Notes", .active)
+            let changes = h.emitted.stateChanges("org.example.Notes")
+            #expect(
+                Array(changes.suffix(6)) == [
+                    "active->inactive", "inactive->background", "background->suspended", "suspended->background",
+                    "background->inactive", "inactive->active",
+                ], "\(changes)")
         }
     }
 }

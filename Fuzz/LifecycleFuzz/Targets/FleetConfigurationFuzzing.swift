@@ -1,14 +1,26 @@
 @testable import BrokerLink
 @testable import LifecycleDaemon
 
-/// `lifecycled.conf` (its INI parser, the settings' checks and `BrokerConfiguration`'s URL
+/// `lifecycled.conf` (its INI parser, the fleet's and the `[lifecycle]` settings' checks and `BrokerConfiguration`'s URL
 /// parser): the input is the file. The device id is given, as `/etc/machine-id` is not input.
 /// Each line is also given to `BrokerConfiguration` as a broker URL, so the URL parser sees
 /// inputs the INI layer would have stopped.
 enum FleetConfigurationFuzzing {
     static let target = FuzzTarget(name: "fleet-config", summary: "lifecycled.conf and broker URLs") { bytes in
         let path = ScratchDirectory.write(bytes, to: "lifecycled.conf")
-        if let configuration = try? FleetConfiguration.load(path: path, deriveDeviceID: { "fuzz-device" }) {
+        let sections = try? FleetConfiguration.readSections(path: path)
+        if let sections, let lifecycle = sections["lifecycle"] {
+            let defaults = LifecycleSettings(foregroundMode: .desktop, freezeDelay: .seconds(10), windowSource: .auto)
+            if let settings = try? LifecycleSettings(section: lifecycle, defaults: defaults, path: path) {
+                guard settings.freezeDelay >= .zero, settings.freezeDelay <= .seconds(3600) else {
+                    FuzzTarget.fail("freeze-delay \(settings.freezeDelay) accepted")
+                }
+            }
+        }
+        if let sections,
+            let configuration = try? FleetConfiguration.load(
+                sections: sections, path: path, deriveDeviceID: { "fuzz-device" })
+        {
             guard configuration.broker.port > 0, configuration.broker.port <= 65_535 else {
                 FuzzTarget.fail("port \(configuration.broker.port) accepted")
             }

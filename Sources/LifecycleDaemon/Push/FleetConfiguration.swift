@@ -19,6 +19,11 @@ import FoundationEssentials
 ///
 /// [push]
 /// endpoint-url = https://push.example.net   # the gateway's public URL; endpoints are <it>/push/<token>
+///
+/// [lifecycle]           # LifecycleSettings: how the windows move apps (no fleet needed)
+/// foreground-mode = desktop   # or single (phones, kiosks)
+/// freeze-delay = 10           # seconds before a plain program in the background is frozen
+/// window-source = auto        # auto, wayland, x11 or off
 /// ```
 ///
 /// Read from `--config`, else `$XDG_CONFIG_HOME/applifecycle/lifecycled.conf` (default
@@ -94,14 +99,13 @@ struct FleetConfiguration: Sendable, Equatable {
         return nil
     }
 
-    /// Reads and checks a file.
+    /// The sections of a `lifecycled.conf`, read with a bound and checked against the known
+    /// sections and keys (`[broker]`, `[push]`, and `[lifecycle]`: ``LifecycleSettings``).
     ///
     /// - Parameters:
-    ///   - deriveDeviceID: The default device id (``DeviceIdentity/derived(applicationID:)``).
-    static func load(path: String, deriveDeviceID: () throws -> String = { try DeviceIdentity.derived() })
-        throws(Invalid)
-        -> FleetConfiguration
-    {
+    ///   - path: The file.
+    /// - Throws: ``Invalid`` for a file that cannot be read, bad syntax, or an unknown section or key.
+    static func readSections(path: String) throws(Invalid) -> [String: [String: String]] {
         let text: String
         do {
             // A configuration is a few lines: 1 MiB is generous, and a path to something endless
@@ -123,6 +127,7 @@ struct FleetConfiguration: Sendable, Equatable {
                 "client-id", "keepalive",
             ],
             "push": ["endpoint-url"],
+            "lifecycle": LifecycleSettings.keys,
         ]
         for (section, values) in sections {
             guard let keys = known[section] else { throw Invalid(.setting, "\(path): unknown section [\(section)]") }
@@ -130,6 +135,29 @@ struct FleetConfiguration: Sendable, Equatable {
                 throw Invalid(.setting, "\(path): unknown key '\(key)' in [\(section)]")
             }
         }
+        return sections
+    }
+
+    /// Reads and checks a file's fleet part (``load(sections:path:deriveDeviceID:)``).
+    ///
+    /// - Parameters:
+    ///   - path: The file.
+    static func load(path: String) throws(Invalid) -> FleetConfiguration? {
+        try load(sections: readSections(path: path), path: path)
+    }
+
+    /// Reads and checks the fleet part of a file: `nil` when it has neither `[broker]` nor `[push]`
+    /// (a file with only `[lifecycle]` settings configures no fleet).
+    ///
+    /// - Parameters:
+    ///   - sections: The file's sections (``readSections(path:)``).
+    ///   - path: The file, for messages.
+    ///   - deriveDeviceID: The default device id (``DeviceIdentity/derived(applicationID:)``).
+    static func load(
+        sections: [String: [String: String]], path: String,
+        deriveDeviceID: () throws -> String = { try DeviceIdentity.derived() }
+    ) throws(Invalid) -> FleetConfiguration? {
+        guard sections["broker"] != nil || sections["push"] != nil else { return nil }
         let broker = sections["broker"] ?? [:]
         guard let url = broker["url"] else { throw Invalid(.setting, "\(path): [broker] needs url") }
         guard let endpoint = sections["push"]?["endpoint-url"] else {
