@@ -137,6 +137,14 @@ extension LifecycleDaemon {
             }
             _ = try registeredApp(id, call)
             setIdleTimerDisabled(id, disabled)
+        case .setFreezeExempt:
+            let id = try DaemonArguments.appID(arguments, 0)
+            guard arguments.count > 1, let exempt = arguments[1].boolValue else {
+                throw DaemonError.invalidArgs("expected a Boolean")
+            }
+            try await setFreezeExempt(id, exempt)
+        case .describeApps:
+            return [describeApps()]
         case .reportNotification:
             let id = try DaemonArguments.appID(arguments, 0)
             let name = try DaemonArguments.notificationName(arguments, 1)

@@ -146,6 +146,12 @@ extension LifecycleDaemon {
             guard state != app.windowState else { continue }
             logger.info("\(app.id): windows \(app.windowState.rawValue) -> \(state.rawValue)", metadata: .app(app.id))
             app.windowState = state
+            emit(
+                LifecycledProtocol.Signal.windowsChanged.name,
+                [
+                    .string(app.id), .string(state.rawValue),
+                    .array(elementSignature: "s", mine.map { .string($0.description) }),
+                ])
             changed.append((app.id, state))
         }
         // The app losing the focus first, then the one taking it: resign active before become active.
@@ -214,7 +220,6 @@ extension LifecycleDaemon {
     private func freezeProgram(_ id: String) {
         guard let app = registry[id] else { return }
         if let exemption = freezeExemption(app) {
-            app.placementReason = "\(app.windowState.rawValue): background, \(exemption)"
             logger.info("\(id) stays running in the background: \(exemption)", metadata: .app(id))
             return
         }

@@ -1,6 +1,7 @@
 import AppLifecycle
 import AppLifecycleSystemd
 import DesktopIntegration
+import DurableState
 import FoundationEssentials
 import Glibc
 import LifecycledProtocol
@@ -88,6 +89,8 @@ package final class LifecycleDaemon {
     var push: PushDistributor?
     /// The apps the user exempted from freezing (`lifecyclectl exempt`), persisted in the state directory.
     var userExemptions: Set<String> = []
+    /// Their file's writer, once one was written.
+    var exemptionsFile: GroupCommitFile?
     /// How the windows move apps: the configuration's, then `lifecycled.conf`'s `[lifecycle]`.
     var lifecycleSettings: LifecycleSettings
     /// The session's window source, while one runs.
@@ -225,6 +228,7 @@ package final class LifecycleDaemon {
             }
         }
         await startLocalNotifications()
+        loadExemptions()
         let file = readConfigurationFile()
         await startWindowSource(loop: loop, settings: file)
         await startPush(loop: loop, connection: connection, file: file)

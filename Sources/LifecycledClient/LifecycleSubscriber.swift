@@ -36,6 +36,9 @@ public final class LifecycleSubscriber: Sendable {
         case notification(appID: String, name: String, userInfo: UserInfo)
         /// An app changed state (`StateChanged` signal); states as the daemon spelt them.
         case stateChanged(appID: String, previous: String, state: String)
+        /// What the display server shows of an app changed (`WindowsChanged` signal): its window
+        /// state (`activated`, `visible`, `hidden`, `closed`) and its windows, one description each.
+        case windowsChanged(appID: String, windowState: String, windows: [String])
         /// lifecycled left the bus.
         case daemonVanished
         /// lifecycled (re)appeared with this unique name.
@@ -48,6 +51,8 @@ public final class LifecycleSubscriber: Sendable {
             switch self {
             case .notification(let app, let name, let info): "\(app) \(name)\(info.isEmpty ? "" : " \(info)")"
             case .stateChanged(let app, let previous, let state): "\(app) \(previous) → \(state)"
+            case .windowsChanged(let app, let state, let windows):
+                "\(app) windows \(state)\(windows.isEmpty ? "" : ": " + windows.joined(separator: ", "))"
             case .daemonVanished: "lifecycled vanished"
             case .daemonAppeared(let owner): "lifecycled appeared as \(owner)"
             case .resynced(let apps): "resynced \(apps.count) apps"
@@ -188,6 +193,17 @@ public final class LifecycleSubscriber: Sendable {
             self?.dispatch(.stateChanged(appID: app, previous: previous, state: state))
         }
         remember(states)
+        let windows = try await connection.subscribe(
+            sender: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
+            interface: LifecycledProtocol.interface,
+            member: LifecycledProtocol.Signal.windowsChanged.name, signature: "ssas", arg0: appID
+        ) { [weak self] signal in
+            guard let app = signal.arguments[0].stringValue, let state = signal.arguments[1].stringValue,
+                let list = signal.arguments[2].arrayValue
+            else { return }
+            self?.dispatch(.windowsChanged(appID: app, windowState: state, windows: list.compactMap(\.stringValue)))
+        }
+        remember(windows)
     }
 
     private func remember(_ subscription: BusSubscription) {

@@ -23,6 +23,8 @@ extension LifecycledProtocol {
         case setBadge = "SetBadge"
         case setIdleTimerDisabled = "SetIdleTimerDisabled"
         case listManifests = "ListManifests"
+        case setFreezeExempt = "SetFreezeExempt"
+        case describeApps = "DescribeApps"
 
         /// The member name on the bus.
         public var name: String { rawValue }
@@ -48,6 +50,8 @@ extension LifecycledProtocol {
             case .listNotifications: return [Argument("app_id", "s")]
             case .setBadge: return [Argument("app_id", "s"), Argument("count", "x")]
             case .setIdleTimerDisabled: return [Argument("app_id", "s"), Argument("disabled", "b")]
+            case .setFreezeExempt: return [Argument("app_id", "s"), Argument("exempt", "b")]
+            case .describeApps: return []
             }
         }
 
@@ -61,8 +65,10 @@ extension LifecycledProtocol {
             case .scheduleNotification: return [Argument("identifier", "s")]
             case .listNotifications: return [Argument("notifications", "aa{sv}")]
             case .listManifests: return [Argument("manifests", "aa{sv}")]
+            case .describeApps: return [Argument("apps", "aa{sv}")]
             case .reportState, .reportNotification, .backgroundTaskBegan, .backgroundTaskEnded, .launch, .terminate,
-                .post, .simulate, .cancelNotification, .presentNotification, .setBadge, .setIdleTimerDisabled:
+                .post, .simulate, .cancelNotification, .presentNotification, .setBadge, .setIdleTimerDisabled,
+                .setFreezeExempt:
                 return []
             }
         }

@@ -15,8 +15,8 @@ import SystemdBus
 /// `lifecyclectl monitor`: a live timeline of every app's notifications and state changes, like
 /// `journalctl -f`, until SIGINT or SIGTERM.
 ///
-/// One line per `Notification` or `StateChanged` signal: local time, app id, notification name
-/// (or `previous → state`) and userInfo. Coloured when standard output is a terminal, plain
+/// One line per `Notification`, `StateChanged` or `WindowsChanged` signal: local time, app id,
+/// notification name (or `previous → state`, or the app's window state and windows) and userInfo. Coloured when standard output is a terminal, plain
 /// otherwise; `--json` prints one object per line instead. A daemon restart shows as two lines
 /// and the monitor keeps following the new daemon.
 struct MonitorCommand: CtlCommand {
@@ -28,7 +28,10 @@ struct MonitorCommand: CtlCommand {
     @Option(help: ArgumentHelp("Only this app.", valueName: "id"))
     var app: String?
 
-    @Flag(help: "One JSON object per line: {time, kind, app, name, userInfo} or {time, kind, app, previous, state}.")
+    @Flag(
+        help:
+            "One JSON object per line: {time, kind, app, name, userInfo}, {time, kind, app, previous, state} or {time, kind: windows, app, state, windows}."
+    )
     var json = false
 
     func run() async throws { try await runOnStandardStreams() }
@@ -44,6 +47,8 @@ struct MonitorCommand: CtlCommand {
         var state: String?
         var owner: String?
         var apps: [LifecycledApp]?
+        /// For `kind` `windows`: the app's windows as the display server shows them.
+        var windows: [String]?
         /// For `kind` `dropped`: how many events were dropped since the last such line.
         var count: Int?
     }
@@ -127,6 +132,11 @@ struct MonitorCommand: CtlCommand {
                 line.app = app
                 line.previous = previous
                 line.state = state
+            case .windowsChanged(let app, let windowState, let windows):
+                line.kind = "windows"
+                line.app = app
+                line.state = windowState
+                line.windows = windows
             case .daemonVanished:
                 line.kind = "daemon-vanished"
             case .daemonAppeared(let owner):
@@ -146,6 +156,9 @@ struct MonitorCommand: CtlCommand {
             return "\(time)  \(paint(app, "36"))  \(paint(name, "1"))\(info)"
         case .stateChanged(let app, let previous, let state):
             return "\(time)  \(paint(app, "36"))  \(paint("\(previous) → \(state)", "33"))"
+        case .windowsChanged(let app, let windowState, let windows):
+            let list = windows.isEmpty ? "" : "  " + windows.joined(separator: ", ")
+            return "\(time)  \(paint(app, "36"))  \(paint("windows \(windowState)", "35"))\(list)"
         case .daemonVanished:
             return "\(time)  \(paint("-- lifecycled went away; waiting for it to return", "31"))"
         case .daemonAppeared(let owner):

@@ -26,6 +26,10 @@ struct StatusCommand: CtlCommand {
         var host: UserInfo
         var simulationEnabled: Bool?
         var apps: [LifecycledApp]
+        /// The apps frozen now.
+        var frozen: [String]
+        /// The apps never frozen in the background, and why (a background mode, the user's exemption).
+        var exempt: [String: String]
     }
 
     func execute(output: CtlOutput) async throws {
@@ -35,10 +39,18 @@ struct StatusCommand: CtlCommand {
             let host =
                 try properties[LifecycledProtocol.Property.hostState.name].map(UserInfoBusCodec.decodeUserInfo)
                 ?? UserInfo()
+            let described = try await client.call(LifecycledProtocol.Method.describeApps.name)
+            let entries = try (described.first?.arrayValue ?? []).map(UserInfoBusCodec.decodeUserInfo)
+            let frozen = entries.filter { $0["frozen"]?.boolValue == true }.compactMap { $0["id"]?.stringValue }
+            var exempt: [String: String] = [:]
+            for entry in entries {
+                if let id = entry["id"]?.stringValue, let why = entry["exempt"]?.stringValue { exempt[id] = why }
+            }
             return Report(
                 daemon: owner, version: properties[LifecycledProtocol.Property.version.name]?.uint32Value, host: host,
                 simulationEnabled: properties[LifecycledProtocol.Property.simulationEnabled.name]?.boolValue,
-                apps: LifecycledApp.list(from: properties[LifecycledProtocol.Property.apps.name]))
+                apps: LifecycledApp.list(from: properties[LifecycledProtocol.Property.apps.name]), frozen: frozen,
+                exempt: exempt)
         }
         if json {
             output.out(jsonLine(report))
@@ -59,6 +71,12 @@ struct StatusCommand: CtlCommand {
         for app in report.apps { byState[app.state, default: 0] += 1 }
         let states = byState.keys.sorted().map { "\(byState[$0]!) \($0)" }.joined(separator: ", ")
         output.out("apps: \(report.apps.count) known, \(running) running\(states.isEmpty ? "" : " (\(states))")")
+        output.out("frozen: \(report.frozen.isEmpty ? "none" : report.frozen.joined(separator: ", "))")
+        output.out(
+            "never frozen: "
+                + (report.exempt.isEmpty
+                    ? "none (lifecyclectl exempt APP keeps an app running in the background)"
+                    : report.exempt.keys.sorted().map { "\($0) (\(report.exempt[$0]!))" }.joined(separator: ", ")))
         output.out("simulation: \(report.simulationEnabled == true ? "enabled" : "disabled")")
     }
 }

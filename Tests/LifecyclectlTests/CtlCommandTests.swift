@@ -83,9 +83,9 @@ struct CtlCommandTests {
             #expect(appsStatus == 0)
             #expect(
                 apps.out == [
-                    "ID                   STATE       NAME     PID",
-                    "org.example.Counter  active      Counter  4242",
-                    "org.example.Notes    notRunning  Notes    -",
+                    "ID                   STATE       PID   WINDOWS  WHY",
+                    "org.example.Counter  active      4242  -        -",
+                    "org.example.Notes    notRunning  -     -        -",
                 ])
             let (_, appsJSON) = await env.run(AppsCommand.self, ["--json"])
             let decoded = try JSONDecoder().decode([LifecycledApp].self, from: Data(appsJSON.out.joined().utf8))

@@ -194,11 +194,33 @@ public final class FakeLifecycled: Sendable {
                     return [.string(entry.state)]
                 },
                 recorded(LifecycledProtocol.Method.listApps.name, "", "a(sssu)") { _ in [appsValue] },
+                recorded(LifecycledProtocol.Method.describeApps.name, "", "aa{sv}") { _ in
+                    [
+                        .array(
+                            elementSignature: "a{sv}",
+                            apps.map { app -> BusValue in
+                                let info: UserInfo = [
+                                    "id": .string(app.id), "name": .string(app.name), "state": .string(app.state),
+                                    "pid": .int(Int64(app.pid)), "window-state": .string("no-window"),
+                                    "windows": .array([]), "reason": .string(""), "frozen": .bool(false),
+                                ]
+                                return UserInfoBusCodec.encode(info)
+                            })
+                    ]
+                },
+                recorded(LifecycledProtocol.Method.setFreezeExempt.name, "sb") { call in
+                    let app = call.arguments[0].stringValue ?? ""
+                    guard known.contains(app) else {
+                        throw error(LifecycledProtocol.ErrorName.unknownApp, "no app \(app)")
+                    }
+                    return []
+                },
             ],
             signals: [
                 .init(LifecycledProtocol.Signal.notification.name, signature: "ssa{sv}"),
                 .init(LifecycledProtocol.Signal.stateChanged.name, signature: "sss"),
                 .init(LifecycledProtocol.Signal.command.name, signature: "ssa{sv}"),
+                .init(LifecycledProtocol.Signal.windowsChanged.name, signature: "ssas"),
             ],
             properties: [
                 .init(LifecycledProtocol.Property.hostState.name, initialValue: UserInfoBusCodec.encode(facts)),

@@ -164,6 +164,51 @@ struct DaemonWindowTests {
         }
     }
 
+    @Test(
+        "lifecyclectl exempt/unexempt: persisted, shown in apps and status; an exempt program in the background runs on"
+    )
+    func theUsersExemptionIsKeptShownAndApplied() async throws {
+        let ctl = try #require(BuiltProducts.path(of: "lifecyclectl"), "lifecyclectl is not built")
+        try await withDaemon(
+            configure: { $0.freezeDelay = .zero },
+            setUp: { dir in
+                try writeManifest(
+                    dir, id: "org.example.Sleeper", executable: "/bin/sleep", arguments: ["600"],
+                    extra: ["adoptsLifecycle": false])
+            }
+        ) { (h: DaemonHarness) async throws in
+            let address = ["--address", h.bus.address]
+            try await h.client.call(
+                LifecycledProtocol.Method.launch.name, [.string("org.example.Sleeper"), encodeInfo([:])])
+            let pid = try #require(h.pid("org.example.Sleeper"))
+            let exempt = try await runTool(ctl, ["exempt", "org.example.Sleeper"] + address)
+            #expect(exempt.status == 0, "\(exempt.stderr)")
+            #expect(exempt.stdout.contains("never frozen"))
+            let file = h.directory.path + "/daemon-state/freeze-exemptions.json"
+            #expect((try? String(contentsOfFile: file, encoding: .utf8)) == #"["org.example.Sleeper"]"#)
+
+            let window = TopLevelWindow(id: 9, processID: pid, isActivated: true)
+            await h.daemon.windowsChanged(.windows([window]))
+            await h.daemon.windowsChanged(.windows([]))
+            let apps = try await runTool(ctl, ["apps"] + address)
+            #expect(apps.stdout.contains("closed: background; never frozen: exempted by the user"), "\(apps.stdout)")
+            #expect(processState(pid) != "T")
+            let status = try await runTool(ctl, ["status"] + address)
+            #expect(
+                status.stdout.contains("never frozen: org.example.Sleeper (exempted by the user)"), "\(status.stdout)")
+
+            let unexempt = try await runTool(ctl, ["unexempt", "org.example.Sleeper"] + address)
+            #expect(unexempt.status == 0, "\(unexempt.stderr)")
+            #expect(await eventually { processState(pid) == "T" }, "frozen once no longer exempt")
+            #expect((try? String(contentsOfFile: file, encoding: .utf8)) == "[]")
+
+            let bad = try await runTool(ctl, ["exempt", "not an id"] + address)
+            #expect(bad.status == 2 && bad.stderr.contains("not a valid app id"), "\(bad.stderr)")
+            let unknown = try await runTool(ctl, ["exempt", "org.example.Nobody"] + address)
+            #expect(unknown.status == 1 && unknown.stderr.contains("org.example.Nobody"), "\(unknown.stderr)")
+        }
+    }
+
     @Test("audio, voip, location and the user's exemption: to the background, never frozen")
     func exemptAppsGoToTheBackgroundButAreNotFrozen() async throws {
         try await withDaemon(
@@ -180,10 +225,11 @@ struct DaemonWindowTests {
             let window = TopLevelWindow(id: 3, processID: pid, isActivated: true)
             await h.daemon.windowsChanged(.windows([window]))
             await h.daemon.windowsChanged(.windows([]))
-            #expect(
-                await eventually {
-                    h.daemon.registry["org.example.Player"]?.placementReason.contains("background mode audio") == true
-                })
+            let player = try #require(h.daemon.registry["org.example.Player"])
+            #expect(h.daemon.freezeExemption(player) == "background mode audio")
+            // The freeze came due (zero delay) and was declined.
+            #expect(await eventually { player.pendingFreeze == nil && player.windowState == .closed })
+            #expect(!player.stopRequested, "no stop was asked for")
             #expect(processState(pid) != "T")
         }
     }

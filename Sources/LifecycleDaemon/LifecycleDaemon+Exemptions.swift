@@ -1,0 +1,91 @@
+import AppLifecycle
+import DurableState
+import FoundationEssentials
+import LifecycledProtocol
+import SystemdBus
+
+/// The user's lifecycle exceptions (`lifecyclectl exempt APP`): an exempt app goes to the
+/// background with its windows but is never frozen. Lomiri's users most want this and cannot
+/// reach it; here it is a method, persisted in the state directory (`freeze-exemptions.json`,
+/// a sorted JSON array of app ids) so it survives restarts.
+extension LifecycleDaemon {
+    /// The most apps the user may exempt (bounds the file a caller grows).
+    static let maximumExemptions = 256
+
+    /// The file of the user's exemptions.
+    var exemptionsURL: URL { URL(fileURLWithPath: stateDirectory).appendingPathComponent("freeze-exemptions.json") }
+
+    /// Reads the user's exemptions at start; a file that cannot be read is logged and set aside.
+    func loadExemptions() {
+        guard let data = try? AtomicFile.read(from: exemptionsURL, limit: 1 << 20) else { return }
+        guard let ids = try? JSONDecoder().decode([String].self, from: data) else {
+            logger.error(
+                "\(exemptionsURL.path) is not a JSON array of app ids; no app is exempted until it is set again")
+            return
+        }
+        userExemptions = Set(ids.filter(LifecycledProtocol.isValidAppID).prefix(Self.maximumExemptions))
+    }
+
+    /// `SetFreezeExempt(app_id, exempt)`: records the choice on disk, then applies it: an exempt app
+    /// that is frozen is thawed (it stays in the background); one no longer exempt is frozen if it
+    /// is in the background and suspended (or, for a plain program, after the freeze delay).
+    ///
+    /// - Throws: `UnknownApp` for an id no manifest or registration names, `LimitsExceeded` beyond
+    ///   ``maximumExemptions``, `Failed` when the choice cannot be written (it is not applied then).
+    func setFreezeExempt(_ id: String, _ exempt: Bool) async throws(BusError) {
+        guard store.manifest(id: id) != nil || registry[id] != nil else { throw DaemonError.unknownApp(id) }
+        guard userExemptions.contains(id) != exempt else { return }
+        if exempt, userExemptions.count >= Self.maximumExemptions {
+            throw BusError(
+                name: BusError.Name.limitsExceeded,
+                message: "\(Self.maximumExemptions) apps are exempted already; unexempt one first")
+        }
+        if exempt { userExemptions.insert(id) } else { userExemptions.remove(id) }
+        let file = exemptionsFile ?? GroupCommitFile(url: exemptionsURL, logger: logger)
+        exemptionsFile = file
+        let saved = await file.persist { [userExemptions] in
+            (try? JSONEncoder().encode(userExemptions.sorted())) ?? Data("[]".utf8)
+        }
+        guard saved else {
+            if exempt { userExemptions.remove(id) } else { userExemptions.insert(id) }
+            throw BusError(
+                name: BusError.Name.failed,
+                message: "cannot write \(exemptionsURL.path); free space on that disk and try again")
+        }
+        logger.info("\(id): \(exempt ? "exempted from" : "no longer exempt from") freezing", metadata: .app(id))
+        guard let app = registry[id], app.isRunning else { return }
+        if exempt {
+            app.pendingFreeze?.cancel()
+            app.pendingFreeze = nil
+            await resume(id)
+        } else if !app.foreground {
+            if app.manifest?.adoptsLifecycle ?? true {
+                if app.state == .suspended { suspendProcess(id) }
+            } else {
+                await place(id, ForegroundPolicy.Placement(foreground: false, focused: false), because: app.windowState)
+            }
+        }
+        publishApps()
+    }
+
+    /// `DescribeApps`: every app with its state, pid, windows, why it is where it is, and whether
+    /// it is frozen or exempt from freezing (`lifecyclectl apps`, `status`).
+    func describeApps() -> BusValue {
+        .array(
+            elementSignature: "a{sv}",
+            registry.all.map { app in
+                var info: UserInfo = [
+                    "id": .string(app.id), "name": .string(app.manifest?.name ?? ""),
+                    "state": .string(app.state.rawValue),
+                    "pid": .int(Int64(app.pid)), "window-state": .string(app.windowState.rawValue),
+                    "windows": .array(app.windows.map { .string($0.description) }),
+                    "reason": .string(app.placementReason),
+                    "frozen": .bool(app.process.map { $0.exitStatus == nil && $0.isSuspended } ?? false),
+                    "adopts-lifecycle": .bool(app.manifest?.adoptsLifecycle ?? true),
+                ]
+                if let exemption = freezeExemption(app) { info["exempt"] = .string(exemption) }
+                if let cgroup = app.cgroupDirectory { info["cgroup"] = .string(cgroup) }
+                return UserInfoBusCodec.encode(info)
+            })
+    }
+}
