@@ -110,7 +110,8 @@ final class PushDistributor {
                         // The same rule as every Lifecycled1 method: an endpoint is a door into this
                         // user's broker account, so another uid on a shared bus gets AccessDenied
                         // before anything is looked at.
-                        try distributor.daemon.policy.check(call.credentials, member: "\(call.interface).\(call.member)")
+                        try distributor.daemon.policy.check(
+                            call.credentials, member: "\(call.interface).\(call.member)")
                     })
             } catch {
                 logger.error("push: cannot export \(interface): \(error)")
