@@ -37,7 +37,7 @@ private final class Probe: Sendable {
     func set() { flag.store(true, ordering: .sequentiallyConsistent) }
 }
 
-@Suite("Blocking pool")
+@Suite("Blocking pool", .timeLimit(.minutes(1)))
 struct BlockingPoolTests {
     @Test("at most threadLimit jobs run at once: the next one waits in the queue until one ends")
     func theBoundHolds() async throws {
@@ -118,12 +118,18 @@ struct BlockingPoolTests {
         }
         #expect(await eventually { started.isSet })
         let cancelledRan = Probe()
-        let cancelled = Task { try await pool.run { cancelledRan.set() } }
+        let cancelledDone = Probe()
+        let cancelled = Task {
+            defer { cancelledDone.set() }
+            try await pool.run { cancelledRan.set() }
+        }
         #expect(await eventually { pool.queuedJobs == 1 })
         cancelled.cancel()
-        await #expect(throws: CancellationError.self) { try await cancelled.value }
+        // Answered while the one thread is still taken: it left the queue.
+        #expect(await eventually { cancelledDone.isSet })
         #expect(pool.queuedJobs == 0)
         gate.open()
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
         try await blocker.value
         // The one thread has run everything queued after it: the cancelled job would have run before this.
         let after = try await pool.run { 1 }
@@ -151,12 +157,18 @@ struct BlockingPoolTests {
             }
         }
         #expect(await eventually { started.isSet })
-        let queued = Task { try await pool.run { "queued" } }
+        let queuedDone = Probe()
+        let queued = Task {
+            defer { queuedDone.set() }
+            return try await pool.run { "queued" }
+        }
         #expect(await eventually { pool.queuedJobs == 1 })
         pool.shutdown()
-        await #expect(throws: CancellationError.self) { try await queued.value }
+        // Refused while the one thread is still taken.
+        #expect(await eventually { queuedDone.isSet })
         await #expect(throws: CancellationError.self) { try await pool.run { "later" } }
         gate.open()
+        await #expect(throws: CancellationError.self) { try await queued.value }
         #expect(try await running.value == "finished")
     }
 }
