@@ -84,8 +84,8 @@ public struct DesktopURLOpener: Sendable {
     /// With a user service manager, in a transient scope of its own (`systemd-run --user --scope`),
     /// so it leaves the app's cgroup: lifecycled's freezer would otherwise freeze the browser with
     /// the app. Without one, `sh` starts it in the background and exits. Either way the app's
-    /// identity is not passed on (``appOnlyEnvironment``) and the starter is reaped on a thread of
-    /// its own.
+    /// identity is not passed on (``appOnlyEnvironment``) and the starter is reaped on the
+    /// blocking pool (`BlockingPool.shared`).
     static func spawnDetached(_ arguments: [String], environment: [String: String], logger: Logger) -> Bool {
         var argv = ["/bin/sh", "-c", "\"$@\" </dev/null >/dev/null 2>&1 &", "sh"] + arguments
         if let runtime = environment["XDG_RUNTIME_DIR"], access("/usr/bin/systemd-run", X_OK) == 0,
@@ -112,9 +112,13 @@ public struct DesktopURLOpener: Sendable {
         }
         logger.info("started \(arguments.joined(separator: " "))")
         let child = pid
-        _ = DetachedThread.start {
-            var exitStatus: Int32 = 0
-            while waitpid(child, &exitStatus, 0) < 0 && errno == EINTR {}
+        // The starter exits at once (`sh` backgrounds the handler; `systemd-run --scope` runs that
+        // `sh`), so reaping it is a short blocking call, for the blocking pool.
+        Task.detached {
+            _ = try? await BlockingPool.shared.run {
+                var exitStatus: Int32 = 0
+                while waitpid(child, &exitStatus, 0) < 0 && errno == EINTR {}
+            }
         }
         return true
     }

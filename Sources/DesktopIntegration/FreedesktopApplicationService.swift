@@ -72,19 +72,15 @@ package final class FreedesktopApplicationService {
     /// - Returns: Whether this process owns the id now (another instance may own it).
     @discardableResult
     package func start(on connection: BusConnection) async -> Bool {
-        var interface = ExportedInterface(
-            name: Self.interface,
-            methods: [
-                .init("Activate", inSignature: "a{sv}"), .init("Open", inSignature: "asa{sv}"),
-                .init("ActivateAction", inSignature: "sava{sv}"),
-            ])
+        let methods = Self.methods
+        var interface = ExportedInterface(name: Self.interface, methods: methods.map(\.declaration))
         interface.callDelivery = .inOrder
         interface.maximumPendingCalls = 64
         do {
             let object = try await connection.export(interface, at: Self.objectPath(for: id))
             self.object = object
-            callsTask = object.serve(self, order: .oneAtATime, whenGone: "the app is stopping") { service, request in
-                try service.answer(request).get()
+            callsTask = object.serve(self, methods: methods, order: .oneAtATime, whenGone: "the app is stopping") {
+                service, call throws(BusError) in try service.admit(call)
             }
             let reply = try await connection.requestName(id, flags: [.doNotQueue])
             if reply == .primaryOwner || reply == .alreadyOwner {
@@ -139,70 +135,92 @@ package final class FreedesktopApplicationService {
         object = nil
     }
 
-    /// Answers one call, on the main actor.
-    func answer(_ call: BusMethodCall) -> Result<[BusValue], any Error> {
+    /// The interface's methods, typed: `Activate(a{sv})`, `Open(as, a{sv})`, `ActivateAction(s, av, a{sv})`.
+    private static let methods: [ExportedMethod<FreedesktopApplicationService>] = [
+        ExportedMethod(
+            "Activate", arguments: [String: BusValue].self, argumentNames: ["platform_data"], results: ()
+        ) { service, _, platformData in
+            service.activateCall(token: activationToken(in: platformData))
+        },
+        ExportedMethod(
+            "Open", arguments: ([String].self, [String: BusValue].self), argumentNames: ["uris", "platform_data"],
+            results: ()
+        ) { service, call, uris, platformData in
+            try service.openCall(uris, call, token: activationToken(in: platformData))
+        },
+        ExportedMethod(
+            "ActivateAction", arguments: (String.self, [BusValue].self, [String: BusValue].self),
+            argumentNames: ["action_name", "parameter", "platform_data"], results: ()
+        ) { service, _, name, _, platformData in
+            try service.activateAction(name, token: activationToken(in: platformData))
+        },
+    ]
+
+    /// Every call's first check: only this user's processes, and only once the app is there.
+    private func admit(_ call: BusMethodCall) throws(BusError) {
         guard let uid = call.credentials?.uid, uid == getuid() else {
-            return .failure(
-                BusError(
-                    name: "org.freedesktop.DBus.Error.AccessDenied",
-                    message: "only processes of uid \(getuid()) may call \(call.member)"))
+            throw BusError(
+                name: "org.freedesktop.DBus.Error.AccessDenied",
+                message: "only processes of uid \(getuid()) may call \(call.member)")
         }
-        guard let application else {
-            return .failure(BusError(name: BusError.Name.failed, message: "the app is not running yet"))
+        guard application != nil else {
+            throw BusError(name: BusError.Name.failed, message: "the app is not running yet")
         }
-        let token = Self.activationToken(in: call.arguments.last)
-        switch call.member {
-        case "Activate":
-            if launchCallWindowOpen {
-                closeLaunchWindow(with: .activate(token: token))
-                return .success([])
-            }
-            activate(application)
-        case "Open":
-            guard case .array(_, let values) = call.arguments[0] else { break }
-            let source = call.credentials?.pid.flatMap { CallerExecutable.name(of: pid_t($0)) }
-            var urls: [URL] = []
-            for value in values {
-                guard let text = value.stringValue, text.utf8.count <= LifecycledProtocol.Limits.urlLength,
-                    let url = URL(string: text), url.scheme != nil
-                else {
-                    return .failure(
-                        BusError(name: BusError.Name.invalidArgs, message: "'\(value)' is not a URL with a scheme"))
-                }
-                urls.append(url)
-            }
-            if launchCallWindowOpen, let first = urls.first {
-                closeLaunchWindow(with: .open(first, source: source, token: token))
-                urls.removeFirst()
-            }
-            for url in urls { application.handle(.openURL(url, OpenURLOptions(sourceApplication: source))) }
-            didBringForward()
-        case "ActivateAction":
-            let name = call.arguments[0].stringValue ?? ""
-            let items = (application.shortcutItems ?? []) + staticShortcutItems
-            guard let item = items.first(where: { $0.type == name }) else {
-                return .failure(
-                    BusError(
-                        name: BusError.Name.invalidArgs,
-                        message: "no action '\(name)' (known: \(items.map(\.type).joined(separator: ", ")))"))
-            }
-            if launchCallWindowOpen {
-                closeLaunchWindow(with: .action(item, token: token))
-                return .success([])
-            }
-            application.handle(.shortcutItem(item))
-            didBringForward()
-        default:
-            return .failure(BusError(name: BusError.Name.unknownMethod, message: "no method \(call.member)"))
+    }
+
+    /// `Activate`: the launch call, while the launch window is open; otherwise ``activate``, then nothing more.
+    private func activateCall(token: String?) {
+        guard let application else { return }
+        if launchCallWindowOpen {
+            closeLaunchWindow(with: .activate(token: token))
+            return
         }
-        return .success([])
+        activate(application)
+    }
+
+    /// `Open`: each URI must be a URL with a scheme (`InvalidArgs` otherwise); the first is the launch
+    /// call while the launch window is open, the others go to the app.
+    private func openCall(_ uris: [String], _ call: BusMethodCall, token: String?) throws(BusError) {
+        guard let application else { return }
+        let source = call.credentials?.pid.flatMap { CallerExecutable.name(of: pid_t($0)) }
+        var urls: [URL] = []
+        for text in uris {
+            guard text.utf8.count <= LifecycledProtocol.Limits.urlLength, let url = URL(string: text), url.scheme != nil
+            else {
+                throw BusError(
+                    name: BusError.Name.invalidArgs, message: "'\(text.prefix(80))' is not a URL with a scheme")
+            }
+            urls.append(url)
+        }
+        if launchCallWindowOpen, let first = urls.first {
+            closeLaunchWindow(with: .open(first, source: source, token: token))
+            urls.removeFirst()
+        }
+        for url in urls { application.handle(.openURL(url, OpenURLOptions(sourceApplication: source))) }
+        didBringForward()
+    }
+
+    /// `ActivateAction`: one of the app's quick actions (`InvalidArgs` for another name).
+    private func activateAction(_ name: String, token: String?) throws(BusError) {
+        guard let application else { return }
+        let items = (application.shortcutItems ?? []) + staticShortcutItems
+        guard let item = items.first(where: { $0.type == name }) else {
+            throw BusError(
+                name: BusError.Name.invalidArgs,
+                message: "no action '\(name)' (known: \(items.map(\.type).joined(separator: ", ")))")
+        }
+        if launchCallWindowOpen {
+            closeLaunchWindow(with: .action(item, token: token))
+            return
+        }
+        application.handle(.shortcutItem(item))
+        didBringForward()
     }
 
     /// `activation-token` (or the X11 `desktop-startup-id`) of a call's `platform_data`.
-    static func activationToken(in platformData: BusValue?) -> String? {
-        guard case .dictionary(_, _, let entries) = platformData else { return nil }
-        for entry in entries where ["activation-token", "desktop-startup-id"].contains(entry.key.stringValue) {
-            if let token = entry.value.unwrapped.stringValue, !token.isEmpty { return token }
+    static func activationToken(in platformData: [String: BusValue]) -> String? {
+        for key in ["activation-token", "desktop-startup-id"] {
+            if let token = platformData[key]?.stringValue, !token.isEmpty { return token }
         }
         return nil
     }

@@ -118,25 +118,19 @@ package final class GroupCommitFile {
 
     private func write(_ data: Data?, afterWrite hooks: [@Sendable () -> Void]) async -> Failure? {
         let (url, logger, writeFile) = (self.url, self.logger, self.writeFile)
-        return await withCheckedContinuation { (continuation: CheckedContinuation<Failure?, Never>) in
-            let started = DetachedThread.start {
-                do {
-                    if let data {
-                        try writeFile(data, url)
-                    } else if unlink(url.path) != 0, errno != ENOENT {
-                        throw ApplicationError(.io, "remove \(url.path)", errno: errno)
-                    }
-                    for hook in hooks { hook() }
-                    continuation.resume(returning: nil)
-                } catch {
-                    logger.info("cannot save \(url.path): \(error)")
-                    continuation.resume(returning: Failure(saving: url, error))
+        do {
+            try await BlockingPool.shared.run {
+                if let data {
+                    try writeFile(data, url)
+                } else if unlink(url.path) != 0, errno != ENOENT {
+                    throw ApplicationError(.io, "remove \(url.path)", errno: errno)
                 }
+                for hook in hooks { hook() }
             }
-            if started != 0 {
-                logger.info("no thread to save \(url.path) (errno \(started))")
-                continuation.resume(returning: Failure(.writeFailed, "no thread to save \(url.path)", errno: started))
-            }
+            return nil
+        } catch {
+            logger.info("cannot save \(url.path): \(error)")
+            return Failure(saving: url, error)
         }
     }
 }

@@ -16,17 +16,12 @@ extension LifecycleDaemon {
     /// The exported interface: every method of ``LifecycledProtocol`` with its handler, the
     /// three signals, and the four properties, readable by the daemon's own user only.
     func makeInterface() -> ExportedInterface {
-        // Declared once in LifecycledProtocol: names, argument names and signatures. Answered in
-        // arrival order on the main actor (``serveCalls(of:)``), not by handlers.
+        // Declared once in LifecycledProtocol: names, argument names and signatures, which the typed
+        // entries (``exportedMethods``) are checked against. Answered in arrival order on the main
+        // actor (``serveCalls(of:)``).
         var interface = ExportedInterface(
             name: LifecycledProtocol.interface,
-            methods: LifecycledProtocol.Method.allCases.map { method in
-                var exported = ExportedInterface.Method(
-                    method.name, inSignature: method.inSignature, outSignature: method.outSignature)
-                exported.argumentNames = method.arguments.map(\.name)
-                exported.resultNames = method.results.map(\.name)
-                return exported
-            },
+            methods: Self.exportedMethods.map(\.declaration),
             signals: LifecycledProtocol.Signal.allCases.map { signal in
                 ExportedInterface.Signal(
                     signal.name, signature: signal.signature, argumentNames: signal.arguments.map(\.name))
@@ -68,160 +63,216 @@ extension LifecycleDaemon {
     ///   - object: The exported interface (``ExportedInterface/CallDelivery/inOrder``).
     /// - Returns: The task that serves until the object is unexported.
     func serveCalls(of object: ExportedObject) -> Task<Void, Never> {
-        object.serve(self, whenGone: "lifecycled is stopping") { daemon, request in try await daemon.handle(request) }
+        object.serve(self, methods: Self.exportedMethods, whenGone: "lifecycled is stopping") {
+            daemon, call throws(BusError) in try daemon.admit(call)
+        }
     }
 
-    /// Answers one method call: the uid check first, then the method.
+    /// Answers one method call as the exported object does: ``admit(_:)``, then the typed method.
     ///
     /// - Returns: The reply's values.
     /// - Throws: ``BusError`` with the protocol's error names (see each method).
-    func handle(_ call: BusMethodCall) async throws(BusError) -> [BusValue] {
-        try policy.check(call.credentials, member: call.member)
-        // While stopping, apps still report (their final state); launches are refused in `launch`.
-        guard phase != .stopped else { throw BusError(name: BusError.Name.failed, message: "lifecycled has stopped") }
-        let arguments = call.arguments
-        // sd-bus routes only the declared members here; an unknown one would be a bug of the vtable.
-        guard let method = LifecycledProtocol.Method(rawValue: call.member) else {
+    func handle(_ call: BusMethodCall) async throws -> [BusValue] {
+        try admit(call)
+        guard let method = Self.exportedMethods.first(where: { $0.name == call.member }) else {
             throw BusError(name: BusError.Name.unknownMethod, message: "no method \(call.member)")
         }
+        return try await method.answer(self, call)
+    }
+
+    /// What every call passes before its arguments are looked at: the uid check, and a daemon that
+    /// has not stopped yet (while stopping, apps still report their final state; launches are
+    /// refused in `launch`).
+    private func admit(_ call: BusMethodCall) throws(BusError) {
+        try policy.check(call.credentials, member: call.member)
+        guard phase != .stopped else { throw BusError(name: BusError.Name.failed, message: "lifecycled has stopped") }
+    }
+
+    /// Every method of ``LifecycledProtocol/Method`` with its typed handler, in declaration order.
+    nonisolated static let exportedMethods = LifecycledProtocol.Method.allCases.map(exportedMethod)
+
+    /// The typed entry of one method: its arguments decoded and checked (``AppIDArgument``,
+    /// ``UserInfoArgument``, …) before the handler runs. An exhaustive switch, so a method added to
+    /// the protocol does not compile until it is answered.
+    private nonisolated static func exportedMethod(_ method: LifecycledProtocol.Method) -> ExportedMethod<
+        LifecycleDaemon
+    > {
         switch method {
-        case .registerApp: return try await registerApp(call)
-        case .reportState: try reportState(call)
+        case .registerApp:
+            return ExportedMethod(method, arguments: AppIDArgument.self) { daemon, call, id in
+                try await daemon.registerApp(call, id.id)
+            }
+        case .reportState:
+            return ExportedMethod(method, arguments: (AppIDArgument.self, StateArgument.self), results: ()) {
+                daemon, call, id, state in try daemon.reportState(call, id.id, state.state)
+            }
         case .scheduleNotification:
-            let id = try DaemonArguments.appID(arguments, 0)
-            let info = try DaemonArguments.userInfo(arguments, 1, "notification")
-            return [.string(try await scheduleNotification(id, info))]
+            return ExportedMethod(method, arguments: (AppIDArgument.self, UserInfoArgument.self), results: String.self)
+            {
+                daemon, call, id, notification in try await daemon.scheduleNotification(id.id, notification.userInfo)
+            }
         case .cancelNotification:
-            let id = try DaemonArguments.appID(arguments, 0)
-            try await cancelNotifications(id, identifier: try DaemonArguments.string(arguments, 1, "identifier"))
+            return ExportedMethod(method, arguments: (AppIDArgument.self, String.self), results: ()) {
+                daemon, call, id, identifier in try await daemon.cancelNotifications(id.id, identifier: identifier)
+            }
         case .listNotifications:
-            let id = try DaemonArguments.string(arguments, 0, "app id")
-            guard id.isEmpty || LifecycledProtocol.isValidAppID(id) else {
-                throw DaemonError.invalidArgs("'\(id.prefix(64))' is not a valid app id")
+            return ExportedMethod(method, arguments: String.self) { daemon, call, id in
+                guard id.isEmpty || LifecycledProtocol.isValidAppID(id) else {
+                    throw DaemonError.invalidArgs("'\(id.prefix(64))' is not a valid app id")
+                }
+                return [daemon.listNotifications(id)]
             }
-            return [listNotifications(id)]
         case .presentNotification:
-            let id = try DaemonArguments.appID(arguments, 0)
-            let info = try DaemonArguments.userInfo(arguments, 1, "notification")
-            _ = try registeredApp(id, call)
-            try presentNotification(id, info)
+            return ExportedMethod(method, arguments: (AppIDArgument.self, UserInfoArgument.self), results: ()) {
+                daemon, call, id, notification in
+                _ = try daemon.registeredApp(id.id, call)
+                try daemon.presentNotification(id.id, notification.userInfo)
+            }
         case .setBadge:
-            let id = try DaemonArguments.appID(arguments, 0)
-            guard arguments.count > 1, case .int64(let count) = arguments[1], let value = Int32(exactly: count) else {
-                throw DaemonError.invalidArgs("the badge must be a 32-bit count")
+            return ExportedMethod(method, arguments: (AppIDArgument.self, Int64.self), results: ()) {
+                daemon, call, id, count in
+                guard let value = Int32(exactly: count) else {
+                    throw DaemonError.invalidArgs("the badge must be a 32-bit count")
+                }
+                guard daemon.store.manifest(id: id.id) != nil || daemon.registry[id.id]?.isRegistered == true else {
+                    throw DaemonError.unknownApp(id.id)
+                }
+                // The badge is the app's own, like every app-only method: only its registered connection sets it.
+                _ = try daemon.registeredApp(id.id, call)
+                daemon.setBadge(id.id, Int(value))
             }
-            guard store.manifest(id: id) != nil || registry[id]?.isRegistered == true else {
-                throw DaemonError.unknownApp(id)
-            }
-            // The badge is the app's own, like every app-only method: only its registered connection sets it.
-            _ = try registeredApp(id, call)
-            setBadge(id, Int(value))
         case .listManifests:
-            return [
-                .array(
-                    elementSignature: "a{sv}",
-                    store.manifests.sorted { $0.id < $1.id }.map { manifest in
-                        var info: UserInfo = [
-                            "id": .string(manifest.id), "name": .string(manifest.name ?? manifest.id),
-                            "urlSchemes": .array(manifest.urlSchemes.map(UserInfoValue.string)),
-                            "shortcutItems": .array(manifest.shortcutItems.map(\.propertyList)),
-                        ]
-                        info["backgroundModes"] = .array(manifest.backgroundModes.sorted().map { .string($0.rawValue) })
-                        return UserInfoBusCodec.encode(info)
-                    })
-            ]
+            return ExportedMethod(method, arguments: ()) { daemon, call in [daemon.manifestList()] }
         case .setIdleTimerDisabled:
-            let id = try DaemonArguments.appID(arguments, 0)
-            guard arguments.count > 1, let disabled = arguments[1].boolValue else {
-                throw DaemonError.invalidArgs("expected a Boolean")
+            return ExportedMethod(method, arguments: (AppIDArgument.self, Bool.self), results: ()) {
+                daemon, call, id, disabled in
+                _ = try daemon.registeredApp(id.id, call)
+                daemon.setIdleTimerDisabled(id.id, disabled)
             }
-            _ = try registeredApp(id, call)
-            setIdleTimerDisabled(id, disabled)
         case .setFreezeExempt:
-            let id = try DaemonArguments.appID(arguments, 0)
-            guard arguments.count > 1, let exempt = arguments[1].boolValue else {
-                throw DaemonError.invalidArgs("expected a Boolean")
+            return ExportedMethod(method, arguments: (AppIDArgument.self, Bool.self), results: ()) {
+                daemon, call, id, exempt in try await daemon.setFreezeExempt(id.id, exempt)
             }
-            try await setFreezeExempt(id, exempt)
         case .describeApps:
-            return [describeApps()]
+            return ExportedMethod(method, arguments: ()) { daemon, call in [daemon.describeApps()] }
         case .reportNotification:
-            let id = try DaemonArguments.appID(arguments, 0)
-            let name = try DaemonArguments.notificationName(arguments, 1)
-            let userInfo = try DaemonArguments.userInfo(arguments, 2)
-            _ = try registeredApp(id, call)
-            emit(
-                LifecycledProtocol.Signal.notification.name,
-                [.string(id), .string(name), UserInfoBusCodec.encode(userInfo)])
-        case .backgroundTaskBegan:
-            let id = try DaemonArguments.appID(arguments, 0)
-            let task = try DaemonArguments.uint32(arguments, 1, "task id")
-            let name = try DaemonArguments.string(arguments, 2, "task name")
-            guard name.utf8.count <= LifecycledProtocol.Limits.notificationNameLength else {
-                throw DaemonError.invalidArgs(
-                    "the task name is longer than \(LifecycledProtocol.Limits.notificationNameLength) bytes")
+            return ExportedMethod(
+                method, arguments: (AppIDArgument.self, NotificationNameArgument.self, UserInfoArgument.self),
+                results: ()
+            ) { daemon, call, id, name, userInfo in
+                _ = try daemon.registeredApp(id.id, call)
+                daemon.emit(
+                    LifecycledProtocol.Signal.notification.name,
+                    [.string(id.id), .string(name.name), userInfo.busValue])
             }
-            _ = try registeredApp(id, call)
-            guard
-                registry[id]?.backgroundTasks[task] != nil
-                    || (registry[id]?.backgroundTasks.count ?? 0) < LifecycleDaemon.maximumBackgroundTasks
+        case .backgroundTaskBegan:
+            return ExportedMethod(method, arguments: (AppIDArgument.self, UInt32.self, String.self), results: ()) {
+                daemon, call, id, task, name in try daemon.backgroundTaskBegan(call, id.id, task: task, name: name)
+            }
+        case .backgroundTaskEnded:
+            return ExportedMethod(method, arguments: (AppIDArgument.self, UInt32.self), results: ()) {
+                daemon, call, id, task in
+                _ = try daemon.registeredApp(id.id, call)
+                daemon.registry[id.id]?.setBackgroundTask(task, nil)
+                // The last task of an app that reported suspended may have been what held sleep.
+                daemon.checkSleepRelease()
+            }
+        case .openURL:
+            return ExportedMethod(method, arguments: (URLArgument.self, UserInfoArgument.self), results: String.self) {
+                daemon, call, url, options in try await daemon.openURL(call, url.url, options: options.userInfo)
+            }
+        case .launch:
+            return ExportedMethod(method, arguments: (AppIDArgument.self, UserInfoArgument.self), results: ()) {
+                daemon, call, id, options in try await daemon.launch(call, id.id, options: options.userInfo)
+            }
+        case .terminate:
+            return ExportedMethod(method, arguments: AppIDArgument.self, results: ()) { daemon, call, id in
+                guard daemon.registry[id.id] != nil else { throw DaemonError.unknownApp(id.id) }
+                await daemon.terminateApp(id.id, reason: .hostRequest)
+            }
+        case .post:
+            return ExportedMethod(
+                method, arguments: (AppIDArgument.self, NotificationNameArgument.self, UserInfoArgument.self),
+                results: ()
+            ) { daemon, call, id, name, userInfo in
+                guard let app = daemon.registry[id.id] else { throw DaemonError.unknownApp(id.id) }
+                guard app.isRegistered || app.isRunning else {
+                    throw DaemonError.notRegistered("\(id.id) is not running; Post needs a running app")
+                }
+                await daemon.send(.post(name: name.name, userInfo: userInfo.userInfo), to: id.id)
+            }
+        case .simulate:
+            return ExportedMethod(method, arguments: (String.self, UserInfoArgument.self), results: ()) {
+                daemon, call, kind, arguments in try await daemon.simulate(kind: kind, arguments: arguments.userInfo)
+            }
+        case .getState:
+            return ExportedMethod(method, arguments: AppIDArgument.self, results: String.self) { daemon, call, id in
+                guard let app = daemon.registry[id.id] else { throw DaemonError.unknownApp(id.id) }
+                return app.state.rawValue
+            }
+        case .listApps:
+            return ExportedMethod(method, arguments: ()) { daemon, call in [daemon.registry.listValue] }
+        }
+    }
+
+    /// `ListManifests() → aa{sv}`: every manifest's id, name, URL schemes, quick actions and
+    /// background modes, by id.
+    private func manifestList() -> BusValue {
+        .array(
+            elementSignature: "a{sv}",
+            store.manifests.sorted { $0.id < $1.id }.map { manifest in
+                var info: UserInfo = [
+                    "id": .string(manifest.id), "name": .string(manifest.name ?? manifest.id),
+                    "urlSchemes": .array(manifest.urlSchemes.map(UserInfoValue.string)),
+                    "shortcutItems": .array(manifest.shortcutItems.map(\.propertyList)),
+                ]
+                info["backgroundModes"] = .array(manifest.backgroundModes.sorted().map { .string($0.rawValue) })
+                return UserInfoBusCodec.encode(info)
+            })
+    }
+
+    /// `BackgroundTaskBegan(appId, task, name)`: records a task of the registered app, at most
+    /// ``maximumBackgroundTasks`` at once.
+    private func backgroundTaskBegan(_ call: BusMethodCall, _ id: String, task: UInt32, name: String)
+        throws(BusError)
+    {
+        guard name.utf8.count <= LifecycledProtocol.Limits.notificationNameLength else {
+            throw DaemonError.invalidArgs(
+                "the task name is longer than \(LifecycledProtocol.Limits.notificationNameLength) bytes")
+        }
+        _ = try registeredApp(id, call)
+        guard
+            registry[id]?.backgroundTasks[task] != nil
+                || (registry[id]?.backgroundTasks.count ?? 0) < LifecycleDaemon.maximumBackgroundTasks
+        else {
+            throw DaemonError.invalidArgs(
+                "more than \(LifecycleDaemon.maximumBackgroundTasks) background tasks at once")
+        }
+        registry[id]?.setBackgroundTask(task, name)
+    }
+
+    /// `Launch(appId, options)`: checks the options (no URL: that is `OpenURL`'s; a quick action must
+    /// be one of the manifest's), then ``launchApp(_:options:)``. The source is the caller, as the
+    /// daemon sees it, never what the caller says it is.
+    private func launch(_ call: BusMethodCall, _ id: String, options userInfo: UserInfo) async throws(BusError) {
+        var options = LaunchOptions(userInfo: userInfo)
+        guard options.userInfo[LaunchOptions.Key.url.rawValue] == nil else {
+            throw DaemonError.invalidArgs(
+                "Launch takes no \(LaunchOptions.Key.url.rawValue); open the URL with OpenURL")
+        }
+        options.sourceApplication = callerIdentity(call)
+        if options.userInfo[LaunchOptions.Key.shortcutItem.rawValue] != nil {
+            // A quick action names one of the manifest's by type; the manifest says what it is.
+            guard let type = options.shortcutItem?.type,
+                let item = store.manifest(id: id)?.shortcutItems.first(where: { $0.type == type })
             else {
                 throw DaemonError.invalidArgs(
-                    "more than \(LifecycleDaemon.maximumBackgroundTasks) background tasks at once")
+                    "\(id) has no quick action '\(options.shortcutItem?.type ?? "?")' in its manifest")
             }
-            registry[id]?.setBackgroundTask(task, name)
-        case .backgroundTaskEnded:
-            let id = try DaemonArguments.appID(arguments, 0)
-            let task = try DaemonArguments.uint32(arguments, 1, "task id")
-            _ = try registeredApp(id, call)
-            registry[id]?.setBackgroundTask(task, nil)
-            // The last task of an app that reported suspended may have been what held sleep.
-            checkSleepRelease()
-        case .openURL: return [.string(try await openURL(call))]
-        case .launch:
-            let id = try DaemonArguments.appID(arguments, 0)
-            var options = LaunchOptions(userInfo: try DaemonArguments.userInfo(arguments, 1, "launch options"))
-            // A URL launch goes through OpenURL, which checks the scheme; the source is the
-            // caller, as the daemon sees it, never what the caller says it is.
-            guard options.userInfo[LaunchOptions.Key.url.rawValue] == nil else {
-                throw DaemonError.invalidArgs(
-                    "Launch takes no \(LaunchOptions.Key.url.rawValue); open the URL with OpenURL")
-            }
-            options.sourceApplication = callerIdentity(call)
-            if options.userInfo[LaunchOptions.Key.shortcutItem.rawValue] != nil {
-                // A quick action names one of the manifest's by type; the manifest says what it is.
-                guard let type = options.shortcutItem?.type,
-                    let item = store.manifest(id: id)?.shortcutItems.first(where: { $0.type == type })
-                else {
-                    throw DaemonError.invalidArgs(
-                        "\(id) has no quick action '\(options.shortcutItem?.type ?? "?")' in its manifest")
-                }
-                options.shortcutItem = item
-                options.launchedInBackground = false
-            }
-            try await launchApp(id, options: options)
-        case .terminate:
-            let id = try DaemonArguments.appID(arguments, 0)
-            guard registry[id] != nil else { throw DaemonError.unknownApp(id) }
-            await terminateApp(id, reason: .hostRequest)
-        case .post:
-            let id = try DaemonArguments.appID(arguments, 0)
-            let name = try DaemonArguments.notificationName(arguments, 1)
-            let userInfo = try DaemonArguments.userInfo(arguments, 2)
-            guard let app = registry[id] else { throw DaemonError.unknownApp(id) }
-            guard app.isRegistered || app.isRunning else {
-                throw DaemonError.notRegistered("\(id) is not running; Post needs a running app")
-            }
-            await send(.post(name: name, userInfo: userInfo), to: id)
-        case .simulate: try await simulate(call)
-        case .getState:
-            let id = try DaemonArguments.appID(arguments, 0)
-            guard let app = registry[id] else { throw DaemonError.unknownApp(id) }
-            return [.string(app.state.rawValue)]
-        case .listApps:
-            return [registry.listValue]
+            options.shortcutItem = item
+            options.launchedInBackground = false
         }
-        return []
+        try await launchApp(id, options: options)
     }
 
     // MARK: Registration
@@ -234,9 +285,9 @@ extension LifecycleDaemon {
     /// too. Commands queued for the app before it registered follow the reply.
     ///
     /// - Parameters:
-    ///   - call: The call (`s`: the app id).
-    private func registerApp(_ call: BusMethodCall) async throws(BusError) -> [BusValue] {
-        let id = try DaemonArguments.appID(call.arguments, 0)
+    ///   - call: The call.
+    ///   - id: The app id.
+    private func registerApp(_ call: BusMethodCall, _ id: String) async throws(BusError) -> [BusValue] {
         guard let sender = call.sender else {
             throw DaemonError.notRegistered("RegisterApp needs a bus connection with a unique name")
         }
@@ -347,10 +398,10 @@ extension LifecycleDaemon {
     /// that reports `suspended` (also when it reports it again after a command woke it).
     ///
     /// - Parameters:
-    ///   - call: The call (`ss`: app id, state).
-    private func reportState(_ call: BusMethodCall) throws(BusError) {
-        let id = try DaemonArguments.appID(call.arguments, 0)
-        let state = try DaemonArguments.state(call.arguments, 1)
+    ///   - call: The call.
+    ///   - id: The app id.
+    ///   - state: The state the app reports.
+    private func reportState(_ call: BusMethodCall, _ id: String, _ state: ApplicationState) throws(BusError) {
         let app = try registeredApp(id, call)
         if !app.state.canTransition(to: state) && app.state != state {
             // Not refused: an app that re-registers (daemon restart) reports where it is.
@@ -371,10 +422,10 @@ extension LifecycleDaemon {
     /// in its launch options.
     ///
     /// - Parameters:
-    ///   - call: The call (`sa{sv}`: URL, options).
-    private func openURL(_ call: BusMethodCall) async throws(BusError) -> String {
-        let url = try DaemonArguments.url(call.arguments, 0)
-        let options = try DaemonArguments.userInfo(call.arguments, 1, "options")
+    ///   - call: The call.
+    ///   - url: The URL.
+    ///   - options: The open options.
+    private func openURL(_ call: BusMethodCall, _ url: URL, options: UserInfo) async throws(BusError) -> String {
         guard let manifest = store.manifest(for: url) else { throw DaemonError.noHandler(url.scheme ?? "") }
         let source = callerIdentity(call)
         let id = manifest.id
@@ -428,11 +479,10 @@ extension LifecycleDaemon {
     /// the event is handled as if the bridge had reported it (``Simulation``).
     ///
     /// - Parameters:
-    ///   - call: The call (`sa{sv}`: kind, arguments).
-    private func simulate(_ call: BusMethodCall) async throws(BusError) {
+    ///   - kind: What to simulate.
+    ///   - arguments: Its arguments.
+    private func simulate(kind: String, arguments: UserInfo) async throws(BusError) {
         guard configuration.simulationEnabled else { throw DaemonError.simulationDisabled }
-        let kind = try DaemonArguments.string(call.arguments, 0, "kind")
-        let arguments = try DaemonArguments.userInfo(call.arguments, 1, "arguments")
         switch try Simulation.parse(kind: kind, arguments: arguments) {
         case .terminateApp(let id):
             guard registry[id] != nil else { throw DaemonError.unknownApp(id) }

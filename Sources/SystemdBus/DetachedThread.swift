@@ -1,8 +1,12 @@
 import Glibc
 
-/// A detached POSIX thread for one blocking call (`waitid` on a pidfd, a file's `fsync`, a
-/// `waitpid`), so neither an event-loop thread, the main actor nor the Swift concurrency pool
-/// waits on it. Foundation's `Thread` would do the same, but lifecycled links FoundationEssentials only.
+/// A detached POSIX thread, so neither an event-loop thread, the main actor nor the Swift
+/// concurrency pool waits on what it runs. Foundation's `Thread` would do the same, but lifecycled
+/// links FoundationEssentials only.
+///
+/// Short blocking calls go to ``BlockingPool``, whose threads this starts. A thread of its own is
+/// for a wait of unbounded duration that no fd announces (lifecycled's `waitid(WSTOPPED)` after
+/// `SIGSTOP`: a pidfd polls readable only on exit), which would hold a pool thread for as long.
 public enum DetachedThread {
     /// The closure a thread runs, boxed to cross `pthread_create`'s `void *`.
     private final class Body {

@@ -36,6 +36,35 @@ extension ExportedObject {
         }
     }
 
+    /// Answers this object's ``incomingCalls`` on the main actor with typed methods: each call goes to
+    /// the ``ExportedMethod`` of its member, which decodes the arguments, runs its handler and encodes
+    /// the results. Otherwise as ``serve(_:order:whenGone:_:)``.
+    ///
+    /// - Parameters:
+    ///   - owner: The object that answers (held weakly).
+    ///   - methods: The interface's methods; their ``ExportedMethod/declaration``s are the ones exported.
+    ///   - order: How calls overlap.
+    ///   - whenGone: The message of the `Failed` reply once the owner is gone.
+    ///   - admit: Run first for every call (a caller check, say); a thrown ``BusError`` is the reply.
+    /// - Returns: The serving task; it ends when the object is unexported.
+    @MainActor
+    public func serve<Owner: AnyObject>(
+        _ owner: Owner, methods: [ExportedMethod<Owner>], order: ServingOrder = .startInOrder, whenGone: String,
+        admitting admit: (@MainActor (Owner, BusMethodCall) throws -> Void)? = nil
+    ) -> Task<Void, Never> {
+        let table = Dictionary(methods.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let interfaceName = interface.name
+        return serve(owner, order: order, whenGone: whenGone) { (owner: Owner, call: BusMethodCall) in
+            // sd-bus routes only the exported members here; one without an entry is a bug of the table.
+            guard let method = table[call.member] else {
+                throw BusError(
+                    name: BusError.Name.unknownMethod, message: "no method \(call.member) on \(interfaceName)")
+            }
+            try admit?(owner, call)
+            return try await method.answer(owner, call)
+        }
+    }
+
     /// Like the other `serve`, for a handler
     /// that replies itself (``IncomingMethodCall/reply(_:)``), before it goes on with what the call
     /// asked for.

@@ -160,9 +160,10 @@ extension BusConnection {
     ///   - interface: The interface description.
     ///   - path: The object path, for example `/org/example/App`.
     /// - Returns: The exported object, to change properties, emit signals and unexport.
-    /// - Throws: ``BusError`` if the path or interface is invalid, already exported, or the
-    ///   connection is closed.
+    /// - Throws: ``BusError`` if the path or interface is invalid (argument names that do not match
+    ///   the signatures too), already exported, or the connection is closed.
     public func export(_ interface: ExportedInterface, at path: String) async throws -> ExportedObject {
+        try ObjectBox.validate(interface)
         let object = ExportedObject(path: path, interface: interface, connection: self)
         try await loop.run { [self] in
             guard let bus, isOpen else { throw BusError.notConnected }

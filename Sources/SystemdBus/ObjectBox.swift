@@ -50,6 +50,46 @@ final class ObjectBox: SlotBox, @unchecked Sendable {
         return copy
     }
 
+    /// Checks the declared argument names against the signatures before sd-bus sees them: one name
+    /// per complete type, for the arguments and the results of a method alike (sd-bus reads them as
+    /// one list, so names for only one side would name the wrong ones), and for a signal's arguments.
+    ///
+    /// - Throws: ``BusError`` `InvalidSignature` for a malformed signature, `InvalidArgs` for a
+    ///   count that does not match, each naming the member.
+    static func validate(_ interface: ExportedInterface) throws(BusError) {
+        func check(_ names: [String], _ signature: String, _ what: String) throws(BusError) {
+            guard let types = BusSignature.completeTypes(of: signature) else {
+                throw BusError(
+                    name: BusError.Name.invalidSignature,
+                    message: "\(what) of \(interface.name) has an invalid signature '\(signature)'", errno: EINVAL)
+            }
+            guard names.count == types.count else {
+                throw BusError(
+                    name: BusError.Name.invalidArgs,
+                    message:
+                        "\(what) of \(interface.name) names \(names.count) of the \(types.count) complete types of '\(signature)'",
+                    errno: EINVAL)
+            }
+        }
+        for method in interface.methods {
+            if method.argumentNames.isEmpty && method.resultNames.isEmpty {
+                guard BusSignature.completeTypes(of: method.inSignature) != nil,
+                    BusSignature.completeTypes(of: method.outSignature) != nil
+                else {
+                    throw BusError(
+                        name: BusError.Name.invalidSignature,
+                        message: "method \(method.name) of \(interface.name) has an invalid signature", errno: EINVAL)
+                }
+                continue
+            }
+            try check(method.argumentNames, method.inSignature, "the arguments of method \(method.name)")
+            try check(method.resultNames, method.outSignature, "the results of method \(method.name)")
+        }
+        for signal in interface.signals where !signal.argumentNames.isEmpty {
+            try check(signal.argumentNames, signal.signature, "signal \(signal.name)")
+        }
+    }
+
     /// Builds the C vtable. Loop thread only.
     func buildVTable() -> UnsafeMutablePointer<sd_bus_vtable> {
         connection.connection?.loop.preconditionInEventLoop()

@@ -93,24 +93,13 @@ final class PushDistributor {
 
     /// Exports the distributor, owns its name, and connects to the broker when configured.
     func start(fleetConfiguration: FleetConfiguration?, loop: EventLoop) async {
-        for (interface, methods) in [
-            (
-                UnifiedPush.distributor2,
-                [
-                    ExportedInterface.Method("Register", inSignature: "a{sv}", outSignature: "a{sv}"),
-                    .init("Unregister", inSignature: "a{sv}"),
-                ]
-            ),
-            (
-                UnifiedPush.distributor1,
-                [.init("Register", inSignature: "sss", outSignature: "ss"), .init("Unregister", inSignature: "s")]
-            ),
-        ] {
+        for interface in [UnifiedPush.distributor2, UnifiedPush.distributor1] {
+            let methods = Self.methods(of: interface)
             // No properties, but org.freedesktop.DBus.Properties answers for them all the same:
             // another uid gets AccessDenied there too, as from every method.
             let policy = daemon.policy
             var exported = ExportedInterface(
-                name: interface, methods: methods,
+                name: interface, methods: methods.map(\.declaration),
                 propertyAccessCheck: { credentials throws(BusError) in
                     try policy.check(credentials, member: "org.freedesktop.DBus.Properties")
                 })
@@ -120,8 +109,13 @@ final class PushDistributor {
                 let object = try await connection.export(exported, at: UnifiedPush.distributorPath)
                 objects.append(object)
                 tasks.append(
-                    object.serve(self, whenGone: "lifecycled is stopping") { distributor, request in
-                        try await distributor.handle(request)
+                    object.serve(self, methods: methods, whenGone: "lifecycled is stopping") {
+                        distributor, call throws(BusError) in
+                        // The same rule as every Lifecycled1 method: an endpoint is a door into this
+                        // user's broker account, so another uid on a shared bus gets AccessDenied
+                        // before anything is looked at.
+                        try distributor.daemon.policy.check(
+                            call.credentials, member: "\(call.interface).\(call.member)")
                     })
             } catch {
                 logger.error("push: cannot export \(interface): \(error)")
@@ -279,46 +273,41 @@ final class PushDistributor {
 
     // MARK: The distributor's methods
 
-    private func handle(_ call: BusMethodCall) async throws -> [BusValue] {
-        // The same rule as every Lifecycled1 method: an endpoint is a door into this user's broker
-        // account, so another uid on a shared bus gets AccessDenied before anything is looked at.
-        try daemon.policy.check(call.credentials, member: "\(call.interface).\(call.member)")
-        let v2 = call.interface == UnifiedPush.distributor2
-        switch call.member {
-        case "Register":
-            let service: String
-            let token: String
-            let description: String?
-            let vapid: String?
-            if v2 {
-                service = UnifiedPush.field("service", in: call.arguments.first)?.stringValue ?? ""
-                token = UnifiedPush.field("token", in: call.arguments.first)?.stringValue ?? ""
-                description = UnifiedPush.field("description", in: call.arguments.first)?.stringValue
-                vapid = UnifiedPush.field("vapid", in: call.arguments.first)?.stringValue
-            } else {
-                service = call.arguments[0].stringValue ?? ""
-                token = call.arguments[1].stringValue ?? ""
-                description = call.arguments[2].stringValue
-                vapid = nil
-            }
-            let (success, reason) = try await register(
-                service: service, token: token, description: description, vapid: vapid, version: v2 ? 2 : 1,
-                caller: call.sender)
-            if v2 {
-                var reply: [String: BusValue] = ["success": .string(success)]
-                if let reason { reply["reason"] = .string(reason) }
-                return [.vardict(reply)]
-            }
-            return [.string(success), .string(reason ?? "")]
-        case "Unregister":
-            let token =
-                (v2 ? UnifiedPush.field("token", in: call.arguments.first)?.stringValue : call.arguments[0].stringValue)
-                ?? ""
-            try await unregister(connectorToken: token, caller: call.sender)
-            return []
-        default:
-            throw BusError(name: BusError.Name.unknownMethod, message: "no method \(call.member)")
+    /// The typed methods of one version of the distributor interface; both answer through
+    /// ``register(service:token:description:vapid:version:caller:)`` and ``unregister(connectorToken:caller:)``.
+    private static func methods(of interface: String) -> [ExportedMethod<PushDistributor>] {
+        if interface == UnifiedPush.distributor2 {
+            return [
+                ExportedMethod("Register", arguments: [String: BusValue].self, results: [String: BusValue].self) {
+                    distributor, call, options in
+                    let (success, reason) = try await distributor.register(
+                        service: options["service"]?.stringValue ?? "", token: options["token"]?.stringValue ?? "",
+                        description: options["description"]?.stringValue, vapid: options["vapid"]?.stringValue,
+                        version: 2, caller: call.sender)
+                    var reply: [String: BusValue] = ["success": .string(success)]
+                    if let reason { reply["reason"] = .string(reason) }
+                    return reply
+                },
+                ExportedMethod("Unregister", arguments: [String: BusValue].self, results: ()) {
+                    distributor, call, options in
+                    try await distributor.unregister(
+                        connectorToken: options["token"]?.stringValue ?? "", caller: call.sender)
+                },
+            ]
         }
+        return [
+            ExportedMethod(
+                "Register", arguments: (String.self, String.self, String.self), results: (String.self, String.self)
+            ) { distributor, call, service, token, description in
+                let (success, reason) = try await distributor.register(
+                    service: service, token: token, description: description, vapid: nil, version: 1,
+                    caller: call.sender)
+                return (success, reason ?? "")
+            },
+            ExportedMethod("Unregister", arguments: String.self, results: ()) { distributor, call, token in
+                try await distributor.unregister(connectorToken: token, caller: call.sender)
+            },
+        ]
     }
 
     /// A valid D-Bus well-known name (the connector's `service`).
