@@ -3,13 +3,14 @@
 
 SHELL := /bin/bash
 SWIFT ?= swift
-# Building needs libsystemd and libmosquitto; the tests and the demos also need a bus daemon,
-# python-dbusmock, gdbus, dbus-python with GLib (the UnifiedPush stand-ins), a real mosquitto broker
-# and its clients, python3-venv for the Web Push interop venv (pywebpush from PyPI), and dunst under
-# Xvfb as a real notification server.
-BUILD_PACKAGES := libsystemd-dev libmosquitto-dev pkg-config
+# Building needs libsystemd, libmosquitto and libwayland-client's headers; the tests and the demos
+# also need a bus daemon, python-dbusmock, gdbus, dbus-python with GLib (the UnifiedPush stand-ins), a
+# real mosquitto broker and its clients, python3-venv for the Web Push interop venv (pywebpush from
+# PyPI), dunst under Xvfb as a real notification server, and sway (headless) with foot windows for
+# the Wayland window source.
+BUILD_PACKAGES := libsystemd-dev libmosquitto-dev libwayland-dev pkg-config
 APT_PACKAGES := $(BUILD_PACKAGES) dbus-daemon python3-dbusmock libglib2.0-bin python3-dbus python3-gi \
-	mosquitto mosquitto-clients python3-venv dunst xvfb
+	mosquitto mosquitto-clients python3-venv dunst xvfb sway foot
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps build-deps build test format lint asan tsan demo demo-push bench install clean dist-binaries deb man-draft docs graph test-realhost realhost-run faults
