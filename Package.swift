@@ -105,7 +105,8 @@ let package = Package(
         .target(
             name: "AppLifecycleSystemd",
             // UnixSignals (swift-service-lifecycle's small module, not ServiceLifecycle): SIGTERM and SIGINT as events.
-            dependencies: ["AppLifecycle", "SystemdBus", "CLinuxSupport", logging, unixSignals]
+            // CWayland: the Wayland window source's libwayland-client, loaded only when that source starts.
+            dependencies: ["AppLifecycle", "SystemdBus", "CLinuxSupport", "CWayland", logging, unixSignals]
         ),
         // The in-process host: SystemdHost runs one app on the bridge, without lifecycled.
         .target(
@@ -151,6 +152,9 @@ let package = Package(
         // libmosquitto (<mosquitto.h> from libmosquitto-dev) loaded with dlopen when a connection starts,
         // not linked: lifecycled without a broker never maps it or OpenSSL (1.7 MiB of idle RSS, measured).
         .target(name: "CMosquitto"),
+        // libwayland-client (<wayland-client-core.h> from libwayland-dev) loaded with dlopen when a Wayland
+        // window source starts, and the wlroots foreign-toplevel protocol's interface tables, written by hand.
+        .target(name: "CWayland"),
         // An MQTT client (libmosquitto) on a SystemdBus event loop: transport only, no fleet schema.
         .target(name: "BrokerLink", dependencies: ["CMosquitto", "SystemdBus", logging]),
         // The gateway's logic: routing, the checks of a push request, the HTTP/1.1 server and its limits,
