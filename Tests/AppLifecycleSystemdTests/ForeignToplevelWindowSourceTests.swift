@@ -1,0 +1,218 @@
+import AppLifecycleSystemd
+import Glibc
+import Logging
+import SystemdBus
+import SystemdBusTesting
+import Testing
+
+/// The Wayland window source against a real sway 1.7 (headless, pixman) with real foot windows,
+/// driven through `swaymsg`: what the compositor reports is what the source must report.
+@Suite("ForeignToplevelWindowSource", .serialized, .enabled(if: SwaySession.isAvailable))
+struct ForeignToplevelWindowSourceTests {
+    /// A started source on a loop of its own, its updates recorded in order.
+    final class Follower: Sendable {
+        let loop: EventLoop
+        let source: ForeignToplevelWindowSource
+        let updates = ValueRecorder<WindowSourceUpdate>()
+        private let pump: Task<Void, Never>
+
+        init(socketPath: String) async throws {
+            loop = try EventLoop(name: "windows")
+            source = ForeignToplevelWindowSource(
+                socketPath: socketPath, loop: loop,
+                reconnectBackoff: Backoff(initial: .milliseconds(20), maximum: .milliseconds(200)),
+                logger: Logger(label: "test.windows"))
+            let source = source
+            let updates = updates
+            pump = Task { for await update in source.updates { updates.add(update) } }
+            do {
+                try await source.start()
+            } catch {
+                stop()
+                throw error
+            }
+        }
+
+        /// Takes updates until a `windows` set satisfies `condition`, and returns it.
+        func windows(
+            _ what: String, where condition: ([TopLevelWindow]) -> Bool = { _ in true }
+        ) async throws -> [TopLevelWindow] {
+            while true {
+                if case .windows(let windows) = try await updates.next(what, hangGuard: .seconds(20)),
+                    condition(windows)
+                {
+                    return windows
+                }
+            }
+        }
+
+        /// Takes updates until an `unavailable` one, and returns its reason.
+        func unavailable() async throws -> String {
+            while true {
+                if case .unavailable(let reason) = try await updates.next("unavailable", hangGuard: .seconds(20)) {
+                    return reason
+                }
+            }
+        }
+
+        /// Every `windows` set reported so far.
+        var allSets: [[TopLevelWindow]] {
+            updates.values.compactMap { if case .windows(let windows) = $0 { windows } else { nil } }
+        }
+
+        func stop() {
+            source.stop()
+            pump.cancel()
+            loop.shutdown()
+        }
+    }
+
+    @Test("a new foot window is reported with its app id and title; the first set is the empty one")
+    func newWindowAppears() async throws {
+        let sway = try await SwaySession()
+        defer { sway.stop() }
+        let follower = try await Follower(socketPath: try #require(sway.socketPath))
+        defer { follower.stop() }
+        #expect(try await follower.windows("the initial set") == [])
+
+        _ = try sway.startClient(appID: "alpha", title: "Alpha window")
+        let windows = try await follower.windows("alpha") { !$0.isEmpty }
+        let alpha = try #require(windows.first)
+        #expect(windows.count == 1)
+        #expect(alpha.appID == "alpha")
+        #expect(alpha.title == "Alpha window")
+        #expect(alpha.processID == nil)
+        #expect(alpha.instanceName == nil)
+    }
+
+    @Test("swaymsg focus activates that window and no other, in one report")
+    func focusActivatesOneWindow() async throws {
+        let sway = try await SwaySession()
+        defer { sway.stop() }
+        let follower = try await Follower(socketPath: try #require(sway.socketPath))
+        defer { follower.stop() }
+        _ = try sway.startClient(appID: "alpha")
+        _ = try await follower.windows("alpha") { $0.contains { $0.appID == "alpha" && $0.isActivated } }
+        _ = try sway.startClient(appID: "beta")
+        _ = try await follower.windows("beta focused") { $0.contains { $0.appID == "beta" && $0.isActivated } }
+
+        try sway.swaymsg("[app_id=alpha] focus")
+        let afterAlpha = try await follower.windows("alpha focused") {
+            $0.contains { $0.appID == "alpha" && $0.isActivated }
+        }
+        #expect(afterAlpha.map(\.appID) == ["alpha", "beta"])
+        #expect(afterAlpha.filter(\.isActivated).map(\.appID) == ["alpha"])
+
+        try sway.swaymsg("[app_id=beta] focus")
+        let afterBeta = try await follower.windows("beta focused again") {
+            $0.contains { $0.appID == "beta" && $0.isActivated }
+        }
+        #expect(afterBeta.filter(\.isActivated).map(\.appID) == ["beta"])
+        // sway sends both windows' states and dones in one flush: no report ever had two activated.
+        #expect(follower.allSets.allSatisfy { $0.filter(\.isActivated).count <= 1 })
+        #expect(follower.allSets.allSatisfy { $0.allSatisfy { !$0.isMinimized } })
+    }
+
+    /// sway 1.7 has no minimising: a window moved to the scratchpad (or left on a workspace not
+    /// shown) stays in the set, on its output, only no longer activated; `minimized` never comes.
+    @Test("move scratchpad: sway 1.7 reports the window as deactivated, not minimised; scratchpad show activates it")
+    func scratchpadDeactivates() async throws {
+        let sway = try await SwaySession()
+        defer { sway.stop() }
+        let follower = try await Follower(socketPath: try #require(sway.socketPath))
+        defer { follower.stop() }
+        _ = try sway.startClient(appID: "alpha")
+        _ = try await follower.windows("alpha") { $0.contains { $0.appID == "alpha" && $0.isActivated } }
+        _ = try sway.startClient(appID: "beta")
+        _ = try await follower.windows("beta") { $0.contains { $0.appID == "beta" && $0.isActivated } }
+        try sway.swaymsg("[app_id=alpha] focus")
+        _ = try await follower.windows("alpha focused") { $0.contains { $0.appID == "alpha" && $0.isActivated } }
+
+        try sway.swaymsg("[app_id=alpha] move scratchpad")
+        let hidden = try await follower.windows("alpha in the scratchpad") {
+            $0.contains { $0.appID == "beta" && $0.isActivated }
+        }
+        let alpha = try #require(hidden.first { $0.appID == "alpha" })
+        #expect(!alpha.isActivated)
+        #expect(!alpha.isMinimized)
+        #expect(hidden.count == 2)
+
+        try sway.swaymsg("scratchpad show")
+        let shown = try await follower.windows("alpha shown") { $0.contains { $0.appID == "alpha" && $0.isActivated } }
+        #expect(shown.filter(\.isActivated).map(\.appID) == ["alpha"])
+    }
+
+    @Test("a client that exits leaves the set; the other window stays")
+    func closedWindowLeaves() async throws {
+        let sway = try await SwaySession()
+        defer { sway.stop() }
+        let follower = try await Follower(socketPath: try #require(sway.socketPath))
+        defer { follower.stop() }
+        let alpha = try sway.startClient(appID: "alpha")
+        _ = try sway.startClient(appID: "beta")
+        let both = try await follower.windows("both") { $0.count == 2 }
+
+        sway.stopClient(alpha)
+        let remaining = try await follower.windows("alpha gone") { $0.count < 2 }
+        #expect(remaining.map(\.appID) == ["beta"])
+        #expect(remaining.map(\.id) == both.filter { $0.appID == "beta" }.map(\.id))
+    }
+
+    @Test("sway exits: unavailable; sway restarts on the same socket: a fresh set, and new windows follow")
+    func compositorRestart() async throws {
+        let sway = try await SwaySession()
+        defer { sway.stop() }
+        let socketPath = try #require(sway.socketPath)
+        let follower = try await Follower(socketPath: socketPath)
+        defer { follower.stop() }
+        _ = try sway.startClient(appID: "alpha")
+        let before = try await follower.windows("alpha") { !$0.isEmpty }
+
+        sway.stopCompositor()
+        let reason = try await follower.unavailable()
+        #expect(reason.contains(socketPath))
+
+        try await sway.startCompositor()
+        #expect(sway.socketPath == socketPath)
+        let fresh = try await follower.windows("the set after the restart")
+        #expect(fresh.isEmpty)  // foot exits with its compositor
+
+        _ = try sway.startClient(appID: "gamma")
+        let after = try await follower.windows("gamma") { !$0.isEmpty }
+        #expect(after.map(\.appID) == ["gamma"])
+        #expect(after[0].id > before[0].id)  // ids are not reused across connections
+    }
+
+    @Test("a socket nobody listens on: start throws notFound, and there is no source")
+    func missingSocket() async throws {
+        let directory = try TemporaryDirectory(prefix: "no-wayland")
+        defer { directory.remove() }
+        let loop = try EventLoop(name: "windows")
+        defer { loop.shutdown() }
+        let source = ForeignToplevelWindowSource(socketPath: directory.appending("wayland-9"), loop: loop)
+        let error = await #expect(throws: HostSourceError.self) { try await source.start() }
+        #expect(error?.code == .notFound)
+        #expect(error?.source == ForeignToplevelWindowSource.sourceName)
+        var updates = source.updates.makeAsyncIterator()
+        #expect(await updates.next() == nil)  // finished: nothing will ever come
+    }
+
+    @Test("the socket path comes from WAYLAND_DISPLAY, absolute or under XDG_RUNTIME_DIR")
+    func socketPathFromEnvironment() throws {
+        #expect(
+            try ForeignToplevelWindowSource.socketPath(environment: [
+                "WAYLAND_DISPLAY": "wayland-1", "XDG_RUNTIME_DIR": "/run/user/1000",
+            ]) == "/run/user/1000/wayland-1")
+        #expect(
+            try ForeignToplevelWindowSource.socketPath(environment: [
+                "WAYLAND_DISPLAY": "/tmp/x/wayland-2", "XDG_RUNTIME_DIR": "/run/user/1000",
+            ]) == "/tmp/x/wayland-2")
+        #expect(throws: HostSourceError.self) {
+            try ForeignToplevelWindowSource.socketPath(environment: ["XDG_RUNTIME_DIR": "/run/user/1000"])
+        }
+        let relative = #expect(throws: HostSourceError.self) {
+            try ForeignToplevelWindowSource.socketPath(environment: ["WAYLAND_DISPLAY": "wayland-1"])
+        }
+        #expect(relative?.code == .invalidConfiguration)
+    }
+}
