@@ -1,4 +1,5 @@
 import AppLifecycleSystemd
+import Dispatch
 import Glibc
 import Logging
 import SystemdBus
@@ -214,5 +215,105 @@ struct ForeignToplevelWindowSourceTests {
             try ForeignToplevelWindowSource.socketPath(environment: ["WAYLAND_DISPLAY": "wayland-1"])
         }
         #expect(relative?.code == .invalidConfiguration)
+    }
+}
+
+/// The Wayland window source against a compositor that speaks from a script (``ScriptedWaylandServer``):
+/// what a real compositor never does on demand.
+@Suite("ForeignToplevelWindowSource against a scripted compositor", .serialized)
+struct ForeignToplevelScriptedCompositorTests {
+    static let manager = (name: UInt32(7), interface: ForeignToplevelWindowSource.managerInterface, version: UInt32(3))
+    static let ghost: UInt32 = 0xff00_0000
+    static let kept: UInt32 = 0xff00_0001
+    static let brief: UInt32 = 0xff00_0002
+
+    @Test("a compositor without the foreign-toplevel manager: start throws unsupported and hangs up")
+    func noManager() async throws {
+        let server = try ScriptedWaylandServer()
+        let over = server.serve { $0.handshake(globals: [(1, "wl_compositor", 4), (2, "wl_seat", 7)]) }
+        let loop = try EventLoop(name: "windows")
+        defer { loop.shutdown() }
+        let source = ForeignToplevelWindowSource(socketPath: server.socketPath, loop: loop)
+        let error = await #expect(throws: HostSourceError.self) { try await source.start() }
+        #expect(error?.code == .unsupported)
+        #expect(error?.message.contains(ForeignToplevelWindowSource.managerInterface) == true)
+        #expect(over.wait(timeout: .now() + .seconds(10)) == .success)  // the source closed its connection
+    }
+
+    @Test(
+        "windows closed before their done or within one batch are never reported; a malformed event is unavailable, then a fresh set"
+    )
+    func vanishingWindowsAndMalformedEvents() async throws {
+        let server = try ScriptedWaylandServer()
+        _ = server.serve { connection in
+            guard
+                let manager = connection.handshake(
+                    globals: [(1, "wl_compositor", 4), Self.manager],
+                    listing: { manager in
+                        connection.send(manager, 0, [.uint(Self.ghost)])  // toplevel
+                        connection.send(Self.ghost, 1, [.string("ghost")])  // app_id
+                        connection.send(Self.ghost, 6)  // closed, before any done
+                        connection.send(manager, 0, [.uint(Self.kept)])
+                        connection.send(Self.kept, 1, [.string("kept")])
+                        connection.send(Self.kept, 4, [.array([2])])  // state: activated
+                        connection.send(Self.kept, 5)  // done
+                    })
+            else { return }
+            // The source destroys the ghost's handle once it has read that batch: then the next.
+            _ = connection.read { $0.object == Self.ghost && $0.opcode == 7 }
+            connection.send(manager, 0, [.uint(Self.brief)])
+            connection.send(Self.brief, 1, [.string("brief")])
+            connection.send(Self.brief, 5)  // done, then closed in the same batch
+            connection.send(Self.brief, 6)
+            connection.send(Self.kept, 4, [.array([])])
+            connection.send(Self.kept, 5)
+            _ = connection.read { $0.object == Self.brief && $0.opcode == 7 }
+            // An event the manager does not have (it has two).
+            connection.send(manager, 9)
+        }
+        let follower = try await ForeignToplevelWindowSourceTests.Follower(socketPath: server.socketPath)
+        defer { follower.stop() }
+
+        let first = try await follower.windows("the first set")
+        #expect(first.map(\.appID) == ["kept"])
+        #expect(first.first?.isActivated == true)
+        let second = try await follower.windows("kept deactivated")
+        #expect(second.map(\.appID) == ["kept"])
+        #expect(second.first?.isActivated == false)
+
+        let reason = try await follower.unavailable()
+        #expect(reason.contains(server.socketPath))
+
+        // The compositor is back: the source reconnects (to the same socket) and reports a fresh set.
+        _ = server.serve { connection in
+            connection.handshake(globals: [Self.manager]) { manager in
+                connection.send(manager, 0, [.uint(Self.ghost)])
+                connection.send(Self.ghost, 1, [.string("again")])
+                connection.send(Self.ghost, 5)
+            }
+        }
+        let fresh = try await follower.windows("the set after reconnecting")
+        #expect(fresh.map(\.appID) == ["again"])
+        #expect(follower.allSets.allSatisfy { !$0.contains { ["ghost", "brief"].contains($0.appID) } })
+    }
+
+    @Test("a compositor that accepts and never answers: start throws sourceGone after the answer timeout")
+    func silentCompositor() async throws {
+        let server = try ScriptedWaylandServer()
+        let over = server.serve { _ in }  // reads, answers nothing
+        let loop = try EventLoop(name: "windows")
+        defer { loop.shutdown() }
+        let source = ForeignToplevelWindowSource(
+            socketPath: server.socketPath, loop: loop, answerTimeout: .milliseconds(200))
+        // The hang guard: a start that never ends is stopped, and then fails with another message.
+        let hangGuard = Task {
+            try await Task.sleep(for: .seconds(10))
+            source.stop()
+        }
+        defer { hangGuard.cancel() }
+        let error = await #expect(throws: HostSourceError.self) { try await source.start() }
+        #expect(error?.code == .sourceGone)
+        #expect(error?.message.contains("did not list its windows") == true)
+        #expect(over.wait(timeout: .now() + .seconds(10)) == .success)  // the source closed its connection
     }
 }

@@ -59,7 +59,10 @@ final class ForeignToplevelCore {
     private var toplevels: [OpaquePointer: Toplevel] = [:]
     /// Window ids count up for the life of the source, across reconnections.
     private var nextWindowID: UInt64 = 1
-    private var retryTimer: EventSourceToken?
+    /// How long a connection may take from `connect` to its first set before it counts as failed.
+    private let answerTimeout: Duration
+    /// The one timer: the next attempt while waiting to retry, the answer timeout while connecting.
+    private var timer: EventSourceToken?
     /// The caller of `start()`, answered once the first set is known or the first attempt failed.
     private var startWaiter: ((Result<Void, HostSourceError>) -> Void)?
 
@@ -72,12 +75,13 @@ final class ForeignToplevelCore {
     private var failure: HostSourceError?
 
     init(
-        socketPath: String, loop: EventLoop, reconnectBackoff: Backoff, logger: Logger,
+        socketPath: String, loop: EventLoop, reconnectBackoff: Backoff, answerTimeout: Duration, logger: Logger,
         continuation: AsyncStream<WindowSourceUpdate>.Continuation
     ) {
         self.socketPath = socketPath
         self.loop = loop
         self.backoff = reconnectBackoff
+        self.answerTimeout = answerTimeout
         self.logger = logger
         self.continuation = continuation
     }
@@ -108,8 +112,8 @@ final class ForeignToplevelCore {
     func stop() {
         loop.assertInEventLoop()
         guard phase != .stopped else { return }
-        retryTimer?.cancel()
-        retryTimer = nil
+        timer?.cancel()
+        timer = nil
         disconnect()
         phase = .stopped
         if let waiter = startWaiter {
@@ -157,6 +161,9 @@ final class ForeignToplevelCore {
         self.registry = registry
         self.syncCallback = sync
         phase = .discovering
+        // A compositor that accepts and then never answers (stopped, hung) must not hold the source
+        // in `discovering` for good: past the timeout the attempt counts as failed.
+        armTimer(after: answerTimeout)
         guard let box else { return }
         do {
             // The display owns the fd (wl_display_disconnect closes it); `disconnect()` cancels the
@@ -290,9 +297,10 @@ final class ForeignToplevelCore {
                 .sourceGone, "the compositor sent protocol error \(protocolCode) on \(name)@\(id) (\(activity))")
         }
         let text = code != 0 ? String(cString: strerror(code)) : "closed"
+        let what = code == 0 || code == EPIPE || code == ECONNRESET ? "closed the connection" : "broke the connection"
         return HostSourceError(
             code: .sourceGone, source: ForeignToplevelWindowSource.sourceName,
-            message: "the compositor at \(socketPath) closed the connection (\(activity): \(text))")
+            message: "the compositor at \(socketPath) \(what) (\(activity): \(text))")
     }
 
     // MARK: - Events (inside wl_display_dispatch_pending)
@@ -465,27 +473,40 @@ final class ForeignToplevelCore {
     /// Arms the retry timer for the backoff's next delay.
     private func scheduleRetry() {
         phase = .waitingToRetry
-        let delay = backoff.next()
+        armTimer(after: backoff.next())
+    }
+
+    /// Arms the one timer `delay` from now (rearmed if it exists).
+    private func armTimer(after delay: Duration) {
         let deadline = EventLoop.now(.monotonic) + delay
         do {
-            if let retryTimer {
-                try retryTimer.rearm(deadline: deadline)
+            if let timer {
+                try timer.rearm(deadline: deadline)
             } else if let box {
-                retryTimer = try loop.addTimerOnLoop(on: .monotonic, deadline: deadline, leeway: .milliseconds(1)) {
-                    _ in box.value.retry()
+                timer = try loop.addTimerOnLoop(on: .monotonic, deadline: deadline, leeway: .milliseconds(1)) { _ in
+                    box.value.timerFired()
                 }
             }
         } catch {
-            logger.info("cannot arm the reconnect timer; the window source stops", metadata: ["error": "\(error)"])
+            logger.info("cannot arm the window source's timer; it stops", metadata: ["error": "\(error)"])
+            disconnect()
             phase = .stopped
             continuation.finish()
         }
     }
 
-    private func retry() {
-        guard phase == .waitingToRetry else { return }
-        logger.debug("reconnecting to the compositor", metadata: ["socket": "\(socketPath)"])
-        connect()
+    /// The next attempt, or the end of one the compositor did not answer in time.
+    private func timerFired() {
+        switch phase {
+        case .waitingToRetry:
+            logger.debug("reconnecting to the compositor", metadata: ["socket": "\(socketPath)"])
+            connect()
+        case .discovering, .listing:
+            failure = error(
+                .sourceGone, "the compositor at \(socketPath) did not list its windows within \(answerTimeout)")
+        default:
+            return
+        }
         settle()
     }
 

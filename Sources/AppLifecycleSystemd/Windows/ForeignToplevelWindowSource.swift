@@ -69,9 +69,12 @@ public final class ForeignToplevelWindowSource: Sendable {
     ///   - socketPath: The compositor's Unix socket (see ``socketPath(environment:)``).
     ///   - loop: The event loop to run on (the caller owns it and shuts it down after stopping this).
     ///   - reconnectBackoff: The delays between reconnection attempts after the compositor went away.
+    ///   - answerTimeout: How long a compositor that accepted the connection may take to list its
+    ///     windows before the attempt counts as failed (a stopped or hung compositor).
     ///   - logger: Where the source logs (info: connected, lost; debug: each change and attempt).
     public init(
         socketPath: String, loop: EventLoop, reconnectBackoff: Backoff = defaultReconnectBackoff,
+        answerTimeout: Duration = .seconds(5),
         logger: Logger = Logger(label: "AppLifecycleSystemd.windows")
     ) {
         self.socketPath = socketPath
@@ -83,7 +86,8 @@ public final class ForeignToplevelWindowSource: Sendable {
         logger[metadataKey: "window-source"] = "\(Self.sourceName)"
         let box = LoopBoundBox.makeBoxSendingValue(
             ForeignToplevelCore(
-                socketPath: socketPath, loop: loop, reconnectBackoff: reconnectBackoff, logger: logger,
+                socketPath: socketPath, loop: loop, reconnectBackoff: reconnectBackoff, answerTimeout: answerTimeout,
+                logger: logger,
                 continuation: continuation),
             eventLoop: loop)
         // The core's way back to its box, queued before anything else this source hands the loop.
@@ -128,7 +132,7 @@ public final class ForeignToplevelWindowSource: Sendable {
     ///   `zwlr_foreign_toplevel_manager_v1` or libwayland-client is not installed,
     ///   ``HostSourceError/Code/notFound`` or ``HostSourceError/Code/permissionDenied`` if the socket
     ///   cannot be connected to, ``HostSourceError/Code/sourceGone`` if the compositor hung up during
-    ///   the start or ``stop()`` came first, ``HostSourceError/Code/invalidArgument`` for a second start.
+    ///   the start, did not list its windows within `answerTimeout`, or ``stop()`` came first, ``HostSourceError/Code/invalidArgument`` for a second start.
     public func start() async throws(HostSourceError) {
         let core = core
         let loop = loop
