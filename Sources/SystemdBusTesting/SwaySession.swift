@@ -191,6 +191,56 @@ public final class SwaySession: Sendable {
         return result.output
     }
 
+    /// Runs sway commands over its IPC socket directly (i3-ipc `RUN_COMMAND`), without spawning
+    /// `swaymsg`: for measuring what follows a command.
+    ///
+    /// - Parameters:
+    ///   - command: The commands, as `swaymsg` takes them (`[app_id=x] focus`).
+    /// - Returns: sway's reply (JSON).
+    /// - Throws: ``FixtureError`` if sway does not run, the socket fails, or sway reports a failure.
+    @discardableResult
+    public func command(_ command: String) throws -> String {
+        guard let ipcSocket = state.withLock({ $0.ipcSocket }) else { throw FixtureError("sway does not run") }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw FixtureError("socket: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(ipcSocket.utf8) + [0]) }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard connected == 0 else { throw FixtureError("connect \(ipcSocket): \(String(cString: strerror(errno)))") }
+        // i3-ipc: "i3-ipc", the payload's length and the message type (0, RUN_COMMAND), native-endian.
+        let payload = Array(command.utf8)
+        var message = Array("i3-ipc".utf8)
+        message += withUnsafeBytes(of: UInt32(payload.count)) { Array($0) }
+        message += withUnsafeBytes(of: UInt32(0)) { Array($0) }
+        message += payload
+        guard message.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == message.count
+        else { throw FixtureError("writing to \(ipcSocket): \(String(cString: strerror(errno)))") }
+        let header = try Self.read(fd, count: 14)
+        let length = header[6..<10].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
+        let reply = String(decoding: try Self.read(fd, count: Int(length)), as: UTF8.self)
+        guard !reply.contains("\"success\": false") else { throw FixtureError("sway refused \(command): \(reply)") }
+        return reply
+    }
+
+    /// Reads exactly `count` bytes from a blocking socket.
+    private static func read(_ fd: Int32, count: Int) throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + done, count - done) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw FixtureError("sway closed its IPC socket") }
+            done += n
+        }
+        return bytes
+    }
+
     /// Starts a foot terminal window with an app id (`foot --app-id`) and a title, running `cat` (which
     /// ends with the terminal). The window appears once sway maps it: wait for it where it is seen.
     ///

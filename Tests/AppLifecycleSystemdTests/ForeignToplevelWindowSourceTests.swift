@@ -10,11 +10,17 @@ import Testing
 /// driven through `swaymsg`: what the compositor reports is what the source must report.
 @Suite("ForeignToplevelWindowSource", .serialized, .enabled(if: SwaySession.isAvailable))
 struct ForeignToplevelWindowSourceTests {
+    /// An update and when the consumer had it.
+    struct Arrival: Sendable {
+        var update: WindowSourceUpdate
+        var instant: ContinuousClock.Instant
+    }
+
     /// A started source on a loop of its own, its updates recorded in order.
     final class Follower: Sendable {
         let loop: EventLoop
         let source: ForeignToplevelWindowSource
-        let updates = ValueRecorder<WindowSourceUpdate>()
+        let updates = ValueRecorder<Arrival>()
         private let pump: Task<Void, Never>
 
         init(socketPath: String) async throws {
@@ -25,7 +31,9 @@ struct ForeignToplevelWindowSourceTests {
                 logger: Logger(label: "test.windows"))
             let source = source
             let updates = updates
-            pump = Task { for await update in source.updates { updates.add(update) } }
+            pump = Task {
+                for await update in source.updates { updates.add(Arrival(update: update, instant: .now)) }
+            }
             do {
                 try await source.start()
             } catch {
@@ -38,11 +46,17 @@ struct ForeignToplevelWindowSourceTests {
         func windows(
             _ what: String, where condition: ([TopLevelWindow]) -> Bool = { _ in true }
         ) async throws -> [TopLevelWindow] {
+            try await arrival(what, where: condition).windows
+        }
+
+        /// Takes updates until a `windows` set satisfies `condition`, and returns it with its arrival.
+        func arrival(
+            _ what: String, where condition: ([TopLevelWindow]) -> Bool = { _ in true }
+        ) async throws -> (windows: [TopLevelWindow], instant: ContinuousClock.Instant) {
             while true {
-                if case .windows(let windows) = try await updates.next(what, hangGuard: .seconds(20)),
-                    condition(windows)
-                {
-                    return windows
+                let arrival = try await updates.next(what, hangGuard: .seconds(20))
+                if case .windows(let windows) = arrival.update, condition(windows) {
+                    return (windows, arrival.instant)
                 }
             }
         }
@@ -50,7 +64,8 @@ struct ForeignToplevelWindowSourceTests {
         /// Takes updates until an `unavailable` one, and returns its reason.
         func unavailable() async throws -> String {
             while true {
-                if case .unavailable(let reason) = try await updates.next("unavailable", hangGuard: .seconds(20)) {
+                if case .unavailable(let reason) = try await updates.next("unavailable", hangGuard: .seconds(20)).update
+                {
                     return reason
                 }
             }
@@ -58,7 +73,7 @@ struct ForeignToplevelWindowSourceTests {
 
         /// Every `windows` set reported so far.
         var allSets: [[TopLevelWindow]] {
-            updates.values.compactMap { if case .windows(let windows) = $0 { windows } else { nil } }
+            updates.values.compactMap { if case .windows(let windows) = $0.update { windows } else { nil } }
         }
 
         func stop() {
@@ -112,6 +127,38 @@ struct ForeignToplevelWindowSourceTests {
         // sway sends both windows' states and dones in one flush: no report ever had two activated.
         #expect(follower.allSets.allSatisfy { $0.filter(\.isActivated).count <= 1 })
         #expect(follower.allSets.allSatisfy { $0.allSatisfy { !$0.isMinimized } })
+    }
+
+    /// The benchmark hook: from a focus command written to sway's IPC socket to the consumer holding
+    /// the set with that window activated (sway's handling, its flush, the source's read and
+    /// dispatch, and the stream's hop to the consumer's task). Printed, not asserted: timing is
+    /// this machine's; what is asserted is that every switch is reported, with one window activated.
+    @Test("forty focus switches over sway's IPC: each is reported with that window alone activated")
+    func focusLatency() async throws {
+        let sway = try await SwaySession()
+        defer { sway.stop() }
+        let follower = try await Follower(socketPath: try #require(sway.socketPath))
+        defer { follower.stop() }
+        _ = try sway.startClient(appID: "alpha")
+        _ = try await follower.windows("alpha") { $0.contains { $0.appID == "alpha" && $0.isActivated } }
+        _ = try sway.startClient(appID: "beta")
+        _ = try await follower.windows("beta") { $0.contains { $0.appID == "beta" && $0.isActivated } }
+
+        var latencies: [Duration] = []
+        for round in 0..<40 {
+            let target = round.isMultiple(of: 2) ? "alpha" : "beta"
+            let sent = ContinuousClock.now
+            try sway.command("[app_id=\(target)] focus")
+            let (windows, arrived) = try await follower.arrival("\(target) focused") {
+                $0.contains { $0.appID == target && $0.isActivated }
+            }
+            #expect(windows.filter(\.isActivated).map(\.appID) == [target])
+            latencies.append(arrived - sent)
+        }
+        latencies.sort()
+        print(
+            "foreign-toplevel focus latency over \(latencies.count) switches: p50 \(latencies[latencies.count / 2]),"
+                + " p99 \(latencies[latencies.count * 99 / 100]), max \(latencies.last!)")
     }
 
     /// sway 1.7 has no minimising: a window moved to the scratchpad (or left on a workspace not
