@@ -12,7 +12,7 @@ import Synchronization
 /// sway makes its Wayland socket (`wayland-1`: the same name after a restart, since nothing else
 /// uses that directory) and its IPC socket. Clients run as root against that socket.
 ///
-/// Every process it starts is stopped by its own pid: ``stopCompositor()`` and ``stopClient(_:)``
+/// Every process it starts is stopped by its own pid: ``stopCompositor(signal:)`` and ``stopClient(_:)``
 /// on demand, ``stop()`` (and `deinit`) everything, then the directory is removed.
 ///
 /// ```swift
@@ -98,7 +98,7 @@ public final class SwaySession: Sendable {
     /// sway's pid, while it runs.
     public var compositorPID: pid_t? { state.withLock { $0.compositor?.pid } }
 
-    /// Starts sway (again, after ``stopCompositor()``) and waits until its IPC answers.
+    /// Starts sway (again, after ``stopCompositor(signal:)``) and waits until its IPC answers.
     ///
     /// - Parameters:
     ///   - hangGuard: How long sway may take to come up.

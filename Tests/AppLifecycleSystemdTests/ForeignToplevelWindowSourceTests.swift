@@ -1,7 +1,6 @@
 import AppLifecycleSystemd
 import Dispatch
 import Glibc
-import Logging
 import SystemdBus
 import SystemdBusTesting
 import Testing
@@ -27,8 +26,7 @@ struct ForeignToplevelWindowSourceTests {
             loop = try EventLoop(name: "windows")
             source = ForeignToplevelWindowSource(
                 socketPath: socketPath, loop: loop,
-                reconnectBackoff: Backoff(initial: .milliseconds(20), maximum: .milliseconds(200)),
-                logger: Logger(label: "test.windows"))
+                reconnectBackoff: Backoff(initial: .milliseconds(20), maximum: .milliseconds(200)))
             let source = source
             let updates = updates
             pump = Task {
