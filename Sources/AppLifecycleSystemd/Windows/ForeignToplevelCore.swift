@@ -11,7 +11,7 @@ import SystemdBus
 /// libwayland-client has no thread of its own, and nothing else reads the display: this type is the
 /// only reader, so `prepare_read` never waits for another.
 ///
-/// The rule of every entry point (the fd watch, the retry timer, a call handed over by the public
+/// The rule of every entry point (the fd watch, the timer, a call handed over by the public
 /// API): make the libwayland calls, then ``settle()``, which handles a failure the dispatcher
 /// recorded (tearing down is never done inside a dispatch) and only then reports, so no consumer
 /// code runs inside libwayland.

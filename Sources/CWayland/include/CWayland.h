@@ -79,7 +79,8 @@ const struct cwayland_functions *_Nullable cwayland_load(
     const char *_Nonnull soname, char *_Nonnull error, size_t error_size);
 
 /// The interface of zwlr_foreign_toplevel_manager_v1, version 3, written by hand from the protocol
-/// (names, opcodes and signatures; Debian ships no XML of wlr-protocols). Valid once cwayland_load succeeded.
+/// (names, opcodes and signatures; Debian ships no XML of wlr-protocols), message for message the
+/// tables compiled into wlroots 0.15 (sway 1.7's libwlroots.so.10). Valid once cwayland_load succeeded.
 extern const struct wl_interface cwayland_foreign_toplevel_manager_interface;
 /// The interface of zwlr_foreign_toplevel_handle_v1, version 3. Valid once cwayland_load succeeded.
 extern const struct wl_interface cwayland_foreign_toplevel_handle_interface;
