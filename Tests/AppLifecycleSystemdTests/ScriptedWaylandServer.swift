@@ -32,13 +32,26 @@ final class ScriptedWaylandServer: Sendable {
     }
 
     /// One accepted client.
+    ///
+    /// Events are queued and written together, as a compositor flushes a client's buffer: when the
+    /// server next waits for the client (``read()``) or calls ``flush()``. So what the script sends
+    /// between two reads reaches the client as one batch.
     final class Connection {
         let fd: Int32
+        private var queued: [UInt8] = []
 
         init(fd: Int32) { self.fd = fd }
 
-        /// Reads one message, blocking; `nil` once the client hung up.
+        /// Writes the queued events in one `send`.
+        func flush() {
+            guard !queued.isEmpty else { return }
+            _ = queued.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            queued = []
+        }
+
+        /// Flushes, then reads one message, blocking; `nil` once the client hung up.
         func read() -> Message? {
+            flush()
             guard let header = readExactly(8) else { return nil }
             let object = Message(object: 0, opcode: 0, arguments: header).word(at: 0)
             let sizeAndOpcode = Message(object: 0, opcode: 0, arguments: header).word(at: 4)
@@ -55,7 +68,7 @@ final class ScriptedWaylandServer: Sendable {
             return nil
         }
 
-        /// Sends an event.
+        /// Queues an event.
         func send(_ object: UInt32, _ opcode: UInt16, _ arguments: [Argument] = []) {
             var body: [UInt8] = []
             func word(_ value: UInt32) { body += withUnsafeBytes(of: value.littleEndian) { Array($0) } }
@@ -75,12 +88,11 @@ final class ScriptedWaylandServer: Sendable {
             sendRaw(object: object, sizeAndOpcode: UInt32(8 + body.count) << 16 | UInt32(opcode), body: body)
         }
 
-        /// Sends a header and body as given, for malformed messages.
+        /// Queues a header and body as given.
         func sendRaw(object: UInt32, sizeAndOpcode: UInt32, body: [UInt8] = []) {
-            let bytes =
+            queued +=
                 withUnsafeBytes(of: object.littleEndian) { Array($0) }
                 + withUnsafeBytes(of: sizeAndOpcode.littleEndian) { Array($0) } + body
-            _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         }
 
         /// Answers the client's start: `get_registry` and the first `sync` (the globals, then `done`),
