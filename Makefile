@@ -3,15 +3,16 @@
 
 SHELL := /bin/bash
 SWIFT ?= swift
-# Building needs libsystemd, libmosquitto and libxcb's headers; the tests and the demos also need a
-# bus daemon, python-dbusmock, gdbus, dbus-python with GLib (the UnifiedPush stand-ins), a real
-# mosquitto broker and its clients, python3-venv for the Web Push interop venv (pywebpush from PyPI),
-# dunst under Xvfb as a real notification server, and for the X11 window source openbox,
+# Building needs libsystemd, libmosquitto, libwayland-client's and libxcb's headers; the tests and
+# the demos also need a bus daemon, python-dbusmock, gdbus, dbus-python with GLib (the UnifiedPush
+# stand-ins), a real mosquitto broker and its clients, python3-venv for the Web Push interop venv
+# (pywebpush from PyPI), dunst under Xvfb as a real notification server, sway (headless) with foot
+# windows for the Wayland window source, and for the X11 window source openbox,
 # matchbox-window-manager and twm (not EWMH) under Xvfb, driven by xdotool and read by xprop, with
 # xterm and xlogo.
-BUILD_PACKAGES := libsystemd-dev libmosquitto-dev libxcb1-dev pkg-config
+BUILD_PACKAGES := libsystemd-dev libmosquitto-dev libwayland-dev libxcb1-dev pkg-config
 APT_PACKAGES := $(BUILD_PACKAGES) dbus-daemon python3-dbusmock libglib2.0-bin python3-dbus python3-gi \
-	mosquitto mosquitto-clients python3-venv dunst xvfb \
+	mosquitto mosquitto-clients python3-venv dunst xvfb sway foot \
 	openbox matchbox-window-manager twm xdotool xterm x11-apps x11-utils
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

@@ -104,7 +104,8 @@ let package = Package(
         .target(
             name: "AppLifecycleSystemd",
             // UnixSignals (swift-service-lifecycle's small module, not ServiceLifecycle): SIGTERM and SIGINT as events.
-            dependencies: ["AppLifecycle", "SystemdBus", "CLinuxSupport", "CXCB", logging, unixSignals]
+            // CWayland and CXCB: the window sources' libwayland-client and libxcb, loaded only when that source starts.
+            dependencies: ["AppLifecycle", "SystemdBus", "CLinuxSupport", "CWayland", "CXCB", logging, unixSignals]
         ),
         // libxcb (<xcb/xcb.h> from libxcb1-dev) loaded with dlopen when the X11 window source starts, not
         // linked: a process without an X display never maps it (nor libXau, libXdmcp, libbsd, libmd).
@@ -153,6 +154,9 @@ let package = Package(
         // libmosquitto (<mosquitto.h> from libmosquitto-dev) loaded with dlopen when a connection starts,
         // not linked: lifecycled without a broker never maps it or OpenSSL (1.7 MiB of idle RSS, measured).
         .target(name: "CMosquitto"),
+        // libwayland-client (<wayland-client-core.h> from libwayland-dev) loaded with dlopen when a Wayland
+        // window source starts, and the wlroots foreign-toplevel protocol's interface tables, written by hand.
+        .target(name: "CWayland"),
         // An MQTT client (libmosquitto) on a SystemdBus event loop: transport only, no fleet schema.
         .target(name: "BrokerLink", dependencies: ["CMosquitto", "SystemdBus", logging]),
         // The gateway's logic: routing, the checks of a push request, the HTTP/1.1 server and its limits,

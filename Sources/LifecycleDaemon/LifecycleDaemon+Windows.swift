@@ -67,7 +67,15 @@ extension LifecycleDaemon {
     ) -> (any WindowSource)? {
         switch kind {
         case .x11: return EWMHWindowSource(display: environment["DISPLAY"], loop: loop, logger: logger)
-        case .wayland, .auto, .off: return nil
+        case .wayland:
+            do {
+                let socket = try ForeignToplevelWindowSource.socketPath(environment: environment)
+                return ForeignToplevelWindowSource(socketPath: socket, loop: loop, logger: logger)
+            } catch {
+                logger.notice("windows: no wayland window source: \(error)")
+                return nil
+            }
+        case .auto, .off: return nil
         }
     }
 

@@ -1,5 +1,6 @@
 import AppLifecycleSystemd
 import Glibc
+import Logging
 import SystemdBus
 import SystemdBusTesting
 import Testing
@@ -68,7 +69,8 @@ struct EWMHWindowSourceTests {
         defer { session.stop() }
         let loop = try EventLoop(name: "x11-test")
         defer { loop.shutdown() }
-        let source = EWMHWindowSource(display: session.display, loop: loop, reconnectBackoff: reconnectBackoff)
+        let source = EWMHWindowSource(
+            display: session.display, loop: loop, reconnectBackoff: reconnectBackoff, logger: testLogger)
         defer { source.stop() }
         let reader = UpdateReader(source)
         try await source.start()
@@ -202,7 +204,7 @@ struct EWMHWindowSourceTests {
 
         let loop = try EventLoop(name: "x11-test")
         defer { loop.shutdown() }
-        let source = EWMHWindowSource(display: session.display, loop: loop)
+        let source = EWMHWindowSource(display: session.display, loop: loop, logger: testLogger)
         defer { source.stop() }
         try await source.start()
         var iterator = source.updates.makeAsyncIterator()
@@ -222,7 +224,7 @@ struct EWMHWindowSourceTests {
         defer { session.stop() }
         let loop = try EventLoop(name: "x11-test")
         defer { loop.shutdown() }
-        let source = EWMHWindowSource(display: session.display, loop: loop)
+        let source = EWMHWindowSource(display: session.display, loop: loop, logger: testLogger)
         let error = await #expect(throws: EWMHWindowSourceError.self) { try await source.start() }
         #expect(error?.code == .notEWMHCompliant)
         // The source is stopped: its stream has ended.
@@ -234,7 +236,7 @@ struct EWMHWindowSourceTests {
     func noDisplay() async throws {
         let loop = try EventLoop(name: "x11-test")
         defer { loop.shutdown() }
-        let source = EWMHWindowSource(display: "", loop: loop)
+        let source = EWMHWindowSource(display: "", loop: loop, logger: testLogger)
         let error = await #expect(throws: EWMHWindowSourceError.self) { try await source.start() }
         #expect(error?.code == .noDisplay)
     }
@@ -244,7 +246,7 @@ struct EWMHWindowSourceTests {
         let loop = try EventLoop(name: "x11-test")
         defer { loop.shutdown() }
         // Display numbers past any a test uses; the socket does not exist.
-        let source = EWMHWindowSource(display: ":6789", loop: loop)
+        let source = EWMHWindowSource(display: ":6789", loop: loop, logger: testLogger)
         let error = await #expect(throws: EWMHWindowSourceError.self) { try await source.start() }
         #expect(error?.code == .cannotConnect)
     }
@@ -257,7 +259,7 @@ struct EWMHWindowSourceTests {
         defer { loop.shutdown() }
         let source = EWMHWindowSource(
             display: session.display, loop: loop,
-            reconnectBackoff: Backoff(initial: .milliseconds(20), maximum: .milliseconds(200)))
+            reconnectBackoff: Backoff(initial: .milliseconds(20), maximum: .milliseconds(200)), logger: testLogger)
         defer { source.stop() }
         let reader = UpdateReader(source)
         try await source.start()

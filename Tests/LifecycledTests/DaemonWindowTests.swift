@@ -307,6 +307,63 @@ struct DaemonX11WindowTests {
     }
 }
 
+/// lifecycled on a Linux phone or kiosk: a real wlroots compositor (sway 1.7 headless) decides,
+/// through the Wayland source, which app is in front; one app at a time (single-foreground mode).
+@Suite(
+    "lifecycled follows a real wlroots compositor", .serialized, .timeLimit(.minutes(2)),
+    .enabled(if: SwaySession.isAvailable))
+@MainActor
+struct DaemonWaylandWindowTests {
+    @Test("sway: the focused foot runs, the one behind it is frozen; focus back thaws it and freezes the other")
+    func swayFocusFreezesAndThawsPlainPrograms() async throws {
+        let sway = try await SwaySession()
+        defer { sway.stop() }
+        let display = try #require(sway.waylandDisplay)
+        let environment = [
+            "XDG_RUNTIME_DIR": sway.runtimeDirectory, "WAYLAND_DISPLAY": display, "HOME": sway.directory.path,
+            "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8",
+        ]
+        try await withDaemon(
+            configure: {
+                $0.windowSource = .wayland
+                $0.windowEnvironment = environment
+                $0.appEnvironment = environment
+                $0.foregroundMode = .single
+                $0.freezeDelay = .zero
+            },
+            setUp: { dir in
+                for id in ["org.example.FootA", "org.example.FootB"] {
+                    try writeManifest(
+                        dir, id: id, executable: SwaySession.footPath, arguments: ["--app-id", id, "/bin/cat"],
+                        extra: ["adoptsLifecycle": false])
+                }
+            }
+        ) { (h: DaemonHarness) async throws in
+            @MainActor func state(_ id: String) -> AppWindowState? { h.daemon.registry[id]?.windowState }
+            try await h.client.call(
+                LifecycledProtocol.Method.launch.name, [.string("org.example.FootA"), encodeInfo([:])])
+            let a = try #require(h.pid("org.example.FootA"))
+            #expect(await eventually(hangGuard: .seconds(20)) { state("org.example.FootA") == .activated })
+            try await h.client.call(
+                LifecycledProtocol.Method.launch.name, [.string("org.example.FootB"), encodeInfo([:])])
+            let b = try #require(h.pid("org.example.FootB"))
+            #expect(await eventually(hangGuard: .seconds(20)) { state("org.example.FootB") == .activated })
+            #expect(state("org.example.FootA") == .visible)
+            #expect(await eventually { processState(a) == "T" }, "the app behind is frozen")
+            #expect(processState(b).map { $0 != "T" } == true)
+
+            _ = try sway.command("[app_id=org.example.FootA] focus")
+            #expect(await eventually { state("org.example.FootA") == .activated })
+            #expect(
+                await eventually { [a, b] in
+                    let (stateA, stateB) = (processState(a), processState(b))
+                    return stateA != nil && stateA != "T" && stateB == "T"
+                }, "A thawed (and alive), B frozen")
+            #expect(h.daemon.registry["org.example.FootA"]?.isRunning == true)
+        }
+    }
+}
+
 /// Which app a window belongs to: the pid first (its process, its process group, its cgroup), else the class.
 @Suite("WindowOwnership")
 struct WindowOwnershipTests {

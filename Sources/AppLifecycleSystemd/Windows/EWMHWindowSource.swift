@@ -53,7 +53,7 @@ public final class EWMHWindowSource: Sendable {
     ///     losing either).
     public init(
         display: String? = nil, loop: EventLoop, reconnectBackoff: Backoff = defaultReconnectBackoff,
-        logger: Logger = Logger(label: "AppLifecycleSystemd.EWMHWindowSource")
+        logger: Logger
     ) {
         self.display = display
         self.loop = loop

@@ -18,3 +18,5 @@ public protocol WindowSource: AnyObject, Sendable {
 }
 
 extension EWMHWindowSource: WindowSource {}
+
+extension ForeignToplevelWindowSource: WindowSource {}

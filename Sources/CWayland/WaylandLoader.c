@@ -1,0 +1,149 @@
+#include "CWayland.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+
+// One entry per field of struct cwayland_functions: the symbol's name and where its address goes.
+#define CWAYLAND_SYMBOL(field) {"wl_" #field, (void **)&resolved.field}
+
+static struct cwayland_functions functions;
+
+// The core interfaces the protocol's messages name, from libwayland-client's own data symbols. They
+// stay NULL until cwayland_load succeeded; the tables below point at these slots' values through the
+// `types` arrays, which cwayland_load fills in.
+static const struct wl_interface *registry_interface;
+static const struct wl_interface *callback_interface;
+
+// The protocol's `types` arrays: for each argument of a message, the interface of an object or new_id
+// argument, NULL otherwise. Filled in by cwayland_load where they name a core interface.
+static const struct wl_interface *no_types[] = {NULL, NULL, NULL, NULL, NULL};
+static const struct wl_interface *seat_types[1];
+static const struct wl_interface *surface_rectangle_types[5];
+static const struct wl_interface *output_types[1];
+static const struct wl_interface *handle_types[] = {&cwayland_foreign_toplevel_handle_interface};
+
+static const struct wl_message manager_requests[] = {
+    {"stop", "", no_types},
+};
+
+static const struct wl_message manager_events[] = {
+    {"toplevel", "n", handle_types},
+    {"finished", "", no_types},
+};
+
+const struct wl_interface cwayland_foreign_toplevel_manager_interface = {
+    "zwlr_foreign_toplevel_manager_v1", CWAYLAND_FOREIGN_TOPLEVEL_VERSION, 1, manager_requests, 2, manager_events,
+};
+
+static const struct wl_message handle_requests[] = {
+    {"set_maximized", "", no_types},
+    {"unset_maximized", "", no_types},
+    {"set_minimized", "", no_types},
+    {"unset_minimized", "", no_types},
+    {"activate", "o", seat_types},
+    {"close", "", no_types},
+    {"set_rectangle", "oiiii", surface_rectangle_types},
+    {"destroy", "", no_types},
+    {"set_fullscreen", "2?o", output_types},
+    {"unset_fullscreen", "2", no_types},
+};
+
+static const struct wl_message handle_events[] = {
+    {"title", "s", no_types},
+    {"app_id", "s", no_types},
+    {"output_enter", "o", output_types},
+    {"output_leave", "o", output_types},
+    {"state", "a", no_types},
+    {"done", "", no_types},
+    {"closed", "", no_types},
+    {"parent", "3?o", handle_types},
+};
+
+const struct wl_interface cwayland_foreign_toplevel_handle_interface = {
+    "zwlr_foreign_toplevel_handle_v1", CWAYLAND_FOREIGN_TOPLEVEL_VERSION, 10, handle_requests, 8, handle_events,
+};
+
+// The request opcodes the helpers send (wl_display, wl_registry, the handle).
+enum {
+    DISPLAY_SYNC = 0,
+    DISPLAY_GET_REGISTRY = 1,
+    REGISTRY_BIND = 0,
+    HANDLE_DESTROY = 7,
+};
+
+const struct cwayland_functions *cwayland_load(const char *soname, char *error, size_t error_size) {
+    // RTLD_LOCAL: libwayland-client's symbols stay out of the global namespace.
+    void *library = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL) {
+        snprintf(error, error_size, "%s", dlerror());
+        return NULL;
+    }
+    struct cwayland_functions resolved;
+    const struct wl_interface *seat = NULL, *surface = NULL, *registry = NULL, *callback = NULL, *output = NULL;
+    const struct {
+        const char *name;
+        void **address;
+    } symbols[] = {
+        CWAYLAND_SYMBOL(display_connect_to_fd),
+        CWAYLAND_SYMBOL(display_disconnect),
+        CWAYLAND_SYMBOL(display_get_fd),
+        CWAYLAND_SYMBOL(display_prepare_read),
+        CWAYLAND_SYMBOL(display_cancel_read),
+        CWAYLAND_SYMBOL(display_read_events),
+        CWAYLAND_SYMBOL(display_dispatch_pending),
+        CWAYLAND_SYMBOL(display_flush),
+        CWAYLAND_SYMBOL(display_get_error),
+        CWAYLAND_SYMBOL(display_get_protocol_error),
+        CWAYLAND_SYMBOL(proxy_marshal_flags),
+        CWAYLAND_SYMBOL(proxy_add_dispatcher),
+        CWAYLAND_SYMBOL(proxy_destroy),
+        CWAYLAND_SYMBOL(proxy_get_user_data),
+        CWAYLAND_SYMBOL(proxy_get_version),
+        {"wl_registry_interface", (void **)&registry},
+        {"wl_callback_interface", (void **)&callback},
+        {"wl_output_interface", (void **)&output},
+        {"wl_seat_interface", (void **)&seat},
+        {"wl_surface_interface", (void **)&surface},
+    };
+    _Static_assert(sizeof(symbols) / sizeof(symbols[0]) == sizeof(struct cwayland_functions) / sizeof(void *) + 5,
+                   "every field of struct cwayland_functions has an entry, and the five core interfaces");
+    for (size_t i = 0; i < sizeof(symbols) / sizeof(symbols[0]); i++) {
+        dlerror();
+        void *address = dlsym(library, symbols[i].name);
+        if (address == NULL) {
+            const char *message = dlerror();
+            snprintf(error, error_size, "%s", message != NULL ? message : symbols[i].name);
+            return NULL;
+        }
+        *symbols[i].address = address;
+    }
+    registry_interface = registry;
+    callback_interface = callback;
+    seat_types[0] = seat;
+    surface_rectangle_types[0] = surface;
+    output_types[0] = output;
+    functions = resolved;
+    return &functions;
+}
+
+struct wl_proxy *cwayland_display_get_registry(const struct cwayland_functions *f, struct wl_display *display) {
+    struct wl_proxy *proxy = (struct wl_proxy *)display;
+    return f->proxy_marshal_flags(proxy, DISPLAY_GET_REGISTRY, registry_interface, f->proxy_get_version(proxy), 0,
+                                  NULL);
+}
+
+struct wl_proxy *cwayland_display_sync(const struct cwayland_functions *f, struct wl_display *display) {
+    struct wl_proxy *proxy = (struct wl_proxy *)display;
+    return f->proxy_marshal_flags(proxy, DISPLAY_SYNC, callback_interface, f->proxy_get_version(proxy), 0, NULL);
+}
+
+struct wl_proxy *cwayland_registry_bind(const struct cwayland_functions *f, struct wl_proxy *registry, uint32_t name,
+                                        const struct wl_interface *interface, uint32_t version) {
+    return f->proxy_marshal_flags(registry, REGISTRY_BIND, interface, version, 0, name, interface->name, version,
+                                  NULL);
+}
+
+void cwayland_handle_destroy(const struct cwayland_functions *f, struct wl_proxy *handle) {
+    f->proxy_marshal_flags(handle, HANDLE_DESTROY, NULL, f->proxy_get_version(handle), WL_MARSHAL_FLAG_DESTROY);
+}

@@ -1,0 +1,108 @@
+#ifndef CWAYLAND_H
+#define CWAYLAND_H
+// libwayland-client (Debian's libwayland-client0, 1.21), loaded at run time rather than linked, and the
+// wlroots foreign-toplevel-management protocol (zwlr_foreign_toplevel_manager_v1 and
+// zwlr_foreign_toplevel_handle_v1, version 3) that wlroots compositors (sway, phoc, wayfire, labwc,
+// Hyprland) offer. A process that never looks at a Wayland session (lifecycled on an X11 desktop or a
+// server, and every app, which links the host bridge) never maps libwayland-client nor the libffi it
+// brings. <wayland-client-core.h> (libwayland-dev) gives the types; each function is reached through the
+// table below, whose fields take their types from the header's own declarations (__typeof__).
+
+#include <stddef.h>
+#include <stdint.h>
+#include <wayland-client-core.h>
+
+/// The shared object loaded: the soname of libwayland-client 1.x, from Debian's libwayland-client0.
+#define CWAYLAND_SONAME "libwayland-client.so.0"
+
+/// The protocol's interface version this client speaks (the `parent` event came with 3).
+#define CWAYLAND_FOREIGN_TOPLEVEL_VERSION 3
+
+/// zwlr_foreign_toplevel_manager_v1's event opcodes.
+enum cwayland_manager_event {
+    CWAYLAND_MANAGER_TOPLEVEL = 0,
+    CWAYLAND_MANAGER_FINISHED = 1,
+};
+
+/// zwlr_foreign_toplevel_handle_v1's event opcodes.
+enum cwayland_handle_event {
+    CWAYLAND_HANDLE_TITLE = 0,
+    CWAYLAND_HANDLE_APP_ID = 1,
+    CWAYLAND_HANDLE_OUTPUT_ENTER = 2,
+    CWAYLAND_HANDLE_OUTPUT_LEAVE = 3,
+    CWAYLAND_HANDLE_STATE = 4,
+    CWAYLAND_HANDLE_DONE = 5,
+    CWAYLAND_HANDLE_CLOSED = 6,
+    CWAYLAND_HANDLE_PARENT = 7,
+};
+
+/// The values of the handle's `state` array.
+enum cwayland_handle_state {
+    CWAYLAND_STATE_MAXIMIZED = 0,
+    CWAYLAND_STATE_MINIMIZED = 1,
+    CWAYLAND_STATE_ACTIVATED = 2,
+    CWAYLAND_STATE_FULLSCREEN = 3,
+};
+
+/// wl_registry's event opcodes.
+enum cwayland_registry_event {
+    CWAYLAND_REGISTRY_GLOBAL = 0,
+    CWAYLAND_REGISTRY_GLOBAL_REMOVE = 1,
+};
+
+/// Every libwayland-client function the window source calls, named without the `wl_` prefix.
+struct cwayland_functions {
+    __typeof__(wl_display_connect_to_fd) *_Nonnull display_connect_to_fd;
+    __typeof__(wl_display_disconnect) *_Nonnull display_disconnect;
+    __typeof__(wl_display_get_fd) *_Nonnull display_get_fd;
+    __typeof__(wl_display_prepare_read) *_Nonnull display_prepare_read;
+    __typeof__(wl_display_cancel_read) *_Nonnull display_cancel_read;
+    __typeof__(wl_display_read_events) *_Nonnull display_read_events;
+    __typeof__(wl_display_dispatch_pending) *_Nonnull display_dispatch_pending;
+    __typeof__(wl_display_flush) *_Nonnull display_flush;
+    __typeof__(wl_display_get_error) *_Nonnull display_get_error;
+    __typeof__(wl_display_get_protocol_error) *_Nonnull display_get_protocol_error;
+    __typeof__(wl_proxy_marshal_flags) *_Nonnull proxy_marshal_flags;
+    __typeof__(wl_proxy_add_dispatcher) *_Nonnull proxy_add_dispatcher;
+    __typeof__(wl_proxy_destroy) *_Nonnull proxy_destroy;
+    __typeof__(wl_proxy_get_user_data) *_Nonnull proxy_get_user_data;
+    __typeof__(wl_proxy_get_version) *_Nonnull proxy_get_version;
+};
+
+/// Loads `soname` (CWAYLAND_SONAME; dlopen, never closed), resolves every function and the core
+/// interfaces the protocol tables refer to (wl_registry, wl_callback, wl_output, wl_seat, wl_surface).
+///
+/// Not synchronised: the window source calls it once and keeps the result in a `static let`. Returns
+/// the table (static storage, written only when everything resolved), or NULL with the dynamic
+/// linker's message in `error` (truncated to `error_size`).
+const struct cwayland_functions *_Nullable cwayland_load(
+    const char *_Nonnull soname, char *_Nonnull error, size_t error_size);
+
+/// The interface of zwlr_foreign_toplevel_manager_v1, version 3, written by hand from the protocol
+/// (names, opcodes and signatures; Debian ships no XML of wlr-protocols), message for message the
+/// tables compiled into wlroots 0.15 (sway 1.7's libwlroots.so.10). Valid once cwayland_load succeeded.
+extern const struct wl_interface cwayland_foreign_toplevel_manager_interface;
+/// The interface of zwlr_foreign_toplevel_handle_v1, version 3. Valid once cwayland_load succeeded.
+extern const struct wl_interface cwayland_foreign_toplevel_handle_interface;
+// The requests, as libwayland-scanner's inline functions would send them (wl_proxy_marshal_flags is
+// variadic, which Swift cannot call). Each needs the table cwayland_load returned.
+
+/// wl_display.get_registry: a new wl_registry proxy, or NULL (errno set) if the display failed.
+struct wl_proxy *_Nullable cwayland_display_get_registry(
+    const struct cwayland_functions *_Nonnull functions, struct wl_display *_Nonnull display);
+
+/// wl_display.sync: a new wl_callback proxy whose `done` event says the compositor has handled every
+/// request sent before it, or NULL (errno set).
+struct wl_proxy *_Nullable cwayland_display_sync(
+    const struct cwayland_functions *_Nonnull functions, struct wl_display *_Nonnull display);
+
+/// wl_registry.bind of global `name` with `interface` at `version`: the new proxy, or NULL (errno set).
+struct wl_proxy *_Nullable cwayland_registry_bind(
+    const struct cwayland_functions *_Nonnull functions, struct wl_proxy *_Nonnull registry, uint32_t name,
+    const struct wl_interface *_Nonnull interface, uint32_t version);
+
+/// zwlr_foreign_toplevel_handle_v1.destroy: sends the destructor and destroys the proxy.
+void cwayland_handle_destroy(
+    const struct cwayland_functions *_Nonnull functions, struct wl_proxy *_Nonnull handle);
+
+#endif
