@@ -59,6 +59,10 @@ struct StatusCommand: CtlCommand {
         for app in report.apps { byState[app.state, default: 0] += 1 }
         let states = byState.keys.sorted().map { "\(byState[$0]!) \($0)" }.joined(separator: ", ")
         output.out("apps: \(report.apps.count) known, \(running) running\(states.isEmpty ? "" : " (\(states))")")
+        if let reclaim = report.host["memory-reclaim"]?.stringValue {
+            let bytes = report.host["memory-reclaimed"]?.intValue ?? 0
+            output.out("memory reclaim from frozen apps: \(reclaim), \(bytes) bytes reclaimed since start")
+        }
         output.out("simulation: \(report.simulationEnabled == true ? "enabled" : "disabled")")
     }
 }
