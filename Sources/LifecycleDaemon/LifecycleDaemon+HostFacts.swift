@@ -130,10 +130,13 @@ extension LifecycleDaemon {
 
     /// Carries out a ``MemoryPressurePlan``, after taking memory back from frozen apps.
     ///
-    /// | level | frozen app in a cgroup with `memory.reclaim` | any other suspended app |
-    /// | --- | --- | --- |
-    /// | low, medium | reclaimed (``reclaimFromFrozenApps(_:)``); purged only if that freed nothing | purged |
-    /// | critical | purged, not reclaimed first (the kill frees everything at once; reclaiming first would only delay it) | purged |
+    /// | level | frozen app in a cgroup with `memory.reclaim` | any other suspended app | frozen program that does not adopt AppLifecycle |
+    /// | --- | --- | --- | --- |
+    /// | low, medium | reclaimed (``reclaimFromFrozenApps(_:)``); purged only if that freed nothing | purged | reclaimed |
+    /// | critical | purged, not reclaimed first (the kill frees everything at once; reclaiming first would only delay it) | purged | reclaimed |
+    ///
+    /// A program that does not adopt AppLifecycle is never purged (it hears no callback and could
+    /// save nothing); reclaim, which does not wake it, is the only memory taken from it.
     ///
     /// A purge ends a suspended launched app with `SIGKILL` (without waking it), largest resident
     /// set first, each waited for; then the running apps get `memory-warning`, largest first.
@@ -148,7 +151,11 @@ extension LifecycleDaemon {
         logger.notice(
             "memory warning (\(warning.level.rawValue), \(warning.source)): purging [\(plan.terminate.joined(separator: ", "))], warning [\(plan.warn.joined(separator: ", "))]"
         )
-        let spared = warning.level < .critical ? await reclaimFromFrozenApps(plan.terminate) : []
+        // Frozen programs that do not adopt AppLifecycle, largest first (the plan has no state for them).
+        let programs = candidates.filter { !($0.manifest?.adoptsLifecycle ?? true) && !plan.terminate.contains($0.id) }
+            .map { (id: $0.id, bytes: $0.process?.residentBytes ?? 0) }
+            .sorted { $0.bytes != $1.bytes ? $0.bytes > $1.bytes : $0.id < $1.id }.map(\.id)
+        let spared = await reclaimFromFrozenApps((warning.level < .critical ? plan.terminate : []) + programs)
         for id in plan.terminate where !spared.contains(id) {
             // Only a process lifecycled launched can be ended safely (its pidfd pins the pid).
             // The plan was made before the waits below: an app resumed meanwhile (a URL opened
@@ -173,7 +180,7 @@ extension LifecycleDaemon {
     /// it took any write, else `unavailable` if a cgroup had no `memory.reclaim`.
     ///
     /// - Parameters:
-    ///   - ids: The suspended apps of the plan.
+    ///   - ids: The suspended apps of the plan, and the programs that do not adopt AppLifecycle.
     /// - Returns: The apps whose reclaim freed memory, which are not purged.
     func reclaimFromFrozenApps(_ ids: [String]) async -> Set<String> {
         var spared: Set<String> = []
@@ -183,8 +190,9 @@ extension LifecycleDaemon {
         var missing = 0
         for id in ids {
             // Frozen by the cgroup freezer: the kernel confirmed the stop and the app has a cgroup.
-            guard let app = registry[id], let process = app.process, process.isSuspended, app.state == .suspended,
-                let directory = app.cgroupDirectory
+            // (A program that does not adopt AppLifecycle reports no state: frozen is all there is.)
+            guard let app = registry[id], let process = app.process, process.isSuspended,
+                app.state == .suspended || !(app.manifest?.adoptsLifecycle ?? true), let directory = app.cgroupDirectory
             else { continue }
             attempted += 1
             let result = await memoryReclaimer.reclaim(directory: directory)

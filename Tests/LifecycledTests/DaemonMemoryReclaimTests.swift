@@ -101,7 +101,7 @@ struct DaemonMemoryReclaimTests {
     }
 
     @Test(
-        "below critical, frozen apps are reclaimed and kept unless it freed nothing; at critical all are purged",
+        "below critical, frozen apps are reclaimed and kept unless it freed nothing; at critical apps are purged, programs reclaimed",
         .enabled(if: FreezerFixture.available, "needs a writable cgroup2 mount (root, cgroup v2 or hybrid)"))
     func reclaimBeforePurge() async throws {
         let parent = try FreezerFixture()
@@ -111,6 +111,7 @@ struct DaemonMemoryReclaimTests {
         let old = "org.example.OldKernel"
         let refused = "org.example.Refused"
         let running = "org.example.Running"
+        let plain = "org.example.Plain"
         let mebibyte: UInt64 = 1 << 20
         // The kernel as the test plays it: the apps are frozen for real in real cgroups, which
         // have no memory controller on this machine, so memory.current and memory.reclaim are the fake's.
@@ -119,6 +120,7 @@ struct DaemonMemoryReclaimTests {
             part: .init(current: 32 * mebibyte, afterReclaim: 30 * mebibyte, answer: EAGAIN),
             old: .init(current: 16 * mebibyte, afterReclaim: 0, answer: ENOENT),
             refused: .init(current: 8 * mebibyte, afterReclaim: 0, answer: EINVAL),
+            plain: .init(current: 10 * mebibyte, afterReclaim: mebibyte, answer: 0),
         ])
         let log = RecordedLog()
         try await withDaemon(
@@ -132,6 +134,8 @@ struct DaemonMemoryReclaimTests {
                 for id in [whole, part, old, refused, running] {
                     try writeManifest(dir, id: id, executable: python, arguments: [dir.path + "/\(id).log"])
                 }
+                try writeManifest(
+                    dir, id: plain, executable: "/bin/sleep", arguments: ["600"], extra: ["adoptsLifecycle": false])
             }
         ) { (h: DaemonHarness) async throws in
             #expect(try await hostState(h)["memory-reclaim"]?.stringValue == "available")
@@ -139,22 +143,27 @@ struct DaemonMemoryReclaimTests {
             try await h.client.call(
                 LifecycledProtocol.Method.launch.name, [.string(running), UserInfoBusCodec.encode([:] as UserInfo)])
             try await h.client.log.waitForState(running, .active)
+            // A program that does not adopt AppLifecycle, frozen as its windows would freeze it.
+            try await h.client.call(
+                LifecycledProtocol.Method.launch.name, [.string(plain), UserInfoBusCodec.encode([:] as UserInfo)])
+            #expect(h.daemon.registry[plain]?.stopProcess { _ in } == true)
+            #expect(await eventually { @MainActor in h.daemon.registry[plain]?.process?.isSuspended == true })
 
             try await simulate(h, "memory-warning", ["level": .string("medium")])
             try await h.client.barrier()
             // Each frozen app was asked for its whole memory.current, once.
             #expect(
                 Set(files.writes.map(\.text))
-                    == Set([64 * mebibyte, 32 * mebibyte, 16 * mebibyte, 8 * mebibyte].map { "\($0)" }))
+                    == Set([64 * mebibyte, 32 * mebibyte, 16 * mebibyte, 8 * mebibyte, 10 * mebibyte].map { "\($0)" }))
             #expect(files.writes.allSatisfy { $0.path.hasPrefix(parent.path + "/app-") })
             // Those whose reclaim freed memory stay frozen; the others are purged.
             #expect(try await h.waitForExit(old) == .signaled(signal: SIGKILL, coreDumped: false))
             #expect(try await h.waitForExit(refused) == .signaled(signal: SIGKILL, coreDumped: false))
-            for id in [whole, part] {
+            for id in [whole, part, plain] {
                 #expect(h.daemon.registry[id]?.isRunning == true && h.daemon.registry[id]?.process?.isSuspended == true)
             }
             #expect(h.emitted.commands(running).contains("memory-warning"))
-            let reclaimed = Int64(60 * mebibyte + 2 * mebibyte)
+            let reclaimed = Int64(60 * mebibyte + 2 * mebibyte + 9 * mebibyte)
             var state = try await hostState(h)
             #expect(state["memory-reclaimed"]?.intValue == reclaimed)
             #expect(state["memory-reclaim"]?.stringValue == "available")
@@ -167,15 +176,20 @@ struct DaemonMemoryReclaimTests {
                     $0.hasPrefix("reclaimed \(2 * mebibyte) bytes from frozen \(part), less than asked")
                 })
             #expect(messages.contains { $0.hasPrefix("cannot reclaim from frozen \(refused)") })
-            #expect(messages.contains { $0.hasPrefix("memory reclaim: \(reclaimed) bytes from 4 frozen apps, 2 kept") })
+            #expect(messages.contains { $0.hasPrefix("memory reclaim: \(reclaimed) bytes from 5 frozen apps, 3 kept") })
 
-            // Critical: purged at once, nothing more is reclaimed first.
+            // Critical: the apps are purged at once, not reclaimed first; the program, never purged,
+            // is reclaimed again (its memory.current, 1 MiB now, is asked for).
             let writesBefore = files.writes.count
             try await simulate(h, "memory-warning", ["level": .string("critical")])
             try await h.client.barrier()
             #expect(try await h.waitForExit(whole) == .signaled(signal: SIGKILL, coreDumped: false))
             #expect(try await h.waitForExit(part) == .signaled(signal: SIGKILL, coreDumped: false))
-            #expect(files.writes.count == writesBefore)
+            let newWrites = files.writes.dropFirst(writesBefore)
+            #expect(newWrites.count == 1 && newWrites.first?.path.contains("/app-\(plain)-") == true)
+            #expect(newWrites.first?.text == "\(mebibyte)")
+            #expect(
+                h.daemon.registry[plain]?.isRunning == true && h.daemon.registry[plain]?.process?.isSuspended == true)
             state = try await hostState(h)
             #expect(state["memory-reclaimed"]?.intValue == reclaimed)
         }
