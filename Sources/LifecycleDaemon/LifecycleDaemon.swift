@@ -110,7 +110,7 @@ package final class LifecycleDaemon {
         /// The session is the active one on its seat.
         var sessionActive = true
         /// Whether frozen apps' cgroups have `memory.reclaim` (``CgroupMemoryReclaimer``): probed
-        /// at start, then as the last reclaim found it.
+        /// at start, then set by each round of reclaim (available if the kernel took any write).
         var memoryReclaimAvailable = false
         /// The bytes reclaimed from frozen apps since the daemon started.
         var memoryReclaimedBytes: UInt64 = 0
