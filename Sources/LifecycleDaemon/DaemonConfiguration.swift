@@ -49,6 +49,9 @@ package struct DaemonConfiguration: Sendable {
     var windowSettleDelay: Duration = .milliseconds(50)
     /// Where `WAYLAND_DISPLAY` and `DISPLAY` are read from; `nil`: lifecycled's own environment.
     var windowEnvironment: [String: String]?
+    /// The cgroup files the memory reclaim of frozen apps reads and writes (``CgroupMemoryReclaimer``);
+    /// tests play the kernel's answers through it.
+    var memoryReclaimFiles: CgroupMemoryReclaimer.FileAccess = .system
     /// Where the daemon tells what happens: the executable's (`lifecycled` writes to the journal
     /// under systemd); the daemon's parts take theirs from it.
     var logger: Logger

@@ -1,6 +1,7 @@
 import AppLifecycle
 import AppLifecycleSystemd
 import FoundationEssentials
+import Glibc
 import LifecycledProtocol
 import SystemdBus
 
@@ -13,7 +14,7 @@ extension LifecycleDaemon {
     /// | sleeping(false) | re-takes the `sleep` lock first, then `HostState`, then resumes the apps and sends `sleeping` |
     /// | locked, session-active | `HostState`, then the command to every app |
     /// | foreground | every app's foreground fact, then the command |
-    /// | memory warning | ``MemoryPressurePlan``: suspended apps purged (largest first), then `memory-warning` to the running ones |
+    /// | memory warning | below critical, frozen apps' memory reclaimed first; ``MemoryPressurePlan``: suspended apps purged (largest first; not those whose reclaim freed memory), then `memory-warning` to the running ones |
     /// | terminate | the whole session: every app terminated, then the daemon stops |
     /// | anything else with a command | the command to every app |
     ///
@@ -127,9 +128,20 @@ extension LifecycleDaemon {
 
     // MARK: Memory
 
-    /// Carries out a ``MemoryPressurePlan``: suspended launched apps are ended with `SIGKILL`
-    /// (without being woken), largest resident set first, each waited for; then the running
-    /// apps get `memory-warning`, largest first.
+    /// Carries out a ``MemoryPressurePlan``, after taking memory back from frozen apps.
+    ///
+    /// | level | frozen app in a cgroup with `memory.reclaim` | any other suspended app | frozen program that does not adopt AppLifecycle |
+    /// | --- | --- | --- | --- |
+    /// | low, medium | reclaimed (``reclaimFromFrozenApps(_:)``); purged only if that freed nothing | purged | reclaimed |
+    /// | critical | purged, not reclaimed first (the kill frees everything at once; reclaiming first would only delay it) | purged | reclaimed |
+    ///
+    /// A program that does not adopt AppLifecycle is never purged (it hears no callback and could
+    /// save nothing); reclaim, which does not wake it, is the only memory taken from it.
+    ///
+    /// A purge ends a suspended launched app with `SIGKILL` (without waking it), largest resident
+    /// set first, each waited for; then the running apps get `memory-warning`, largest first.
+    /// Where there is no `memory.reclaim` (no delegated cgroup, cgroup v1 or hybrid, a kernel
+    /// before 5.19) every suspended app is purged, as before reclaim existed.
     func handleMemoryWarning(_ warning: MemoryWarning) async {
         let candidates = registry.all.filter { $0.isRegistered || $0.isRunning }
         let plan = MemoryPressurePlan(
@@ -139,7 +151,12 @@ extension LifecycleDaemon {
         logger.notice(
             "memory warning (\(warning.level.rawValue), \(warning.source)): purging [\(plan.terminate.joined(separator: ", "))], warning [\(plan.warn.joined(separator: ", "))]"
         )
-        for id in plan.terminate {
+        // Frozen programs that do not adopt AppLifecycle, largest first (the plan has no state for them).
+        let programs = candidates.filter { !($0.manifest?.adoptsLifecycle ?? true) && !plan.terminate.contains($0.id) }
+            .map { (id: $0.id, bytes: $0.process?.residentBytes ?? 0) }
+            .sorted { $0.bytes != $1.bytes ? $0.bytes > $1.bytes : $0.id < $1.id }.map(\.id)
+        let spared = await reclaimFromFrozenApps((warning.level < .critical ? plan.terminate : []) + programs)
+        for id in plan.terminate where !spared.contains(id) {
             // Only a process lifecycled launched can be ended safely (its pidfd pins the pid).
             // The plan was made before the waits below: an app resumed meanwhile (a URL opened
             // for it, a wake) is running code again and is not purged.
@@ -155,5 +172,62 @@ extension LifecycleDaemon {
         for id in plan.warn where registry[id]?.isRegistered == true {
             await send(.hostEvent(.memoryWarning(warning)), to: id)
         }
+    }
+
+    /// Reclaims memory from each frozen app in a cgroup of its own, in the plan's order (largest
+    /// first), one at a time; logs a line per app and the total, adds it to `HostState`'s
+    /// `memory-reclaimed` and sets `memory-reclaim` from what the kernel answered: `available` if
+    /// it took any write, else `unavailable` if a cgroup had no `memory.reclaim`.
+    ///
+    /// - Parameters:
+    ///   - ids: The suspended apps of the plan, and the programs that do not adopt AppLifecycle.
+    /// - Returns: The apps whose reclaim freed memory, which are not purged.
+    func reclaimFromFrozenApps(_ ids: [String]) async -> Set<String> {
+        var spared: Set<String> = []
+        var total: UInt64 = 0
+        var attempted = 0
+        var accepted = 0
+        var missing = 0
+        for id in ids {
+            // Frozen by the cgroup freezer: the kernel confirmed the stop and the app has a cgroup.
+            // (A program that does not adopt AppLifecycle reports no state: frozen is all there is.)
+            guard let app = registry[id], let process = app.process, process.isSuspended,
+                app.state == .suspended || !(app.manifest?.adoptsLifecycle ?? true), let directory = app.cgroupDirectory
+            else { continue }
+            attempted += 1
+            let result = await memoryReclaimer.reclaim(directory: directory)
+            let (before, after) = (
+                result.bytesBefore.map(String.init) ?? "?", result.bytesAfter.map(String.init) ?? "?"
+            )
+            let sizes = "memory.current \(before) → \(after) bytes"
+            switch result.outcome {
+            case .complete:
+                accepted += 1
+                logger.notice(
+                    "reclaimed \(result.reclaimedBytes) bytes from frozen \(id) (\(sizes))", metadata: .app(id))
+            case .partial:
+                accepted += 1
+                logger.notice(
+                    "reclaimed \(result.reclaimedBytes) bytes from frozen \(id), less than asked (EAGAIN; \(sizes))",
+                    metadata: .app(id))
+            case .unavailable:
+                missing += 1
+                logger.info("no memory.reclaim for frozen \(id) in \(directory); it is purged", metadata: .app(id))
+            case .failed(let error):
+                logger.warning(
+                    "cannot reclaim from frozen \(id): \(String(cString: strerror(error))) (errno \(error)); it is purged",
+                    metadata: .app(id))
+            }
+            total += result.reclaimedBytes
+            if result.relievedPressure { spared.insert(id) }
+        }
+        guard attempted > 0 else { return spared }
+        hostFacts.memoryReclaimedBytes += total
+        if accepted > 0 || missing > 0 { hostFacts.memoryReclaimAvailable = accepted > 0 }
+        logger.notice(
+            "memory reclaim: \(total) bytes from \(attempted) frozen apps, \(spared.count) kept (\(hostFacts.memoryReclaimedBytes) bytes since start)"
+        )
+        publishHostState()
+        return spared
     }
 }

@@ -78,6 +78,8 @@ package final class LifecycleDaemon {
     var nextLaunchID = 1
     /// Where launched apps get cgroups of their own (resolved once, at creation).
     let cgroupPlacement: AppCgroupPlacement
+    /// Takes memory back from frozen apps' cgroups under memory pressure (`LifecycleDaemon+HostFacts.swift`).
+    let memoryReclaimer: CgroupMemoryReclaimer
     var sleep = SleepWait()
     /// lifecycled's state directory.
     let stateDirectory: String
@@ -110,10 +112,19 @@ package final class LifecycleDaemon {
         var locked = false
         /// The session is the active one on its seat.
         var sessionActive = true
+        /// Whether frozen apps' cgroups have `memory.reclaim` (``CgroupMemoryReclaimer``): probed
+        /// at start, then set by each round of reclaim (available if the kernel took any write).
+        var memoryReclaimAvailable = false
+        /// The bytes reclaimed from frozen apps since the daemon started.
+        var memoryReclaimedBytes: UInt64 = 0
 
-        /// The `HostState` property value.
+        /// The `HostState` property value (and the base of an app's facts at `RegisterApp`).
         var userInfo: UserInfo {
-            ["sleeping": .bool(sleeping), "locked": .bool(locked), "session-active": .bool(sessionActive)]
+            [
+                "sleeping": .bool(sleeping), "locked": .bool(locked), "session-active": .bool(sessionActive),
+                "memory-reclaim": .string(memoryReclaimAvailable ? "available" : "unavailable"),
+                "memory-reclaimed": .int(Int64(clamping: memoryReclaimedBytes)),
+            ]
         }
     }
 
@@ -136,6 +147,8 @@ package final class LifecycleDaemon {
             foregroundMode: configuration.foregroundMode, freezeDelay: configuration.freezeDelay,
             windowSource: configuration.windowSource)
         cgroupPlacement = AppCgroupPlacement(mode: configuration.appCgroups, logger: configuration.logger)
+        memoryReclaimer = CgroupMemoryReclaimer(files: configuration.memoryReclaimFiles)
+        hostFacts.memoryReclaimAvailable = memoryReclaimer.isAvailable(under: cgroupPlacement.parentDirectory)
         self.policy = policy
         let store = configuration.appsDirectories.map { ManifestStore(directories: $0) } ?? ManifestStore()
         self.store = store

@@ -1,7 +1,8 @@
 extension LifecycledProtocol {
     /// The properties of `org.applifecycle.Lifecycled1` (all read-only).
     public enum Property: String, CaseIterable, Sendable {
-        /// `sleeping`, `locked`, `session-active` (Booleans).
+        /// `sleeping`, `locked`, `session-active` (Booleans); `memory-reclaim` (`available` or
+        /// `unavailable`) and `memory-reclaimed` (bytes reclaimed from frozen apps since the daemon started).
         case hostState = "HostState"
         /// As `ListApps`.
         case apps = "Apps"

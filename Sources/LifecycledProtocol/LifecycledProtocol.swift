@@ -31,7 +31,7 @@ import SystemdBus
 /// | `Notification` | signal | `ssa{sv}` | app id, notification name, userInfo: every lifecycle notification of every app |
 /// | `StateChanged` | signal | `sss` | app id, previous state, new state |
 /// | `Command` | signal | `ssa{sv}` | app id, command, arguments: the daemon tells a hosted app a host fact or another command (``LifecycledCommand``) |
-/// | `HostState` | property | `a{sv}` | `sleeping`, `locked`, `session-active` (Booleans) |
+/// | `HostState` | property | `a{sv}` | `sleeping`, `locked`, `session-active` (Booleans); `memory-reclaim` (`available`/`unavailable`), `memory-reclaimed` (bytes taken from frozen apps since start) |
 /// | `Apps` | property | `a(sssu)` | as `ListApps` |
 /// | `SimulationEnabled` | property | `b` | whether `Simulate` is accepted |
 /// | `Version` | property | `u` | the protocol version (1) |

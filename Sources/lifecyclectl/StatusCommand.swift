@@ -77,6 +77,10 @@ struct StatusCommand: CtlCommand {
                 + (report.exempt.isEmpty
                     ? "none (lifecyclectl exempt APP keeps an app running in the background)"
                     : report.exempt.keys.sorted().map { "\($0) (\(report.exempt[$0]!))" }.joined(separator: ", ")))
+        if let reclaim = report.host["memory-reclaim"]?.stringValue {
+            let bytes = report.host["memory-reclaimed"]?.intValue ?? 0
+            output.out("memory reclaim from frozen apps: \(reclaim), \(bytes) bytes reclaimed since start")
+        }
         output.out("simulation: \(report.simulationEnabled == true ? "enabled" : "disabled")")
     }
 }

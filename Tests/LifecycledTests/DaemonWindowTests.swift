@@ -354,11 +354,12 @@ struct DaemonWaylandWindowTests {
 
             _ = try sway.command("[app_id=org.example.FootA] focus")
             #expect(await eventually { state("org.example.FootA") == .activated })
-            #expect(
-                await eventually { [a, b] in
-                    let (stateA, stateB) = (processState(a), processState(b))
-                    return stateA != nil && stateA != "T" && stateB == "T"
-                }, "A thawed (and alive), B frozen")
+            let thawedAndFrozen = await eventually {
+                let stateA: Character? = processState(a)
+                let stateB: Character? = processState(b)
+                return stateA != nil && stateA != "T" && stateB == "T"
+            }
+            #expect(thawedAndFrozen, "A thawed (and alive), B frozen")
             #expect(h.daemon.registry["org.example.FootA"]?.isRunning == true)
         }
     }
