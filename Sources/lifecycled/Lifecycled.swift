@@ -63,7 +63,7 @@ struct Lifecycled: AsyncParsableCommand, UsageErrorExit {
     @Option(
         name: .customLong("config"),
         help: ArgumentHelp(
-            "Read the broker and push settings from this file (default: $XDG_CONFIG_HOME/applifecycle/lifecycled.conf, else /etc/applifecycle/lifecycled.conf).",
+            "Read the broker, push and window settings from this file (default: $XDG_CONFIG_HOME/applifecycle/lifecycled.conf, else /etc/applifecycle/lifecycled.conf).",
             valueName: "file"))
     var config: String?
 
