@@ -109,7 +109,7 @@ let package = Package(
         ),
         // libxcb (<xcb/xcb.h> from libxcb1-dev) loaded with dlopen when the X11 window source starts, not
         // linked: a process without an X display never maps it (nor libXau, libXdmcp, libbsd, libmd).
-        .target(name: "CXCB"),
+        .target(name: "CXCB", dependencies: ["CLinuxSupport"]),
         // The in-process host: SystemdHost runs one app on the bridge, without lifecycled.
         .target(
             name: "InProcessHost",
@@ -153,10 +153,10 @@ let package = Package(
         .target(name: "Base64URLCoding"),
         // libmosquitto (<mosquitto.h> from libmosquitto-dev) loaded with dlopen when a connection starts,
         // not linked: lifecycled without a broker never maps it or OpenSSL (1.7 MiB of idle RSS, measured).
-        .target(name: "CMosquitto"),
+        .target(name: "CMosquitto", dependencies: ["CLinuxSupport"]),
         // libwayland-client (<wayland-client-core.h> from libwayland-dev) loaded with dlopen when a Wayland
         // window source starts, and the wlroots foreign-toplevel protocol's interface tables, written by hand.
-        .target(name: "CWayland"),
+        .target(name: "CWayland", dependencies: ["CLinuxSupport"]),
         // An MQTT client (libmosquitto) on a SystemdBus event loop: transport only, no fleet schema.
         .target(name: "BrokerLink", dependencies: ["CMosquitto", "SystemdBus", logging]),
         // The gateway's logic: routing, the checks of a push request, the HTTP/1.1 server and its limits,

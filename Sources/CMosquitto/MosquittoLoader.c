@@ -1,7 +1,6 @@
 #include "CMosquitto.h"
 
-#include <dlfcn.h>
-#include <stdio.h>
+#include "CLinuxSupport.h"
 
 // One entry per field of struct cmosquitto_functions: the symbol's name and where its address goes.
 #define CMOSQUITTO_SYMBOL(field) {"mosquitto_" #field, (void **)&resolved.field}
@@ -9,17 +8,8 @@
 static struct cmosquitto_functions functions;
 
 const struct cmosquitto_functions *cmosquitto_load(const char *soname, char *error, size_t error_size) {
-    // RTLD_LOCAL: libmosquitto's symbols (and OpenSSL's) stay out of the global namespace.
-    void *library = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-    if (library == NULL) {
-        snprintf(error, error_size, "%s", dlerror());
-        return NULL;
-    }
     struct cmosquitto_functions resolved;
-    const struct {
-        const char *name;
-        void **address;
-    } symbols[] = {
+    const struct cls_symbol symbols[] = {
         CMOSQUITTO_SYMBOL(lib_init),
         CMOSQUITTO_SYMBOL(strerror),
         CMOSQUITTO_SYMBOL(connack_string),
@@ -51,15 +41,8 @@ const struct cmosquitto_functions *cmosquitto_load(const char *soname, char *err
     };
     _Static_assert(sizeof(symbols) / sizeof(symbols[0]) == sizeof(struct cmosquitto_functions) / sizeof(void *),
                    "every field of struct cmosquitto_functions has an entry");
-    for (size_t i = 0; i < sizeof(symbols) / sizeof(symbols[0]); i++) {
-        dlerror();
-        void *address = dlsym(library, symbols[i].name);
-        if (address == NULL) {
-            const char *message = dlerror();
-            snprintf(error, error_size, "%s", message != NULL ? message : symbols[i].name);
-            return NULL;
-        }
-        *symbols[i].address = address;
+    if (cls_load_library(soname, symbols, sizeof(symbols) / sizeof(symbols[0]), error, error_size) == NULL) {
+        return NULL;
     }
     functions = resolved;
     return &functions;

@@ -1,6 +1,6 @@
 #include "CWayland.h"
+#include "CLinuxSupport.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 
@@ -73,18 +73,9 @@ enum {
 };
 
 const struct cwayland_functions *cwayland_load(const char *soname, char *error, size_t error_size) {
-    // RTLD_LOCAL: libwayland-client's symbols stay out of the global namespace.
-    void *library = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-    if (library == NULL) {
-        snprintf(error, error_size, "%s", dlerror());
-        return NULL;
-    }
     struct cwayland_functions resolved;
     const struct wl_interface *seat = NULL, *surface = NULL, *registry = NULL, *callback = NULL, *output = NULL;
-    const struct {
-        const char *name;
-        void **address;
-    } symbols[] = {
+    const struct cls_symbol symbols[] = {
         CWAYLAND_SYMBOL(display_connect_to_fd),
         CWAYLAND_SYMBOL(display_disconnect),
         CWAYLAND_SYMBOL(display_get_fd),
@@ -108,15 +99,8 @@ const struct cwayland_functions *cwayland_load(const char *soname, char *error, 
     };
     _Static_assert(sizeof(symbols) / sizeof(symbols[0]) == sizeof(struct cwayland_functions) / sizeof(void *) + 5,
                    "every field of struct cwayland_functions has an entry, and the five core interfaces");
-    for (size_t i = 0; i < sizeof(symbols) / sizeof(symbols[0]); i++) {
-        dlerror();
-        void *address = dlsym(library, symbols[i].name);
-        if (address == NULL) {
-            const char *message = dlerror();
-            snprintf(error, error_size, "%s", message != NULL ? message : symbols[i].name);
-            return NULL;
-        }
-        *symbols[i].address = address;
+    if (cls_load_library(soname, symbols, sizeof(symbols) / sizeof(symbols[0]), error, error_size) == NULL) {
+        return NULL;
     }
     registry_interface = registry;
     callback_interface = callback;

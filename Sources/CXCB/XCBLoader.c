@@ -1,7 +1,6 @@
 #include "CXCB.h"
 
-#include <dlfcn.h>
-#include <stdio.h>
+#include "CLinuxSupport.h"
 
 // One entry per field of struct cxcb_functions: the symbol's name and where its address goes.
 #define CXCB_SYMBOL(field) {"xcb_" #field, (void **)&resolved.field}
@@ -9,17 +8,8 @@
 static struct cxcb_functions functions;
 
 const struct cxcb_functions *cxcb_load(const char *soname, char *error, size_t error_size) {
-    // RTLD_LOCAL: libxcb's symbols stay out of the global namespace.
-    void *library = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-    if (library == NULL) {
-        snprintf(error, error_size, "%s", dlerror());
-        return NULL;
-    }
     struct cxcb_functions resolved;
-    const struct {
-        const char *name;
-        void **address;
-    } symbols[] = {
+    const struct cls_symbol symbols[] = {
         CXCB_SYMBOL(connect),
         CXCB_SYMBOL(disconnect),
         CXCB_SYMBOL(connection_has_error),
@@ -38,15 +28,8 @@ const struct cxcb_functions *cxcb_load(const char *soname, char *error, size_t e
     };
     _Static_assert(sizeof(symbols) / sizeof(symbols[0]) == sizeof(struct cxcb_functions) / sizeof(void *),
                    "every field of struct cxcb_functions has an entry");
-    for (size_t i = 0; i < sizeof(symbols) / sizeof(symbols[0]); i++) {
-        dlerror();
-        void *address = dlsym(library, symbols[i].name);
-        if (address == NULL) {
-            const char *message = dlerror();
-            snprintf(error, error_size, "%s", message != NULL ? message : symbols[i].name);
-            return NULL;
-        }
-        *symbols[i].address = address;
+    if (cls_load_library(soname, symbols, sizeof(symbols) / sizeof(symbols[0]), error, error_size) == NULL) {
+        return NULL;
     }
     functions = resolved;
     return &functions;

@@ -60,3 +60,16 @@ int cls_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp
 /// the caller can fall back; -1 with errno set when the child's setup or its exec failed
 /// (the child has then been reaped).
 pid_t cls_spawn_into_cgroup(const char *path, char *const argv[], char *const envp[], int cgroupfd);
+
+/// One symbol a loader resolves: its name and where its address goes.
+struct cls_symbol {
+    const char *name;
+    void **address;
+};
+
+/// The one loader of the libraries the project uses only when a feature starts (libmosquitto,
+/// libwayland-client, libxcb): `dlopen(soname, RTLD_NOW | RTLD_LOCAL)`, then every symbol's address
+/// into its slot. Returns the library's handle, or NULL with dlerror's message (or the missing
+/// symbol's name) in `error`; on a missing symbol the library is closed again.
+void *cls_load_library(const char *soname, const struct cls_symbol *symbols, size_t count, char *error,
+                       size_t error_size);
