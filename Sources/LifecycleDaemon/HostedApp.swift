@@ -137,6 +137,7 @@ final class HostedApp {
         pendingFreeze = nil
         windows = []
         windowState = .noWindow
+        placementReason = ""
         phase = .notLaunched
         pendingCommands.removeAll()
         backgroundTasks.removeAll()
@@ -155,6 +156,12 @@ final class HostedApp {
     func leftTheBus() {
         busName = nil
         backgroundTasks.removeAll()
+        // What the display server showed of it is its launch's; a registration that comes back starts afresh.
+        if process == nil {
+            windows = []
+            windowState = .noWindow
+            placementReason = ""
+        }
     }
 
     /// The daemon asked for the running process to be stopped (a terminating one never is).

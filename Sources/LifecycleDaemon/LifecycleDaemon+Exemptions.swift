@@ -17,13 +17,22 @@ extension LifecycleDaemon {
 
     /// Reads the user's exemptions at start; a file that cannot be read is logged and set aside.
     func loadExemptions() {
-        guard let data = try? AtomicFile.read(from: exemptionsURL, limit: 1 << 20) else { return }
+        let data: Data
+        do {
+            data = try AtomicFile.read(from: exemptionsURL, limit: 1 << 20)
+        } catch {
+            if error.code != .notFound {
+                logger.error("cannot read \(exemptionsURL.path): \(error); no app is exempted until it can be read")
+            }
+            return
+        }
         guard let ids = try? JSONDecoder().decode([String].self, from: data) else {
             logger.error(
                 "\(exemptionsURL.path) is not a JSON array of app ids; no app is exempted until it is set again")
             return
         }
         userExemptions = Set(ids.filter(LifecycledProtocol.isValidAppID).prefix(Self.maximumExemptions))
+        savedExemptions = userExemptions
     }
 
     /// `SetFreezeExempt(app_id, exempt)`: records the choice on disk, then applies it: an exempt app
@@ -43,15 +52,18 @@ extension LifecycleDaemon {
         if exempt { userExemptions.insert(id) } else { userExemptions.remove(id) }
         let file = exemptionsFile ?? GroupCommitFile(url: exemptionsURL, logger: logger)
         exemptionsFile = file
-        let saved = await file.persist { [userExemptions] in
-            (try? JSONEncoder().encode(userExemptions.sorted())) ?? Data("[]".utf8)
+        // The set as it is when the write happens (the writer takes the last caller's snapshot).
+        let saved = await file.persist { [weak self] in
+            (try? JSONEncoder().encode((self?.userExemptions ?? []).sorted())) ?? Data("[]".utf8)
         }
         guard saved else {
-            if exempt { userExemptions.remove(id) } else { userExemptions.insert(id) }
+            // Memory goes back to what the disk last held, so the two never disagree after a restart.
+            userExemptions = savedExemptions
             throw BusError(
                 name: BusError.Name.failed,
                 message: "cannot write \(exemptionsURL.path); free space on that disk and try again")
         }
+        savedExemptions = userExemptions
         logger.info("\(id): \(exempt ? "exempted from" : "no longer exempt from") freezing", metadata: .app(id))
         guard let app = registry[id], app.isRunning else { return }
         if exempt {

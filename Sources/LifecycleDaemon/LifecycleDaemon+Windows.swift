@@ -15,16 +15,9 @@ extension LifecycleDaemon {
     /// protocol, a window manager that is not EWMH-compliant) is logged once: apps then move only
     /// with launches, banners, `Activate` and the session.
     ///
-    /// - Parameters:
-    ///   - file: `lifecycled.conf`, whose `[lifecycle]` section applies over the configuration.
-    func startWindowSource(loop: EventLoop, settings file: ConfigurationFile) async {
-        if let path = file.path, case .success(let sections) = file.sections, let section = sections["lifecycle"] {
-            do {
-                lifecycleSettings = try LifecycleSettings(section: section, defaults: lifecycleSettings, path: path)
-            } catch {
-                logger.error("windows: \(error); the [lifecycle] settings are not applied")
-            }
-        }
+    /// A source that has not listed its windows within 5 s (a stopped or hung display server) is
+    /// stopped and counts as none.
+    func startWindowSource(loop: EventLoop) async {
         let environment = configuration.windowEnvironment ?? ProcessInfo.processInfo.environment
         let wayland = environment["WAYLAND_DISPLAY"].map { !$0.isEmpty } ?? false
         let x11 = environment["DISPLAY"].map { !$0.isEmpty } ?? false
@@ -39,12 +32,26 @@ extension LifecycleDaemon {
             return
         }
         for kind in kinds {
+            guard phase == .running else { return }
             guard let source = makeWindowSource(kind, loop: loop, environment: environment) else { continue }
+            // Known before it starts, so that a shutdown meanwhile stops it (and ends the wait).
+            windowSource = source
+            let deadline = Task {
+                try await Task.sleep(for: .seconds(5))
+                source.stop()
+            }
             do {
                 try await source.start()
+                deadline.cancel()
             } catch {
+                deadline.cancel()
+                if windowSource === source { windowSource = nil }
                 logger.notice("windows: no \(kind.rawValue) window source: \(error)")
                 continue
+            }
+            guard phase == .running else {
+                source.stop()
+                return
             }
             logger.info(
                 "windows: following the \(kind.rawValue) display server (\(lifecycleSettings.foregroundMode.rawValue) mode)"
@@ -79,8 +86,22 @@ extension LifecycleDaemon {
         }
     }
 
+    /// Applies `lifecycled.conf`'s `[lifecycle]` section over the configuration (at start, before
+    /// the interface is served).
+    func applyLifecycleSettings(_ file: ConfigurationFile) {
+        guard let path = file.path, case .success(let sections) = file.sections, let section = sections["lifecycle"]
+        else { return }
+        do {
+            lifecycleSettings = try LifecycleSettings(section: section, defaults: lifecycleSettings, path: path)
+        } catch {
+            logger.error("windows: \(error); the [lifecycle] settings are not applied")
+        }
+    }
+
     /// Stops the window source; the apps keep their places.
     func stopWindowSource() {
+        windowStart?.cancel()
+        windowStart = nil
         windowTask?.cancel()
         windowTask = nil
         windowSource?.stop()
@@ -208,7 +229,8 @@ extension LifecycleDaemon {
         let delay = lifecycleSettings.freezeDelay
         app.pendingFreeze = Task { @MainActor [weak self] in
             do { try await Task.sleep(for: delay) } catch { return }
-            guard let self, let app = self.registry[id], app.pendingFreeze != nil, !app.foreground else { return }
+            // Cancelled by a return to the foreground, an exit or a relaunch, even after its sleep.
+            guard !Task.isCancelled, let self, let app = self.registry[id], !app.foreground else { return }
             app.pendingFreeze = nil
             self.freezeProgram(id)
         }
@@ -231,8 +253,7 @@ extension LifecycleDaemon {
             logger.info("\(id) stays running in the background: \(exemption)", metadata: .app(id))
             return
         }
-        app.placementReason = "\(app.windowState.rawValue): frozen"
-        _ = app.stopProcess { result in
+        let requested = app.stopProcess { result in
             Task { @MainActor [weak self] in
                 if case .failure(let error) = result {
                     self?.logger.info("\(id): not frozen: \(error)", metadata: .app(id))
@@ -241,6 +262,9 @@ extension LifecycleDaemon {
                 self?.checkSleepRelease()
             }
         }
+        // Already stopped, or terminating: nothing was asked, nothing to say.
+        guard requested else { return }
+        app.placementReason = "\(app.windowState.rawValue): frozen"
         logger.info(
             "\(id): frozen (its windows left the foreground \(lifecycleSettings.freezeDelay) ago)", metadata: .app(id))
     }

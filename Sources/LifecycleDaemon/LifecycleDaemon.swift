@@ -91,6 +91,8 @@ package final class LifecycleDaemon {
     var push: PushDistributor?
     /// The apps the user exempted from freezing (`lifecyclectl exempt`), persisted in the state directory.
     var userExemptions: Set<String> = []
+    /// The exemptions as last written (or read): what is restored when a write fails.
+    var savedExemptions: Set<String> = []
     /// Their file's writer, once one was written.
     var exemptionsFile: GroupCommitFile?
     /// How the windows move apps: the configuration's, then `lifecycled.conf`'s `[lifecycle]`.
@@ -99,6 +101,8 @@ package final class LifecycleDaemon {
     var windowSource: (any WindowSource)?
     /// Reads the window source's updates.
     var windowTask: Task<Void, Never>?
+    /// Starts the window source after READY.
+    var windowStart: Task<Void, Never>?
     /// The window set being applied (or settling); the next one waits for it.
     var windowChain: Task<Void, Never>?
     /// How many window sets have arrived; a settling set applies only if it is still the latest.
@@ -178,6 +182,11 @@ package final class LifecycleDaemon {
         } catch {
             throw StartError(.eventLoop, "cannot start the event loop", underlying: error)
         }
+        // What a caller may change or rely on from the first call: the user's exemptions and
+        // lifecycled.conf's [lifecycle] settings, read before the interface is served.
+        loadExemptions()
+        let file = readConfigurationFile()
+        applyLifecycleSettings(file)
         let connection: BusConnection
         do {
             connection = try await BusConnection(
@@ -241,11 +250,10 @@ package final class LifecycleDaemon {
             }
         }
         await startLocalNotifications()
-        loadExemptions()
-        let file = readConfigurationFile()
-        await startWindowSource(loop: loop, settings: file)
         await startPush(loop: loop, connection: connection, file: file)
         bridge.notify("READY=1\nSTATUS=hosting \(registry.all.count) known app(s)")
+        // Off the start path: a display server that does not answer must not hold back READY.
+        windowStart = Task { @MainActor [weak self] in await self?.startWindowSource(loop: loop) }
     }
 
     /// Waits until the daemon has stopped (after ``shutdown(reason:)``).
@@ -424,8 +432,17 @@ package final class LifecycleDaemon {
     ///   - command: The command; a host event no daemon forwards (``HostEventBusCodec``) is not sent.
     func send(_ command: LifecycledCommand, to id: String) async {
         guard let (name, arguments) = command.encode() else { return }
-        // A program that does not adopt AppLifecycle hears nothing (its windows freeze and thaw it).
-        guard let app = registry[id], app.manifest?.adoptsLifecycle ?? true else { return }
+        guard let app = registry[id] else { return }
+        // A program that does not adopt AppLifecycle hears nothing; its windows freeze and thaw it,
+        // and what brings an app to the foreground (a launcher, Activate, a banner) thaws it.
+        guard app.manifest?.adoptsLifecycle ?? true else {
+            if case .hostEvent(.foreground(true)) = command {
+                app.pendingFreeze?.cancel()
+                app.pendingFreeze = nil
+                await resume(id)
+            }
+            return
+        }
         guard let busName = app.busName else {
             guard app.isRunning else { return }
             // Bounded: callers could otherwise grow it without end for an app that never registers.

@@ -1,7 +1,7 @@
 import ArgumentParser
 import LifecycledProtocol
 
-/// `lifecyclectl exempt APP` / `lifecyclectl exempt --undo APP` (also `unexempt APP`): the user's
+/// `lifecyclectl exempt APP` (and `unexempt APP`): the user's
 /// lifecycle exception. An exempt app still goes to the background with its windows but is never
 /// frozen, like an app playing audio; lifecycled keeps the choice across restarts.
 struct ExemptCommand: CtlCommand {
@@ -14,13 +14,10 @@ struct ExemptCommand: CtlCommand {
     @Argument(help: ArgumentHelp("The app id.", valueName: "app-id"))
     var app: String
 
-    @Flag(name: .customLong("undo"), help: "Take the exemption back (as `unexempt`).")
-    var undo = false
-
     func run() async throws { try await runOnStandardStreams() }
 
     func execute(output: CtlOutput) async throws {
-        try await setExempt(app: app, exempt: !undo, daemon: daemon, output: output)
+        try await setExempt(app: app, exempt: true, daemon: daemon, output: output)
     }
 }
 

@@ -159,6 +159,12 @@ struct DaemonWindowTests {
             #expect(h.daemon.registry["org.example.Sleeper"]?.placementReason == "hidden: frozen")
             await h.daemon.windowsChanged(.windows([window]))
             #expect(processState(pid) != "T")
+            // Frozen again, a launcher's Launch (or Activate) brings it back without its window.
+            await h.daemon.windowsChanged(.windows([hidden]))
+            #expect(await eventually { processState(pid) == "T" }, "frozen again")
+            try await h.client.call(
+                LifecycledProtocol.Method.launch.name, [.string("org.example.Sleeper"), encodeInfo([:])])
+            #expect(processState(pid).map { $0 != "T" } == true, "thawed by Launch")
             #expect(h.emitted.commands("org.example.Sleeper").isEmpty)
             #expect(h.daemon.registry["org.example.Sleeper"]?.pendingCommands.isEmpty == true)
         }
@@ -190,6 +196,10 @@ struct DaemonWindowTests {
             let window = TopLevelWindow(id: 9, processID: pid, isActivated: true)
             await h.daemon.windowsChanged(.windows([window]))
             await h.daemon.windowsChanged(.windows([]))
+            // The freeze came due (zero delay) and was declined.
+            let sleeper = try #require(h.daemon.registry["org.example.Sleeper"])
+            #expect(await eventually { sleeper.pendingFreeze == nil && sleeper.windowState == .closed })
+            #expect(!sleeper.stopRequested, "no stop was asked for")
             let apps = try await runTool(ctl, ["apps"] + address)
             #expect(apps.stdout.contains("closed: background; never frozen: exempted by the user"), "\(apps.stdout)")
             #expect(processState(pid) != "T")
@@ -404,5 +414,21 @@ struct WindowOwnershipTests {
         #expect(desktop.placement(for: .noWindow) == nil)
         #expect(single.placement(for: .activated) == .init(foreground: true, focused: true))
         #expect(desktop.placement(for: .closed) == .init(foreground: false, focused: false))
+    }
+}
+
+/// What any client sets as its title or app id is shown, logged and sent over D-Bus safely.
+@Suite("TopLevelWindow: a client's strings")
+struct TopLevelWindowStringTests {
+    @Test func controlCharactersBecomeReplacementsAndLongStringsAreCut() {
+        let window = TopLevelWindow(
+            id: 1, appID: "app\u{1B}]52;c;bad\u{07}", instanceName: "a\u{9B}b",
+            title: "\u{1B}[2J" + String(repeating: "t", count: 600))
+        #expect(window.appID == "app\u{FFFD}]52;c;bad\u{FFFD}")
+        #expect(window.instanceName == "a\u{FFFD}b")
+        #expect(window.title?.hasPrefix("\u{FFFD}[2J") == true)
+        #expect(window.title?.unicodeScalars.count == 512)
+        #expect(!window.description.unicodeScalars.contains { $0.value < 0x20 })
+        #expect(TopLevelWindow(id: 2, title: "Notes — ok").title == "Notes — ok")
     }
 }

@@ -5,19 +5,35 @@
 /// display or the window manager as ``WindowSourceUpdate/unavailable(reason:)`` and recovers on
 /// its own. The caller logs ``description`` once and runs without an X11 source.
 public struct EWMHWindowSourceError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// What kind of failure this is.
-    public enum Code: Sendable, Hashable {
+    /// What kind of failure this is: an opaque code over a private enum, compared with the static
+    /// members (`error.code == .notEWMHCompliant`), so a new kind is not a breaking change.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Base: String, Sendable, Hashable {
+            case libraryUnavailable = "library-unavailable"
+            case noDisplay = "no-display"
+            case cannotConnect = "cannot-connect"
+            case notEWMHCompliant = "not-ewmh-compliant"
+            case stopped
+        }
+
+        private let base: Base
+
+        private init(_ base: Base) { self.base = base }
+
         /// `libxcb.so.1` (Debian's libxcb1) could not be loaded; the message says why.
-        case libraryUnavailable
+        public static let libraryUnavailable = Code(.libraryUnavailable)
         /// No display was given and `$DISPLAY` is unset or empty.
-        case noDisplay
+        public static let noDisplay = Code(.noDisplay)
         /// The X server could not be reached or refused the connection; the message has libxcb's reason.
-        case cannotConnect
+        public static let cannotConnect = Code(.cannotConnect)
         /// The window manager is missing or not EWMH-compliant: no valid `_NET_SUPPORTING_WM_CHECK`
         /// window, or `_NET_SUPPORTED` lacks `_NET_CLIENT_LIST` or `_NET_ACTIVE_WINDOW`.
-        case notEWMHCompliant
+        public static let notEWMHCompliant = Code(.notEWMHCompliant)
         /// ``EWMHWindowSource/stop()`` was called first, or `start()` was called twice.
-        case stopped
+        public static let stopped = Code(.stopped)
+
+        /// The code's name, as in logs: `not-ewmh-compliant`.
+        public var description: String { base.rawValue }
     }
 
     /// The kind of failure.

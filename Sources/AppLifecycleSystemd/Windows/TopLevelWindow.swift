@@ -41,12 +41,29 @@ public struct TopLevelWindow: Sendable, Hashable, CustomStringConvertible {
         processID: pid_t? = nil, isActivated: Bool = false, isMinimized: Bool = false
     ) {
         self.id = id
-        self.appID = appID
-        self.instanceName = instanceName
-        self.title = title
+        self.appID = appID.map { Self.printable($0, limit: 255) }
+        self.instanceName = instanceName.map { Self.printable($0, limit: 255) }
+        self.title = title.map { Self.printable($0, limit: 512) }
         self.processID = processID
         self.isActivated = isActivated
         self.isMinimized = isMinimized
+    }
+
+    /// `text` as any client's string may safely be shown, logged and sent over D-Bus: control
+    /// characters (C0, DEL, C1: a title with escape sequences would rewrite the terminal of whoever
+    /// runs `lifecyclectl apps`) become U+FFFD, and it is cut to `limit` characters.
+    ///
+    /// - Parameters:
+    ///   - text: What the window's client set.
+    ///   - limit: The most characters kept.
+    public static func printable(_ text: String, limit: Int) -> String {
+        var scalars = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars.prefix(limit) {
+            let value = scalar.value
+            let control = value < 0x20 || (0x7F...0x9F).contains(value)
+            scalars.append(control ? "\u{FFFD}" : scalar)
+        }
+        return String(scalars)
     }
 
     /// `app_id (pid N) activated|visible|minimised "title"`, for logs and `lifecyclectl monitor`.
