@@ -122,8 +122,9 @@ struct wl_proxy *cwayland_display_sync(const struct cwayland_functions *f, struc
     return f->proxy_marshal_flags(proxy, DISPLAY_SYNC, callback_interface, f->proxy_get_version(proxy), 0, NULL);
 }
 
-struct wl_proxy *cwayland_registry_bind(const struct cwayland_functions *f, struct wl_proxy *registry, uint32_t name,
-                                        const struct wl_interface *interface, uint32_t version) {
+struct wl_proxy *cwayland_bind_foreign_toplevel_manager(const struct cwayland_functions *f, struct wl_proxy *registry,
+                                                        uint32_t name, uint32_t version) {
+    const struct wl_interface *interface = &cwayland_foreign_toplevel_manager_interface;
     return f->proxy_marshal_flags(registry, REGISTRY_BIND, interface, version, 0, name, interface->name, version,
                                   NULL);
 }

@@ -324,15 +324,13 @@ final class ForeignToplevelCore {
             String(cString: interface) == ForeignToplevelWindowSource.managerInterface
         else { return }
         let version = min(arguments[2].u, UInt32(CWAYLAND_FOREIGN_TOPLEVEL_VERSION))
-        withUnsafePointer(to: cwayland_foreign_toplevel_manager_interface) { managerInterface in
-            guard let bound = cwayland_registry_bind(f, registry, arguments[0].u, managerInterface, version) else {
-                failure = lostError(during: "binding \(ForeignToplevelWindowSource.managerInterface)")
-                return
-            }
-            _ = f.pointee.proxy_add_dispatcher(
-                bound, foreignToplevelDispatcher, UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()), nil)
-            manager = bound
+        guard let bound = cwayland_bind_foreign_toplevel_manager(f, registry, arguments[0].u, version) else {
+            failure = lostError(during: "binding \(ForeignToplevelWindowSource.managerInterface)")
+            return
         }
+        _ = f.pointee.proxy_add_dispatcher(
+            bound, foreignToplevelDispatcher, UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()), nil)
+        manager = bound
         logger.debug("bound \(ForeignToplevelWindowSource.managerInterface) version \(version)")
     }
 

@@ -96,10 +96,13 @@ struct wl_proxy *_Nullable cwayland_display_get_registry(
 struct wl_proxy *_Nullable cwayland_display_sync(
     const struct cwayland_functions *_Nonnull functions, struct wl_display *_Nonnull display);
 
-/// wl_registry.bind of global `name` with `interface` at `version`: the new proxy, or NULL (errno set).
-struct wl_proxy *_Nullable cwayland_registry_bind(
+/// wl_registry.bind of global `name` as zwlr_foreign_toplevel_manager_v1 at `version`: the new proxy,
+/// or NULL (errno set). The interface is passed from here, by the address of the C global: libwayland
+/// keeps that pointer in the proxy for as long as it lives (a pointer Swift made to a copy of the
+/// global would dangle once the call returned).
+struct wl_proxy *_Nullable cwayland_bind_foreign_toplevel_manager(
     const struct cwayland_functions *_Nonnull functions, struct wl_proxy *_Nonnull registry, uint32_t name,
-    const struct wl_interface *_Nonnull interface, uint32_t version);
+    uint32_t version);
 
 /// zwlr_foreign_toplevel_handle_v1.destroy: sends the destructor and destroys the proxy.
 void cwayland_handle_destroy(
