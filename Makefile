@@ -68,14 +68,16 @@ format:
 lint:
 	$(SWIFT) format lint --strict --recursive --parallel $(FORMAT_PATHS)
 
-# The core's tests (the center's unsafe, borrowed-snapshot post loop) in an optimised build
-# under AddressSanitizer: only -O lets the compiler drop the retains that would hide a
-# use-after-free. Leak checking is off because XCTest's own runner leaks.
+# The core's tests (the center's unsafe, borrowed-snapshot post loop) and the window sources'
+# (C tables and proxies libwayland-client and libxcb keep pointers into) in an optimised build
+# under AddressSanitizer: only -O lets the compiler drop the retains and copies that would hide a
+# use-after-free or a dangling pointer. Leak checking is off because XCTest's own runner leaks.
 asan: deps
 	mkdir -p .build-asan
 	ASAN_OPTIONS=detect_leaks=0 scripts/run-logged.sh .build-asan/test.log 3600 \
 		$(SWIFT) test -c release -Xswiftc -enable-testing --sanitize=address \
-		--scratch-path .build-asan --filter 'AppLifecycleTests|AppLifecycleTestingTests'
+		--scratch-path .build-asan \
+		--filter 'AppLifecycleTests|AppLifecycleTestingTests|ForeignToplevelWindowSourceTests|EWMHWindowSourceTests'
 
 # The tests of what crosses threads (the event loops and their hand-offs, the MQTT client on its
 # loop, lifecycled with its apps, the bridge and the broker) under ThreadSanitizer, in a scratch
@@ -144,6 +146,7 @@ bench: deps dist-binaries
 	$(SWIFT) build -c release --product lifecycle-bench
 	$(SWIFT) build -c release --product lifecycled
 	$(SWIFT) build -c release --product lifecycle-push-gateway
+	$(SWIFT) build -c release --product counter-app
 	$(SWIFT) build $(DIST_SWIFT_FLAGS) --product bare-swift-process
 	.build/release/lifecycle-bench center
 	.build/release/lifecycle-bench latency
@@ -153,6 +156,7 @@ bench: deps dist-binaries
 	.build/release/lifecycle-bench notifications
 	.build/release/lifecycle-bench push
 	.build/release/lifecycle-bench fleet
+	.build/release/lifecycle-bench foreground
 	.build/release/lifecycle-bench idle --lifecycled $(DIST_BUILD)/release/lifecycled \
 		--bare $(DIST_BUILD)/release/bare-swift-process
 
