@@ -1,0 +1,222 @@
+import AppLifecycle
+import AppLifecycleSystemd
+import ArgumentParser
+import Foundation
+import Glibc
+import LifecycledProtocol
+import Logging
+import Synchronization
+import SystemdBus
+import SystemdBusTesting
+
+/// `lifecycle-bench foreground`: from the compositor's focus change to the app being active again,
+/// thaw included, against a bare client of the same protocol event.
+///
+/// A real sway 1.7 headless runs two hosted counter-apps, each with a foot window of its app id,
+/// under lifecycled in single-foreground mode (a phone): the one behind is suspended and frozen.
+/// Each round focuses the frozen one through sway's IPC and times, from that command, (ours)
+/// lifecycled's `StateChanged(app → active)`: the window source, the policy, the thaw, the app's
+/// `applicationWillEnterForeground` and `applicationDidBecomeActive` and its report; and (the
+/// reference) a `ForeignToplevelWindowSource` in this process seeing the window activated, the
+/// least any client of the protocol can do. Needs root (sway runs as `nobody`), sway and foot.
+struct ForegroundBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "foreground",
+        abstract:
+            "Focus change to applicationDidBecomeActive (thaw included) under sway, against a bare protocol client.")
+
+    @Option(help: "Focus changes measured.") var rounds = 40
+    @Flag(help: "One JSON object per line.") var json = false
+
+    static let apps = ["org.example.BenchFront", "org.example.BenchBack"]
+
+    func run() async throws {
+        guard SwaySession.isAvailable else {
+            throw ValidationError("needs sway and foot (apt-get install sway foot) and root")
+        }
+        let directory = URL(fileURLWithPath: ownExecutable()).deletingLastPathComponent().path
+        let counterApp = directory + "/counter-app"
+        guard let lifecycled = DaemonRig.lifecycledPath(), FileManager.default.isExecutableFile(atPath: counterApp)
+        else { throw ValidationError("lifecycled and counter-app are not built next to lifecycle-bench") }
+        let sway = try await SwaySession()
+        defer { sway.stop() }
+        guard let display = sway.waylandDisplay, let socket = sway.socketPath else {
+            throw ValidationError("sway did not start: \(sway.log().suffix(400))")
+        }
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let root = bus.directory.path
+        let appsDirectory = root + "/apps"
+        try FileManager.default.createDirectory(atPath: appsDirectory, withIntermediateDirectories: true)
+        for id in Self.apps {
+            // The app and its window in one process group: frozen and thawed together.
+            let launcher = root + "/\(id).sh"
+            try """
+            #!/bin/sh
+            /usr/bin/foot --app-id \(id) /bin/cat &
+            exec \(counterApp) --host lifecycled --app-id \(id) --state-directory \(root)/\(id)-state
+            """.write(toFile: launcher, atomically: true, encoding: .utf8)
+            chmod(launcher, 0o755)
+            try #"{"id": "\#(id)", "executable": "\#(launcher)"}"#.write(
+                toFile: appsDirectory + "/\(id).json", atomically: true, encoding: .utf8)
+        }
+        let configuration = root + "/lifecycled.conf"
+        try "[lifecycle]\nforeground-mode = single\nwindow-source = wayland\n".write(
+            toFile: configuration, atomically: true, encoding: .utf8)
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        environment["WAYLAND_DISPLAY"] = display
+        environment["XDG_RUNTIME_DIR"] = sway.runtimeDirectory
+        environment["HOME"] = sway.directory.path
+        environment["DISPLAY"] = nil
+        let daemon = try ChildProcess.spawn(
+            lifecycled,
+            [
+                "--address", bus.address, "--no-host-sources", "--apps-directory", appsDirectory,
+                "--state-directory", root + "/state", "--config", configuration,
+            ],
+            environment: environment, stdout: .null)
+        defer { daemon.terminateAndWait() }
+
+        let loop = try EventLoop(name: "bench-foreground")
+        defer { loop.shutdown() }
+        let client = try await BusConnection(
+            .address(bus.address), loop: loop, description: "bench", timeout: .seconds(10))
+        defer { client.close() }
+        let states = StateLog()
+        let subscription = try await client.subscribe(
+            sender: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
+            interface: LifecycledProtocol.interface, member: LifecycledProtocol.Signal.stateChanged.name,
+            signature: "sss"
+        ) { signal in
+            guard let app = signal.arguments[0].stringValue, let state = signal.arguments[2].stringValue else { return }
+            states.add(app, state, at: monotonicNanoseconds())
+        }
+        defer { subscription.cancel() }
+        try await Self.waitForDaemon(client)
+
+        // The reference: a bare client of the same protocol in this process.
+        let reference = ForeignToplevelWindowSource(socketPath: socket, loop: loop, logger: Logger(label: "bench"))
+        defer { reference.stop() }
+        try await reference.start()
+        let activations = ActivationLog()
+        let readTask = Task {
+            for await update in reference.updates {
+                guard case .windows(let windows) = update else { continue }
+                let now = monotonicNanoseconds()
+                for window in windows where window.isActivated { activations.add(window.appID ?? "", at: now) }
+            }
+        }
+        defer { readTask.cancel() }
+
+        for id in Self.apps {
+            _ = try await client.call(
+                destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
+                interface: LifecycledProtocol.interface, member: LifecycledProtocol.Method.launch.name,
+                arguments: [.string(id), UserInfoBusCodec.encode([:] as UserInfo)])
+            try await states.wait(for: id, "active", after: 0)
+        }
+        var ours: [Double] = []
+        var bare: [Double] = []
+        var target = 0
+        for _ in 0..<rounds {
+            let front = Self.apps[target]
+            // The one to focus is behind: suspended (and so frozen) before the focus changes.
+            try await states.waitUntilLast(front, is: "suspended")
+            try await Self.waitUntilFrozen(front, client)
+            let start = monotonicNanoseconds()
+            _ = try sway.command("[app_id=\(front)] focus")
+            let active = try await states.wait(for: front, "active", after: start)
+            let seen = try await activations.wait(for: front, after: start)
+            ours.append(Double(active - start) / 1000)
+            bare.append(Double(seen - start) / 1000)
+            target = 1 - target
+        }
+        let (p50, p99) = (Measurement.percentile(ours, 50), Measurement.percentile(ours, 99))
+        let (r50, r99) = (Measurement.percentile(bare, 50), Measurement.percentile(bare, 99))
+        if json {
+            print(
+                Measurement.jsonLine([
+                    "benchmark": "foreground", "rounds": rounds, "ours_p50_us": p50, "ours_p99_us": p99,
+                    "reference_p50_us": r50, "reference_p99_us": r99, "ratio_p50": p50 / r50,
+                    "goal_p99_us": 16_000, "goal_met": p99 < 16_000,
+                ]))
+        } else {
+            print("focus change → active (thawed), \(rounds) rounds under sway 1.7 headless, single-foreground mode")
+            print(
+                "  ours (lifecycled + counter-app):   p50 \(Measurement.format(p50)) µs   p99 \(Measurement.format(p99)) µs"
+            )
+            print(
+                "  reference (bare protocol client):  p50 \(Measurement.format(r50)) µs   p99 \(Measurement.format(r99)) µs"
+            )
+            print(
+                "  ratio p50 \(Measurement.format(p50 / r50, 2)); goal p99 < 16 ms (one frame at 60 Hz): \(p99 < 16_000 ? "met" : "not met")"
+            )
+        }
+    }
+
+    /// Waits until lifecycled says the app is frozen (`DescribeApps`; bounded: 20 s).
+    static func waitUntilFrozen(_ id: String, _ client: BusConnection) async throws {
+        for _ in 0..<2_000 {
+            let reply = try await client.call(
+                destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
+                interface: LifecycledProtocol.interface, member: LifecycledProtocol.Method.describeApps.name)
+            let apps = try (reply.first?.arrayValue ?? []).map(UserInfoBusCodec.decodeUserInfo)
+            if apps.contains(where: { $0["id"]?.stringValue == id && $0["frozen"]?.boolValue == true }) { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw ValidationError("\(id) was not frozen within 20 s")
+    }
+
+    /// Waits until lifecycled owns its name (bounded; no measurement depends on it).
+    static func waitForDaemon(_ client: BusConnection) async throws {
+        for _ in 0..<200 {
+            if (try? await client.nameOwner(LifecycledProtocol.busName)) != nil { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw ValidationError("lifecycled did not take its name within 10 s")
+    }
+}
+
+/// The `StateChanged` signals seen, with their arrival times.
+private final class StateLog: Sendable {
+    private let entries = Mutex<[(app: String, state: String, at: UInt64)]>([])
+
+    func add(_ app: String, _ state: String, at: UInt64) { entries.withLock { $0.append((app, state, at)) } }
+
+    /// The arrival of the first `app → state` after `start`, waiting for it (bounded: 20 s).
+    @discardableResult
+    func wait(for app: String, _ state: String, after start: UInt64) async throws -> UInt64 {
+        for _ in 0..<20_000 {
+            if let hit = entries.withLock({ $0.first { $0.app == app && $0.state == state && $0.at >= start } }) {
+                return hit.at
+            }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        throw ValidationError("\(app) did not become \(state) within 20 s")
+    }
+
+    /// Waits until `app`'s last reported state is `state` (bounded: 20 s).
+    func waitUntilLast(_ app: String, is state: String) async throws {
+        for _ in 0..<20_000 {
+            if entries.withLock({ $0.last { $0.app == app }?.state }) == state { return }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        throw ValidationError("\(app) did not become \(state) within 20 s")
+    }
+}
+
+/// When the reference client saw each app's window activated.
+private final class ActivationLog: Sendable {
+    private let entries = Mutex<[(app: String, at: UInt64)]>([])
+
+    func add(_ app: String, at: UInt64) { entries.withLock { $0.append((app, at)) } }
+
+    func wait(for app: String, after start: UInt64) async throws -> UInt64 {
+        for _ in 0..<20_000 {
+            if let hit = entries.withLock({ $0.first { $0.app == app && $0.at >= start } }) { return hit.at }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        throw ValidationError("the reference client did not see \(app) activated within 20 s")
+    }
+}
