@@ -13,10 +13,10 @@ SWIFT ?= swift
 BUILD_PACKAGES := libsystemd-dev libmosquitto-dev libwayland-dev libxcb1-dev pkg-config
 APT_PACKAGES := $(BUILD_PACKAGES) dbus-daemon python3-dbusmock libglib2.0-bin python3-dbus python3-gi \
 	mosquitto mosquitto-clients python3-venv dunst xvfb sway foot \
-	openbox matchbox-window-manager twm xdotool xterm x11-apps x11-utils
+	openbox matchbox-window-manager twm xdotool xterm x11-apps x11-utils grim
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build-deps build test format lint asan tsan demo demo-push bench install clean dist-binaries deb man-draft docs graph test-realhost realhost-run faults
+.PHONY: deps build-deps build test format lint asan tsan demo demo-push demo-desktop bench install clean dist-binaries deb man-draft docs graph test-realhost realhost-run faults
 
 # Installs the Debian packages named in $(1) that are missing (apt-get only then).
 define install-missing
@@ -141,6 +141,15 @@ demo: deps
 demo-push: deps
 	$(SWIFT) build
 	/usr/bin/python3 scripts/demo-push.py --build "$$($(SWIFT) build --show-bin-path)"
+
+# The compositor decides the foreground: a real sway headless, two hosted apps with a window each,
+# lifecycled in single-foreground mode, the user switching between them; the timeline and a
+# screenshot (grim) go to .build/demo-desktop/.
+demo-desktop: deps
+	$(SWIFT) build --product lifecycled
+	$(SWIFT) build --product lifecyclectl
+	$(SWIFT) build --product counter-app
+	/usr/bin/python3 scripts/demo-desktop.py --build "$$($(SWIFT) build --show-bin-path)" --output .build/demo-desktop
 
 bench: deps dist-binaries
 	$(SWIFT) build -c release --product lifecycle-bench
