@@ -245,15 +245,20 @@ final class ForeignToplevelCore {
         if revents & EventLoop.IOEvents.writable != 0 { flush() }
         if revents & (EventLoop.IOEvents.readable | EventLoop.IOEvents.hangUp | EventLoop.IOEvents.error) != 0 {
             // Events already queued are dispatched before the read (prepare_read refuses until they are).
+            var prepared = true
             while f.pointee.display_prepare_read(display) != 0 {
-                if f.pointee.display_dispatch_pending(display) < 0 { break }
+                if f.pointee.display_dispatch_pending(display) < 0 {
+                    prepared = false
+                    break
+                }
             }
-            if f.pointee.display_get_error(display) == 0 {
+            if prepared, f.pointee.display_get_error(display) == 0 {
                 // On failure read_events releases the read itself and records the error on the display.
                 if f.pointee.display_read_events(display) == 0 {
                     _ = f.pointee.display_dispatch_pending(display)
                 }
-            } else {
+            } else if prepared {
+                // Only a read that was prepared is cancelled (libwayland counts its readers).
                 f.pointee.display_cancel_read(display)
             }
             if failure == nil, f.pointee.display_get_error(display) != 0 {
