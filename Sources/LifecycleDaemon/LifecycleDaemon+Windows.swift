@@ -165,7 +165,7 @@ extension LifecycleDaemon {
                 WindowOwnership.Candidate(
                     id: app.id, processID: app.pid == 0 ? nil : pid_t(app.pid), cgroupDirectory: app.cgroupDirectory,
                     windowClasses: app.manifest?.startupWMClass.map { [$0] } ?? [])
-            }, cgroup2MountPoint: ProcFS.cgroup2MountPoint())
+            }, cgroup2MountPoint: cgroup2MountPoint)
         let owned = ownership.windowsByApp(windows)
         var changed: [(id: String, state: AppWindowState)] = []
         for app in hosted {
