@@ -7,7 +7,7 @@ import SystemdBus
 /// suspension uses the cgroup freezer, or the daemon's own cgroup (suspension by `SIGSTOP`).
 ///
 /// With a parent directory, every launch gets `<parent>/app-<id>-<launch>`: created before the
-/// spawn, the app moved into it right after (``AppProcess/launch(manifest:launchOptions:environment:baseEnvironment:cgroupDirectory:loop:onExit:)``),
+/// spawn, the app moved into it right after (``AppProcess/launch(manifest:launchOptions:environment:baseEnvironment:cgroupDirectory:loop:logger:onExit:)``),
 /// and removed once the app has exited. No controller is enabled, so the daemon may stay in the
 /// parent (cgroup v2's no-internal-processes rule only concerns controllers).
 ///

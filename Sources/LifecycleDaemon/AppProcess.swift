@@ -10,7 +10,7 @@ import SystemdBus
 
 /// One running hosted app: its process, watched, suspended, resumed and ended by the daemon.
 ///
-/// ``launch(manifest:launchOptions:environment:baseEnvironment:cgroupDirectory:loop:onExit:)``
+/// ``launch(manifest:launchOptions:environment:baseEnvironment:cgroupDirectory:loop:logger:onExit:)``
 /// starts the manifest's executable with `posix_spawn` in a process group of its own (so the
 /// app's children are signalled with it), stdin on `/dev/null`, every fd above 2 closed,
 /// default signal dispositions and an empty signal mask. Exit is detected without `SIGCHLD`:
@@ -64,7 +64,7 @@ final class AppProcess: Sendable {
     }
 
     private init(
-        appID: String, pid: pid_t, pidfd: Int32, suspensionMethod: SuspensionMethod, loop: EventLoop,
+        appID: String, pid: pid_t, pidfd: Int32, suspensionMethod: SuspensionMethod, loop: EventLoop, logger: Logger,
         onExit: @escaping @Sendable (AppExitStatus) -> Void
     ) {
         self.appID = appID
@@ -73,7 +73,7 @@ final class AppProcess: Sendable {
         self.suspensionMethod = suspensionMethod
         self.loop = loop
         self.onExit = onExit
-        var logger = Logger(label: "lifecycled.process")
+        var logger = logger
         logger[metadataKey: "app_id"] = "\(appID)"
         logger[metadataKey: "pid"] = "\(pid)"
         self.logger = logger
@@ -144,11 +144,11 @@ final class AppProcess: Sendable {
         manifest: AppManifest, launchOptions: LaunchOptions = LaunchOptions(),
         environment extra: [String: String] = [:],
         baseEnvironment: [String: String] = ProcessInfo.processInfo.environment,
-        cgroupDirectory: String? = nil, loop: EventLoop,
+        cgroupDirectory: String? = nil, loop: EventLoop, logger baseLogger: Logger,
         onExit: @escaping @Sendable (AppExitStatus) -> Void
     ) throws(AppProcessError) -> AppProcess {
         let env = try environment(base: baseEnvironment, appID: manifest.id, launchOptions: launchOptions, extra: extra)
-        var logger = Logger(label: "lifecycled.process")
+        var logger = baseLogger
         logger[metadataKey: "app_id"] = "\(manifest.id)"
         let pid: pid_t
         // The cgroup the app still has to be moved into, when it could not start inside it.
@@ -194,7 +194,8 @@ final class AppProcess: Sendable {
             cgroup2MountPoint: ProcFS.cgroup2MountPoint(), hasFreezeFile: { access($0, W_OK) == 0 })
 
         let process = AppProcess(
-            appID: manifest.id, pid: pid, pidfd: pidfd, suspensionMethod: method, loop: loop, onExit: onExit)
+            appID: manifest.id, pid: pid, pidfd: pidfd, suspensionMethod: method, loop: loop, logger: baseLogger,
+            onExit: onExit)
         // The watch is handed to the loop, not waited for: the caller (the daemon's main actor)
         // never blocks. The loop adds it before any other work for this process (perform keeps
         // submission order), and it is level-triggered, so an app that died at once is still seen.

@@ -568,7 +568,7 @@ package final class LifecycleDaemon {
             process = try AppProcess.launch(
                 manifest: manifest, launchOptions: options,
                 environment: configuration.launchEnvironment.merging(extra) { _, new in new },
-                cgroupDirectory: cgroup, loop: loop
+                cgroupDirectory: cgroup, loop: loop, logger: logger
             ) { [weak self] status in
                 Task { @MainActor in
                     if let cgroup { await self?.cgroupPlacement.removeDirectory(cgroup) }

@@ -1,6 +1,7 @@
 import AppLifecycle
 import Foundation
 import Glibc
+import Logging
 import Synchronization
 import SystemdBus
 import SystemdBusTesting
@@ -130,7 +131,10 @@ struct AppProcessTests {
         let loop = try EventLoop(name: "lifecycled-test")
         defer { loop.shutdown() }
         #expect(throws: AppProcessError.self) {
-            _ = try AppProcess.launch(manifest: testManifest("/bin/true"), environment: ["BAD=NAME": "x"], loop: loop) {
+            _ = try AppProcess.launch(
+                manifest: testManifest("/bin/true"), environment: ["BAD=NAME": "x"], loop: loop,
+                logger: Logger(label: "test")
+            ) {
                 _ in
             }
         }
@@ -181,7 +185,9 @@ struct AppProcessTests {
         chmod(script, 0o755)
         let missing = try testManifest(script)
         do throws(AppProcessError) {
-            _ = try AppProcess.launch(manifest: missing, cgroupDirectory: cgroup.path, loop: loop) { _ in }
+            _ = try AppProcess.launch(
+                manifest: missing, cgroupDirectory: cgroup.path, loop: loop, logger: Logger(label: "test")
+            ) { _ in }
             Issue.record("launching a missing executable succeeded")
         } catch {
             #expect(error.code == .spawnFailed)

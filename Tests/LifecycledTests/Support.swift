@@ -1,6 +1,7 @@
 import AppLifecycle
 import Foundation
 import Glibc
+import Logging
 import Synchronization
 import SystemdBus
 import SystemdBusTesting
@@ -48,7 +49,7 @@ func withApp<T>(
     let exits = ExitCollector()
     let process = try AppProcess.launch(
         manifest: manifest, launchOptions: launchOptions, environment: environment,
-        cgroupDirectory: cgroupDirectory, loop: loop, onExit: exits.onExit)
+        cgroupDirectory: cgroupDirectory, loop: loop, logger: Logger(label: "lifecycled-test"), onExit: exits.onExit)
     do {
         let result = try await body(process, exits, loop)
         await stop(process, exits)
