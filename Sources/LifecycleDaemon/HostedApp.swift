@@ -133,8 +133,7 @@ final class HostedApp {
     func exited() {
         process = nil
         cgroupDirectory = nil
-        pendingFreeze?.cancel()
-        pendingFreeze = nil
+        cancelPendingFreeze()
         windows = []
         windowState = .noWindow
         placementReason = ""
@@ -190,6 +189,12 @@ final class HostedApp {
     }
 
     // MARK: The process
+
+    /// Drops a freeze that was due later (the app came back to the foreground, exited, or was exempted).
+    func cancelPendingFreeze() {
+        pendingFreeze?.cancel()
+        pendingFreeze = nil
+    }
 
     /// Whether ``stopProcess(completion:)`` would stop it: a launched process runs, is not stopped
     /// or being stopped, and is not terminating.

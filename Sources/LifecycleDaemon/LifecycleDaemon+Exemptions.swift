@@ -67,9 +67,7 @@ extension LifecycleDaemon {
         logger.info("\(id): \(exempt ? "exempted from" : "no longer exempt from") freezing", metadata: .app(id))
         guard let app = registry[id], app.isRunning else { return }
         if exempt {
-            app.pendingFreeze?.cancel()
-            app.pendingFreeze = nil
-            await resume(id)
+            await thaw(id)
         } else if !app.foreground {
             if app.manifest?.adoptsLifecycle ?? true {
                 if app.state == .suspended { suspendProcess(id) }

@@ -207,8 +207,7 @@ extension LifecycleDaemon {
         guard let placement, let app = registry[id] else { return }
         let adopts = app.manifest?.adoptsLifecycle ?? true
         if placement.foreground {
-            app.pendingFreeze?.cancel()
-            app.pendingFreeze = nil
+            app.cancelPendingFreeze()
             app.foreground = true
             app.placementReason = state.rawValue
             if adopts {
@@ -234,6 +233,13 @@ extension LifecycleDaemon {
             app.pendingFreeze = nil
             self.freezeProgram(id)
         }
+    }
+
+    /// Thaws an app now, whatever its windows say: a freeze due later is dropped and a frozen process
+    /// resumed (a plain program brought to the foreground by a launcher, an app just exempted).
+    func thaw(_ id: String) async {
+        registry[id]?.cancelPendingFreeze()
+        await resume(id)
     }
 
     /// Why an app in the background is never frozen, or `nil`: a background mode that keeps code

@@ -438,11 +438,7 @@ package final class LifecycleDaemon {
         // A program that does not adopt AppLifecycle hears nothing; its windows freeze and thaw it,
         // and what brings an app to the foreground (a launcher, Activate, a banner) thaws it.
         guard app.manifest?.adoptsLifecycle ?? true else {
-            if case .hostEvent(.foreground(true)) = command {
-                app.pendingFreeze?.cancel()
-                app.pendingFreeze = nil
-                await resume(id)
-            }
+            if case .hostEvent(.foreground(true)) = command { await thaw(id) }
             return
         }
         guard let busName = app.busName else {
