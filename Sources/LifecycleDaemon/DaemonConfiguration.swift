@@ -35,14 +35,9 @@ package struct DaemonConfiguration: Sendable {
     var fleetConfigurationPath: String?
     /// The most pushes held for apps in all (``PushQueue/capacity``); beyond it the broker keeps them.
     var pushQueueCapacity = PushQueue.defaultCapacity
-    /// How a visible app without the focus is treated (`foreground-mode` in `lifecycled.conf`).
-    var foregroundMode: ForegroundMode = .desktop
-    /// How long a program that does not adopt AppLifecycle runs on after its windows leave the
-    /// foreground before it is frozen (Android and Tizen wait 10 s; Lomiri 1.5 s). An app that
-    /// adopts AppLifecycle is frozen when it reports `suspended` instead.
-    var freezeDelay: Duration = .seconds(10)
-    /// Where the window facts come from (`window-source` in `lifecycled.conf`).
-    var windowSource: LifecycleSettings.WindowSource = .auto
+    /// How the windows move apps (the foreground mode, the freeze delay of plain programs, the window
+    /// source), before `lifecycled.conf`'s `[lifecycle]` section applies over it.
+    var lifecycle = LifecycleSettings.defaults
     /// How long a window set in which no window has the focus waits for the next before it is
     /// applied: window managers clear the focus before they give it (openbox), and an app must not
     /// resign active and become active again for that.

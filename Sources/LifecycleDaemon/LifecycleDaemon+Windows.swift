@@ -198,7 +198,7 @@ extension LifecycleDaemon {
     /// AppLifecycle hears `focused` first, then `foreground(true)` (which resumes it), so a visible
     /// app without the focus never becomes active on the way. To the background: `foreground(false)`;
     /// the app is frozen when it reports `suspended` (its background time and tasks ended), or, for a
-    /// program that does not adopt AppLifecycle, after ``DaemonConfiguration/freezeDelay``.
+    /// program that does not adopt AppLifecycle, after ``LifecycleSettings/freezeDelay``.
     ///
     /// - Parameters:
     ///   - placement: Where it belongs; `nil` leaves it as it is (no window: a service).

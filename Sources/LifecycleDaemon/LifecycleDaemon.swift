@@ -149,9 +149,7 @@ package final class LifecycleDaemon {
     ///   - policy: Who may call (the daemon's uid by default).
     package init(configuration: DaemonConfiguration, policy: CallerPolicy = CallerPolicy()) {
         self.configuration = configuration
-        lifecycleSettings = LifecycleSettings(
-            foregroundMode: configuration.foregroundMode, freezeDelay: configuration.freezeDelay,
-            windowSource: configuration.windowSource)
+        lifecycleSettings = configuration.lifecycle
         cgroupPlacement = AppCgroupPlacement(mode: configuration.appCgroups, logger: configuration.logger)
         memoryReclaimer = CgroupMemoryReclaimer(files: configuration.memoryReclaimFiles)
         hostFacts.memoryReclaimAvailable = memoryReclaimer.isAvailable(under: cgroupPlacement.parentDirectory)

@@ -229,7 +229,7 @@ func withDaemon<T>(
         logger: Logger(label: "lifecycled"))
     configuration.pushQueueCapacity = pushQueueCapacity
     // The display servers of the machine running the tests are none of the daemon's business.
-    configuration.windowSource = .off
+    configuration.lifecycle.windowSource = .off
     configure(&configuration)
     let daemon = LifecycleDaemon(configuration: configuration)
     try await daemon.start()

@@ -29,7 +29,7 @@ struct DaemonWindowTests {
         mode: ForegroundMode, _ body: @escaping @MainActor (DaemonHarness) async throws -> Void
     ) async throws {
         try await withDaemon(
-            configure: { $0.foregroundMode = mode },
+            configure: { $0.lifecycle.foregroundMode = mode },
             setUp: { dir in
                 try writeManifest(
                     dir, id: Self.notes, executable: try writePythonApp(dir), arguments: [dir.path + "/notes.log"])
@@ -117,7 +117,7 @@ struct DaemonWindowTests {
 
     @Test("[lifecycle] in lifecycled.conf: the mode, the freeze delay, the source; bad values say what is allowed")
     func lifecycleSettingsAreReadAndChecked() throws {
-        let defaults = LifecycleSettings(foregroundMode: .desktop, freezeDelay: .seconds(10), windowSource: .auto)
+        let defaults = LifecycleSettings.defaults
         let settings = try LifecycleSettings(
             section: ["foreground-mode": "single", "freeze-delay": "2", "window-source": "x11"], defaults: defaults,
             path: "lifecycled.conf")
@@ -138,7 +138,7 @@ struct DaemonWindowTests {
     @Test("a program that does not adopt AppLifecycle: no commands; frozen when its windows leave, thawed when back")
     func aPlainProgramIsFrozenAndThawedByItsWindows() async throws {
         try await withDaemon(
-            configure: { $0.freezeDelay = .zero },
+            configure: { $0.lifecycle.freezeDelay = .zero },
             setUp: { dir in
                 try writeManifest(
                     dir, id: "org.example.Sleeper", executable: "/bin/sleep", arguments: ["600"],
@@ -176,7 +176,7 @@ struct DaemonWindowTests {
     func theUsersExemptionIsKeptShownAndApplied() async throws {
         let ctl = try #require(BuiltProducts.path(of: "lifecyclectl"), "lifecyclectl is not built")
         try await withDaemon(
-            configure: { $0.freezeDelay = .zero },
+            configure: { $0.lifecycle.freezeDelay = .zero },
             setUp: { dir in
                 try writeManifest(
                     dir, id: "org.example.Sleeper", executable: "/bin/sleep", arguments: ["600"],
@@ -222,7 +222,7 @@ struct DaemonWindowTests {
     @Test("audio, voip, location and the user's exemption: to the background, never frozen")
     func exemptAppsGoToTheBackgroundButAreNotFrozen() async throws {
         try await withDaemon(
-            configure: { $0.freezeDelay = .zero },
+            configure: { $0.lifecycle.freezeDelay = .zero },
             setUp: { dir in
                 try writeManifest(
                     dir, id: "org.example.Player", executable: "/bin/sleep", arguments: ["600"],
@@ -260,10 +260,10 @@ struct DaemonX11WindowTests {
         defer { session.stop() }
         try await withDaemon(
             configure: {
-                $0.windowSource = .x11
+                $0.lifecycle.windowSource = .x11
                 $0.windowEnvironment = session.environment
                 $0.appEnvironment = ["DISPLAY": session.display]
-                $0.freezeDelay = .zero
+                $0.lifecycle.freezeDelay = .zero
             },
             setUp: { dir in
                 try writeManifest(
@@ -335,11 +335,11 @@ struct DaemonWaylandWindowTests {
         ]
         try await withDaemon(
             configure: {
-                $0.windowSource = .wayland
+                $0.lifecycle.windowSource = .wayland
                 $0.windowEnvironment = environment
                 $0.appEnvironment = environment
-                $0.foregroundMode = .single
-                $0.freezeDelay = .zero
+                $0.lifecycle.foregroundMode = .single
+                $0.lifecycle.freezeDelay = .zero
             },
             setUp: { dir in
                 for id in ["org.example.FootA", "org.example.FootB"] {

@@ -10,7 +10,7 @@ enum FleetConfigurationFuzzing {
         let path = ScratchDirectory.write(bytes, to: "lifecycled.conf")
         let sections = try? FleetConfiguration.readSections(path: path)
         if let sections, let lifecycle = sections["lifecycle"] {
-            let defaults = LifecycleSettings(foregroundMode: .desktop, freezeDelay: .seconds(10), windowSource: .auto)
+            let defaults = LifecycleSettings.defaults
             if let settings = try? LifecycleSettings(section: lifecycle, defaults: defaults, path: path) {
                 guard settings.freezeDelay >= .zero, settings.freezeDelay <= .seconds(3600) else {
                     FuzzTarget.fail("freeze-delay \(settings.freezeDelay) accepted")

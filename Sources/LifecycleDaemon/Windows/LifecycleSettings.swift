@@ -23,12 +23,18 @@ struct LifecycleSettings: Sendable, Equatable {
         case off
     }
 
+    /// Without a `[lifecycle]` section: desktop mode, plain programs frozen 10 s after their windows
+    /// leave the foreground (as Android and Tizen; Lomiri waits 1.5 s), the session's display server.
+    static let defaults = LifecycleSettings(foregroundMode: .desktop, freezeDelay: .seconds(10), windowSource: .auto)
+
     /// The keys of the section.
     static let keys: Set<String> = ["foreground-mode", "freeze-delay", "window-source"]
 
     /// How a visible app without the focus is treated.
     var foregroundMode: ForegroundMode
-    /// How long a plain program runs on in the background before it is frozen.
+    /// How long a program that does not adopt AppLifecycle runs on after its windows leave the
+    /// foreground before it is frozen; an app that adopts AppLifecycle is frozen when it reports
+    /// `suspended` instead.
     var freezeDelay: Duration
     /// Where the window facts come from.
     var windowSource: WindowSource
