@@ -179,16 +179,12 @@ public final class DBusMock: @unchecked Sendable {
         return calls
     }
 
-    /// The arguments of each call in `GetMethodCalls`' gdbus text, `([(uint64 t, [<arg>, …]), (t, [<arg>, …])],)`
-    /// (gdbus names the type of the first element only), or `(@a(tav) [],)` for none; `nil` for other text.
+    /// The time and the arguments of each call in `GetMethodCalls`' gdbus text,
+    /// `([(uint64 t, [<arg>, …]), (t, [<arg>, …])],)` (gdbus names the type of the first element only),
+    /// or `(@a(tav) [],)` for none; `nil` for other text.
     ///
     /// The text is split where it is at depth 0 outside string literals, so an argument that
     /// contains `(1, [` or a quote counts as one argument.
-    static func parseMethodCalls(_ text: String) -> [String]? {
-        parseMethodCallRecords(text)?.map(\.arguments)
-    }
-
-    /// Each call's time and arguments in `GetMethodCalls`' gdbus text (``parseMethodCalls(_:)``).
     static func parseMethodCallRecords(_ text: String) -> [(time: UInt64, arguments: String)]? {
         let characters = Array(text.trimmingCharacters(in: .whitespacesAndNewlines))
         guard characters.first == "(", let open = characters.firstIndex(of: "[") else { return nil }
