@@ -215,6 +215,14 @@ final class DaemonClient: Sendable {
     func listApps() async throws -> [LifecycledApp] {
         LifecycledApp.list(from: try await call(LifecycledProtocol.Method.listApps.name).first)
     }
+
+    /// `DescribeApps`: every app with its windows and why it is where it is.
+    ///
+    /// - Throws: A ``BusError``, or the codec's error for an entry that is not an `a{sv}`.
+    func describeApps() async throws -> [DescribedApp] {
+        let reply = try await call(LifecycledProtocol.Method.describeApps.name)
+        return try (reply.first?.arrayValue ?? []).map { DescribedApp(try UserInfoBusCodec.decodeUserInfo($0)) }
+    }
 }
 
 /// Checks an app id argument.

@@ -39,13 +39,10 @@ struct StatusCommand: CtlCommand {
             let host =
                 try properties[LifecycledProtocol.Property.hostState.name].map(UserInfoBusCodec.decodeUserInfo)
                 ?? UserInfo()
-            let described = try await client.call(LifecycledProtocol.Method.describeApps.name)
-            let entries = try (described.first?.arrayValue ?? []).map(UserInfoBusCodec.decodeUserInfo)
-            let frozen = entries.filter { $0["frozen"]?.boolValue == true }.compactMap { $0["id"]?.stringValue }
+            let described = try await client.describeApps()
+            let frozen = described.filter(\.frozen).map(\.id)
             var exempt: [String: String] = [:]
-            for entry in entries {
-                if let id = entry["id"]?.stringValue, let why = entry["exempt"]?.stringValue { exempt[id] = why }
-            }
+            for app in described { exempt[app.id] = app.exempt }
             return Report(
                 daemon: owner, version: properties[LifecycledProtocol.Property.version.name]?.uint32Value, host: host,
                 simulationEnabled: properties[LifecycledProtocol.Property.simulationEnabled.name]?.boolValue,
