@@ -127,6 +127,8 @@ def main():
             return {entry["id"]: entry for entry in json.loads(out)} if out.startswith("[") else {}
 
         wait_for("lifecycled", lambda: lifecyclectl("status", check=False) != "")
+        # This run's timeline only (the process output is appended to its file).
+        open(os.path.join(output, "timeline.txt"), "w").close()
         start("monitor", [f"{build}/lifecyclectl", "monitor", "--address", address], env=session,
               log=os.path.join(output, "timeline.txt"))
         time.sleep(0.3)  # the monitor subscribes before the first launch (only what is shown depends on it)
