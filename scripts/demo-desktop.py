@@ -16,30 +16,15 @@ import subprocess
 import tempfile
 import time
 
-T0 = time.monotonic()
+from demo_support import Processes, lines, say, start_session_bus
+from demo_support import wait_for as wait_for_any
+
 NOBODY = 65534
 APPS = ["org.example.Notes", "org.example.Counter"]
 
 
-def say(text):
-    print(f"[{time.monotonic() - T0:6.2f}s] {text}", flush=True)
-
-
 def wait_for(what, condition, timeout=20):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    raise SystemExit(f"demo-desktop: timed out waiting for {what}")
-
-
-def lines(path):
-    try:
-        with open(path) as f:
-            return f.read().splitlines()
-    except FileNotFoundError:
-        return []
+    wait_for_any(what, condition, timeout, demo="demo-desktop")
 
 
 def main():
@@ -59,25 +44,12 @@ def main():
     runtime = os.path.join(work, "run")
     os.mkdir(runtime, 0o700)
     os.chown(runtime, NOBODY, NOBODY)
-    processes = []
-
-    def start(name, argv, env, log=None):
-        out = open(log or os.path.join(work, name + ".log"), "a")
-        process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
-        processes.append((name, process))
-        return process
+    processes = Processes(work)
+    start = processes.start
 
     try:
         # The session bus.
-        socket_path = os.path.join(work, "bus")
-        with open(os.path.join(work, "bus.conf"), "w") as f:
-            f.write(f"""<busconfig><type>session</type><listen>unix:path={socket_path}</listen>
-<auth>EXTERNAL</auth><policy context="default"><allow send_destination="*" eavesdrop="true"/>
-<allow eavesdrop="true"/><allow own="*"/></policy></busconfig>""")
-        start("dbus-daemon", ["/usr/bin/dbus-daemon", "--config-file", os.path.join(work, "bus.conf"), "--nofork",
-                              "--nopidfile"], env=dict(os.environ))
-        wait_for("the bus", lambda: os.path.exists(socket_path))
-        address = "unix:path=" + socket_path
+        address = start_session_bus(processes, work, demo="demo-desktop")
 
         # sway, headless, as nobody.
         with open(os.path.join(work, "config"), "w") as f:
@@ -167,14 +139,7 @@ def main():
                     print(f"  {name}: {line.split('counter-app: ', 1)[1]}")
         print(f"\nWritten to {output}: timeline.txt, session.png")
     finally:
-        for name, process in reversed(processes):
-            if process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
+        processes.stop()
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -12,18 +12,16 @@ it in the background with the push in its launch options). Every process is stop
 import argparse
 import json
 import os
-import signal
 import socket
 import subprocess
-import sys
 import tempfile
-import time
 
-T0 = time.monotonic()
+from demo_support import Processes, lines, say, start_session_bus
+from demo_support import wait_for as wait_for_any
 
 
-def say(text):
-    print(f"[{time.monotonic() - T0:6.2f}s] {text}", flush=True)
+def wait_for(what, condition, timeout=20):
+    wait_for_any(what, condition, timeout, demo="demo-push")
 
 
 def free_port():
@@ -32,48 +30,19 @@ def free_port():
         return s.getsockname()[1]
 
 
-def wait_for(what, condition, timeout=20):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    raise SystemExit(f"demo-push: timed out waiting for {what}")
-
-
-def lines(path):
-    try:
-        with open(path) as f:
-            return f.read().splitlines()
-    except FileNotFoundError:
-        return []
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", required=True, help="the directory with the built products")
     build = parser.parse_args().build
     work = tempfile.mkdtemp(prefix="demo-push-")
-    processes = []
+    processes = Processes(work)
 
     def start(name, argv, env=None, log=None):
-        out = open(log or os.path.join(work, name + ".log"), "a")
-        process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   env={**os.environ, **(env or {})})
-        processes.append((name, process))
-        return process
+        return processes.start(name, argv, env={**os.environ, **(env or {})}, log=log)
 
     try:
         # The session bus.
-        socket_path = os.path.join(work, "bus")
-        with open(os.path.join(work, "bus.conf"), "w") as f:
-            f.write(f"""<busconfig><type>session</type><listen>unix:path={socket_path}</listen>
-<auth>EXTERNAL</auth><policy context="default"><allow send_destination="*" eavesdrop="true"/>
-<allow eavesdrop="true"/><allow own="*"/></policy></busconfig>""")
-        start("dbus-daemon", ["/usr/bin/dbus-daemon", "--config-file", os.path.join(work, "bus.conf"), "--nofork",
-                              "--nopidfile"])
-        wait_for("the bus", lambda: os.path.exists(socket_path))
-        address = "unix:path=" + socket_path
+        address = start_session_bus(processes, work, demo="demo-push")
         env = {"DBUS_SESSION_BUS_ADDRESS": address}
 
         # The broker: persistence, no anonymous access, one user per device, the gateway, an operator.
@@ -200,14 +169,7 @@ def main():
                     print(f"  {name}: {line[line.find(']') + 2:] if ']' in line else line}")
         say("done")
     finally:
-        for name, process in reversed(processes):
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
+        processes.stop()
         subprocess.run(["rm", "-rf", work])
 
 
