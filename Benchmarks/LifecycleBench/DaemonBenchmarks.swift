@@ -61,8 +61,18 @@ struct DaemonRig {
         let loop = try EventLoop(name: "bench-app")
         let app = try await BusConnection(
             .address(bus.address), loop: loop, description: "bench-app", timeout: .seconds(10))
-        // Wait until the daemon owns its name.
-        let owner = try await app.trackNameOwner(LifecycledProtocol.busName)
+        try await waitForName(on: app)
+        _ = try await app.call(
+            destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
+            interface: LifecycledProtocol.interface,
+            member: LifecycledProtocol.Method.registerApp.name, arguments: [.string(appID)])
+        return DaemonRig(bus: bus, daemon: daemon, loop: loop, app: app)
+    }
+
+    /// Waits until lifecycled owns its name on `connection`'s bus (a hang guard of 10 s; no
+    /// measurement depends on this).
+    static func waitForName(on connection: BusConnection) async throws {
+        let owner = try await connection.trackNameOwner(LifecycledProtocol.busName)
         let appeared = AsyncStream.makeStream(of: Void.self)
         let watch = try await owner.addOwnerChangeHandler { change in
             if change.newOwner != nil { appeared.continuation.yield() }
@@ -80,11 +90,6 @@ struct DaemonRig {
                 throw ValidationError("lifecycled did not take its name within 10 s")
             }
         }
-        _ = try await app.call(
-            destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
-            interface: LifecycledProtocol.interface,
-            member: LifecycledProtocol.Method.registerApp.name, arguments: [.string(appID)])
-        return DaemonRig(bus: bus, daemon: daemon, loop: loop, app: app)
     }
 
     /// Reports a notification as the app, so lifecycled rebroadcasts it as `Notification`.

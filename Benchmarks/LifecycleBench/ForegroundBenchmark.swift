@@ -83,7 +83,7 @@ struct ForegroundBenchmark: AsyncParsableCommand {
         let client = try await BusConnection(
             .address(bus.address), loop: loop, description: "bench", timeout: .seconds(10))
         defer { client.close() }
-        let states = StateLog()
+        let states = ArrivalLog()
         let subscription = try await client.subscribe(
             sender: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
             interface: LifecycledProtocol.interface, member: LifecycledProtocol.Signal.stateChanged.name,
@@ -93,18 +93,20 @@ struct ForegroundBenchmark: AsyncParsableCommand {
             states.add(app, state, at: monotonicNanoseconds())
         }
         defer { subscription.cancel() }
-        try await Self.waitForDaemon(client)
+        try await DaemonRig.waitForName(on: client)
 
         // The reference: a bare client of the same protocol in this process.
         let reference = ForeignToplevelWindowSource(socketPath: socket, loop: loop, logger: Logger(label: "bench"))
         defer { reference.stop() }
         try await reference.start()
-        let activations = ActivationLog()
+        let activations = ArrivalLog()
         let readTask = Task {
             for await update in reference.updates {
                 guard case .windows(let windows) = update else { continue }
                 let now = monotonicNanoseconds()
-                for window in windows where window.isActivated { activations.add(window.appID ?? "", at: now) }
+                for window in windows where window.isActivated {
+                    activations.add(window.appID ?? "", "activated", at: now)
+                }
             }
         }
         defer { readTask.cancel() }
@@ -114,7 +116,7 @@ struct ForegroundBenchmark: AsyncParsableCommand {
                 destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
                 interface: LifecycledProtocol.interface, member: LifecycledProtocol.Method.launch.name,
                 arguments: [.string(id), UserInfoBusCodec.encode([:] as UserInfo)])
-            try await states.wait(for: id, "active", after: 0)
+            try await states.first(id, "active", after: 0)
         }
         var ours: [Double] = []
         var bare: [Double] = []
@@ -122,12 +124,12 @@ struct ForegroundBenchmark: AsyncParsableCommand {
         for _ in 0..<rounds {
             let front = Self.apps[target]
             // The one to focus is behind: suspended (and so frozen) before the focus changes.
-            try await states.waitUntilLast(front, is: "suspended")
+            try await states.latest(of: front, is: "suspended")
             try await Self.waitUntilFrozen(front, client)
             let start = monotonicNanoseconds()
             _ = try sway.command("[app_id=\(front)] focus")
-            let active = try await states.wait(for: front, "active", after: start)
-            let seen = try await activations.wait(for: front, after: start)
+            let active = try await states.first(front, "active", after: start)
+            let seen = try await activations.first(front, "activated", after: start)
             ours.append(Double(active - start) / 1000)
             bare.append(Double(seen - start) / 1000)
             target = 1 - target
@@ -167,56 +169,35 @@ struct ForegroundBenchmark: AsyncParsableCommand {
         }
         throw ValidationError("\(id) was not frozen within 20 s")
     }
-
-    /// Waits until lifecycled owns its name (bounded; no measurement depends on it).
-    static func waitForDaemon(_ client: BusConnection) async throws {
-        for _ in 0..<200 {
-            if (try? await client.nameOwner(LifecycledProtocol.busName)) != nil { return }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        throw ValidationError("lifecycled did not take its name within 10 s")
-    }
 }
 
-/// The `StateChanged` signals seen, with their arrival times.
-private final class StateLog: Sendable {
-    private let entries = Mutex<[(app: String, state: String, at: UInt64)]>([])
+/// What the benchmark saw arrive, with the time it arrived (`CLOCK_MONOTONIC`): lifecycled's
+/// `StateChanged` (an app and its state) or the reference client's activations (an app, `activated`).
+private final class ArrivalLog: Sendable {
+    private let entries = Mutex<[(app: String, value: String, at: UInt64)]>([])
 
-    func add(_ app: String, _ state: String, at: UInt64) { entries.withLock { $0.append((app, state, at)) } }
+    func add(_ app: String, _ value: String, at: UInt64) { entries.withLock { $0.append((app, value, at)) } }
 
-    /// The arrival of the first `app → state` after `start`, waiting for it (bounded: 20 s).
+    /// The arrival of the first `app`, `value` at or after `start`, waiting for it.
     @discardableResult
-    func wait(for app: String, _ state: String, after start: UInt64) async throws -> UInt64 {
-        for _ in 0..<20_000 {
-            if let hit = entries.withLock({ $0.first { $0.app == app && $0.state == state && $0.at >= start } }) {
-                return hit.at
-            }
-            try await Task.sleep(for: .milliseconds(1))
-        }
-        throw ValidationError("\(app) did not become \(state) within 20 s")
+    func first(_ app: String, _ value: String, after start: UInt64) async throws -> UInt64 {
+        try await wait("\(app) \(value)") { $0.first { $0.app == app && $0.value == value && $0.at >= start }?.at }
     }
 
-    /// Waits until `app`'s last reported state is `state` (bounded: 20 s).
-    func waitUntilLast(_ app: String, is state: String) async throws {
-        for _ in 0..<20_000 {
-            if entries.withLock({ $0.last { $0.app == app }?.state }) == state { return }
-            try await Task.sleep(for: .milliseconds(1))
-        }
-        throw ValidationError("\(app) did not become \(state) within 20 s")
+    /// Waits until the latest value of `app` is `value`.
+    func latest(of app: String, is value: String) async throws {
+        try await wait("\(app) \(value)") { $0.last { $0.app == app }?.value == value ? () : nil }
     }
-}
 
-/// When the reference client saw each app's window activated.
-private final class ActivationLog: Sendable {
-    private let entries = Mutex<[(app: String, at: UInt64)]>([])
-
-    func add(_ app: String, at: UInt64) { entries.withLock { $0.append((app, at)) } }
-
-    func wait(for app: String, after start: UInt64) async throws -> UInt64 {
+    /// Polls the entries every millisecond until `find` finds something (bounded: 20 s). The
+    /// times measured are the arrivals recorded by `add`, not when this notices them.
+    private func wait<T>(
+        _ what: String, _ find: ([(app: String, value: String, at: UInt64)]) -> T?
+    ) async throws -> T {
         for _ in 0..<20_000 {
-            if let hit = entries.withLock({ $0.first { $0.app == app && $0.at >= start } }) { return hit.at }
+            if let found = entries.withLock({ find($0) }) { return found }
             try await Task.sleep(for: .milliseconds(1))
         }
-        throw ValidationError("the reference client did not see \(app) activated within 20 s")
+        throw ValidationError("\(what) did not arrive within 20 s")
     }
 }
