@@ -178,16 +178,13 @@ final class PushDistributor {
     /// Stops delivering and waits for the deliveries under way to end, so that nothing of the
     /// distributor runs once the daemon has said it stopped.
     ///
-    /// A `Message` already sent is not waited for: its wait is cancelled and it counts as
-    /// delivered (it may have reached the app; at most once). Then ``stopAbruptly()``.
+    /// ``stopAbruptly()``, then the deliveries it cancelled are awaited: a `Message` already sent is
+    /// not waited for (it counts as delivered: it may have reached the app; at most once), and each
+    /// delivery's outcome is recorded for the last write.
     func stop() async {
-        isStopping = true
-        retryTasks.values.forEach { $0.cancel() }
-        retryTasks.removeAll()
         let underWay = Array(deliveries.values)
-        underWay.forEach { $0.cancel() }
-        for delivery in underWay { await delivery.value }
         stopAbruptly()
+        for delivery in underWay { await delivery.value }
     }
 
     /// Stops at once: no more deliveries, the distributor's objects leave the bus, the fleet link
