@@ -50,10 +50,8 @@ extension LifecycleDaemon {
                 message: "\(Self.maximumExemptions) apps are exempted already; unexempt one first")
         }
         if exempt { userExemptions.insert(id) } else { userExemptions.remove(id) }
-        let file = exemptionsFile ?? GroupCommitFile(url: exemptionsURL, logger: logger)
-        exemptionsFile = file
         // The set as it is when the write happens (the writer takes the last caller's snapshot).
-        let saved = await file.persist { [weak self] in
+        let saved = await exemptionsFile.persist { [weak self] in
             (try? JSONEncoder().encode((self?.userExemptions ?? []).sorted())) ?? Data("[]".utf8)
         }
         guard saved else {

@@ -93,8 +93,8 @@ package final class LifecycleDaemon {
     var userExemptions: Set<String> = []
     /// The exemptions as last written (or read): what is restored when a write fails.
     var savedExemptions: Set<String> = []
-    /// Their file's writer, once one was written.
-    var exemptionsFile: GroupCommitFile?
+    /// Their file's writer (made on the first change).
+    lazy var exemptionsFile = GroupCommitFile(url: exemptionsURL, logger: logger)
     /// How the windows move apps: the configuration's, then `lifecycled.conf`'s `[lifecycle]`.
     var lifecycleSettings: LifecycleSettings
     /// The session's window source, while one runs.
