@@ -19,6 +19,12 @@ import SystemdBusTesting
 /// `applicationWillEnterForeground` and `applicationDidBecomeActive` and its report; and (the
 /// reference) a `ForeignToplevelWindowSource` in this process seeing the window activated, the
 /// least any client of the protocol can do. Needs root (sway runs as `nobody`), sway and foot.
+///
+/// Then idle CPU: a third app, a plain program that does not adopt AppLifecycle (foot showing a
+/// clock that ticks ten times a second, as an app that animates while it is visible), is sent
+/// behind and frozen; the CPU time of its process group is read over a window while frozen, then
+/// the same app is exempted (thawed, left running behind) and read over the same window. The
+/// counter-app behind is read the same two ways.
 struct ForegroundBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "foreground",
@@ -27,8 +33,10 @@ struct ForegroundBenchmark: AsyncParsableCommand {
 
     @Option(help: "Focus changes measured.") var rounds = 40
     @Flag(help: "One JSON object per line.") var json = false
+    @Option(help: "Seconds each idle-CPU window lasts.") var idleSeconds = 5
 
     static let apps = ["org.example.BenchFront", "org.example.BenchBack"]
+    static let clock = "org.example.BenchClock"
 
     func run() async throws {
         guard SwaySession.isAvailable else {
@@ -60,8 +68,12 @@ struct ForegroundBenchmark: AsyncParsableCommand {
             try #"{"id": "\#(id)", "executable": "\#(launcher)"}"#.write(
                 toFile: appsDirectory + "/\(id).json", atomically: true, encoding: .utf8)
         }
+        try #"""
+        {"id": "\#(Self.clock)", "executable": "/usr/bin/foot", "adoptsLifecycle": false,
+         "arguments": ["--app-id", "\#(Self.clock)", "/bin/sh", "-c", "while :; do date +%T.%N; sleep 0.1; done"]}
+        """#.write(toFile: appsDirectory + "/\(Self.clock).json", atomically: true, encoding: .utf8)
         let configuration = root + "/lifecycled.conf"
-        try "[lifecycle]\nforeground-mode = single\nwindow-source = wayland\n".write(
+        try "[lifecycle]\nforeground-mode = single\nwindow-source = wayland\nfreeze-delay = 1\n".write(
             toFile: configuration, atomically: true, encoding: .utf8)
         var environment = ProcessInfo.processInfo.environment
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
@@ -136,12 +148,17 @@ struct ForegroundBenchmark: AsyncParsableCommand {
         }
         let (p50, p99) = (Measurement.percentile(ours, 50), Measurement.percentile(ours, 99))
         let (r50, r99) = (Measurement.percentile(bare, 50), Measurement.percentile(bare, 99))
+        let idle = try await measureIdleCPU(client: client, sway: sway)
         if json {
             print(
                 Measurement.jsonLine([
                     "benchmark": "foreground", "rounds": rounds, "ours_p50_us": p50, "ours_p99_us": p99,
                     "reference_p50_us": r50, "reference_p99_us": r99, "ratio_p50": p50 / r50,
                     "goal_p99_us": 16_000, "goal_met": p99 < 16_000,
+                    "idle_window_s": idleSeconds,
+                    "clock_frozen_cpu_ms_per_s": idle.clockFrozen, "clock_running_cpu_ms_per_s": idle.clockRunning,
+                    "counter_frozen_cpu_ms_per_s": idle.counterFrozen,
+                    "counter_running_cpu_ms_per_s": idle.counterRunning,
                 ]))
         } else {
             print("focus change → active (thawed), \(rounds) rounds under sway 1.7 headless, single-foreground mode")
@@ -154,20 +171,114 @@ struct ForegroundBenchmark: AsyncParsableCommand {
             print(
                 "  ratio p50 \(Measurement.format(p50 / r50, 2)); goal p99 < 16 ms (one frame at 60 Hz): \(p99 < 16_000 ? "met" : "not met")"
             )
+            print(
+                "idle CPU behind the front app, CPU ms per second over \(idleSeconds) s (process group, children included)"
+            )
+            print(
+                "  foot with a ticking clock:  frozen \(Measurement.format(idle.clockFrozen, 3))   running (exempt) \(Measurement.format(idle.clockRunning, 3))"
+            )
+            print(
+                "  counter-app and its foot:   frozen \(Measurement.format(idle.counterFrozen, 3))   running (exempt) \(Measurement.format(idle.counterRunning, 3))"
+            )
         }
     }
 
-    /// Waits until lifecycled says the app is frozen (`DescribeApps`; bounded: 20 s).
-    static func waitUntilFrozen(_ id: String, _ client: BusConnection) async throws {
-        for _ in 0..<2_000 {
-            let reply = try await client.call(
+    /// CPU milliseconds per second of the apps behind, frozen and then exempted (left running).
+    struct IdleCPU {
+        var clockFrozen = 0.0
+        var clockRunning = 0.0
+        var counterFrozen = 0.0
+        var counterRunning = 0.0
+    }
+
+    /// Launches the clock program in front, sends it behind (frozen after `freeze-delay`), and reads
+    /// its CPU frozen and then exempted; the same for the counter-app behind it.
+    func measureIdleCPU(client: BusConnection, sway: SwaySession) async throws -> IdleCPU {
+        _ = try await client.call(
+            destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
+            interface: LifecycledProtocol.interface, member: LifecycledProtocol.Method.launch.name,
+            arguments: [.string(Self.clock), UserInfoBusCodec.encode([:] as UserInfo)])
+        try await Self.waitUntil(client, "\(Self.clock) to have its window in front") {
+            $0[Self.clock]?["window-state"]?.stringValue == "activated"
+        }
+        let counter = Self.apps[0]
+        let front = Self.apps[1]
+        _ = try sway.command("[app_id=\(front)] focus")
+        try await Self.waitUntil(client, "\(Self.clock) and \(counter) to be frozen behind \(front)") {
+            $0[Self.clock]?["frozen"]?.boolValue == true && $0[counter]?["frozen"]?.boolValue == true
+        }
+        let apps = try await Self.describe(client)
+        guard let clockPID = apps[Self.clock]?["pid"]?.intValue, let counterPID = apps[counter]?["pid"]?.intValue
+        else { throw ValidationError("lifecycled did not give the apps' pids") }
+        var result = IdleCPU()
+        let window = Duration.seconds(idleSeconds)
+        (result.clockFrozen, result.counterFrozen) = try await Self.cpuPerSecond(
+            groups: [Int32(clockPID), Int32(counterPID)], over: window)
+        for id in [Self.clock, counter] {
+            _ = try await client.call(
                 destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
-                interface: LifecycledProtocol.interface, member: LifecycledProtocol.Method.describeApps.name)
-            let apps = try (reply.first?.arrayValue ?? []).map(UserInfoBusCodec.decodeUserInfo)
-            if apps.contains(where: { $0["id"]?.stringValue == id && $0["frozen"]?.boolValue == true }) { return }
+                interface: LifecycledProtocol.interface, member: LifecycledProtocol.Method.setFreezeExempt.name,
+                arguments: [.string(id), .bool(true)])
+        }
+        try await Self.waitUntil(client, "the exempted apps to be thawed") {
+            $0[Self.clock]?["frozen"]?.boolValue == false && $0[counter]?["frozen"]?.boolValue == false
+        }
+        (result.clockRunning, result.counterRunning) = try await Self.cpuPerSecond(
+            groups: [Int32(clockPID), Int32(counterPID)], over: window)
+        return result
+    }
+
+    /// The CPU time (user and system, reaped children included) that each process group used over
+    /// `window`, in milliseconds per second, from `/proc/PID/stat`.
+    static func cpuPerSecond(groups: [Int32], over window: Duration) async throws -> (Double, Double) {
+        let before = groups.map(cpuTicks(processGroup:))
+        let start = monotonicNanoseconds()
+        try await Task.sleep(for: window)
+        let after = groups.map(cpuTicks(processGroup:))
+        let seconds = Double(monotonicNanoseconds() - start) / 1e9
+        let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+        let rates = zip(before, after).map { Double($1 - $0) / ticksPerSecond * 1000 / seconds }
+        return (rates[0], rates[1])
+    }
+
+    /// utime + stime + cutime + cstime of every process in a process group, in clock ticks.
+    static func cpuTicks(processGroup: Int32) -> Int {
+        var total = 0
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where Int32(entry) != nil {
+            guard let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { continue }
+            // Fields after the command: state(3) ppid(4) pgrp(5) … utime(14) stime(15) cutime(16) cstime(17).
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 14, Int32(fields[2]) == processGroup else { continue }
+            total += fields[11...14].compactMap { Int($0) }.reduce(0, +)
+        }
+        return total
+    }
+
+    /// lifecycled's `DescribeApps`, by app id.
+    static func describe(_ client: BusConnection) async throws -> [String: UserInfo] {
+        let reply = try await client.call(
+            destination: LifecycledProtocol.busName, path: LifecycledProtocol.objectPath,
+            interface: LifecycledProtocol.interface, member: LifecycledProtocol.Method.describeApps.name)
+        let apps = try (reply.first?.arrayValue ?? []).map(UserInfoBusCodec.decodeUserInfo)
+        return Dictionary(apps.compactMap { app in app["id"]?.stringValue.map { ($0, app) } }) { first, _ in first }
+    }
+
+    /// Asks `DescribeApps` until `done` holds (bounded: 30 s).
+    static func waitUntil(
+        _ client: BusConnection, _ what: String, _ done: ([String: UserInfo]) -> Bool
+    ) async throws {
+        for _ in 0..<3_000 {
+            if done(try await describe(client)) { return }
             try await Task.sleep(for: .milliseconds(10))
         }
-        throw ValidationError("\(id) was not frozen within 20 s")
+        throw ValidationError("\(what): not within 30 s")
+    }
+
+    /// Waits until lifecycled says the app is frozen.
+    static func waitUntilFrozen(_ id: String, _ client: BusConnection) async throws {
+        try await waitUntil(client, "\(id) to be frozen") { $0[id]?["frozen"]?.boolValue == true }
     }
 }
 
