@@ -13,7 +13,12 @@ import SystemdBus
 ///
 /// ``Mode/automatic`` uses the daemon's own cgroup as the parent when it is a cgroup v2 cgroup
 /// other than the root and the daemon may create directories in it: under systemd that is the
-/// unit's cgroup with `Delegate=yes` (as in `dist/systemd/user/lifecycled.service`).
+/// unit's cgroup with `Delegate=yes` (as in `dist/systemd/user/lifecycled.service`). When that
+/// cgroup is offered the memory controller (the user manager delegates `memory`), the daemon
+/// moves itself into a leaf of its own, `<parent>/lifecycled` (cgroup v2 puts no process beside
+/// a controller's children), and enables `memory` for the apps' cgroups, which is what gives
+/// them `memory.reclaim` (``enableMemoryController(in:pid:files:)``). The unit's cgroup, and
+/// with it systemd's `$MEMORY_PRESSURE_WATCH` and `systemctl status`, still hold the daemon.
 package struct AppCgroupPlacement: Sendable {
     /// How the parent directory is chosen.
     package enum Mode: Sendable, Hashable {
@@ -40,6 +45,66 @@ package struct AppCgroupPlacement: Sendable {
             mode: mode, ownCgroup: ProcFS.unifiedCgroup(of: nil), mountPoint: ProcFS.cgroup2MountPoint(),
             isWritableDirectory: { access($0, W_OK | X_OK) == 0 && access($0 + "/cgroup.freeze", F_OK) == 0 })
         self.logger = logger
+        if mode == .automatic, let parentDirectory {
+            switch Self.enableMemoryController(in: parentDirectory, pid: getpid()) {
+            case .enabled(let leaf):
+                logger.info("the apps' cgroups get the memory controller (memory.reclaim); lifecycled runs in \(leaf)")
+            case .alreadyEnabled, .notOffered:
+                break
+            case .failed(let step, let error):
+                logger.warning(
+                    "the apps' cgroups get no memory controller, so frozen apps' memory is not reclaimed before apps are ended under memory pressure: \(step): \(String(cString: strerror(error)))"
+                )
+            }
+        }
+    }
+
+    /// The daemon's own leaf in its unit's cgroup, once the apps' cgroups get a controller.
+    static let leafName = "lifecycled"
+
+    /// What ``enableMemoryController(in:pid:files:)`` did.
+    enum MemoryControllerSetup: Equatable {
+        /// The daemon moved into this leaf and the parent passes `memory` on.
+        case enabled(leaf: String)
+        /// The parent passed `memory` on already.
+        case alreadyEnabled
+        /// The parent is not offered `memory` (not delegated, cgroup v1's memory, or none).
+        case notOffered
+        /// A step failed with this `errno`; the daemon is back in the parent.
+        case failed(step: String, errno: Int32)
+    }
+
+    /// Enables the memory controller for the cgroups created under `parent`, the daemon's own.
+    ///
+    /// cgroup v2's no-internal-processes rule: a cgroup that passes a controller on to its
+    /// children holds no process itself. So the daemon first moves into `<parent>/lifecycled`,
+    /// then writes `+memory` to the parent's `cgroup.subtree_control`; if that fails, it moves
+    /// back, leaving things as they were.
+    ///
+    /// - Parameters:
+    ///   - parent: The daemon's cgroup directory, the apps' cgroups' parent.
+    ///   - pid: The daemon's process id (every thread moves with it).
+    ///   - files: The file operations (``CgroupMemoryReclaimer/FileAccess/system`` outside tests).
+    /// - Returns: What was done.
+    static func enableMemoryController(
+        in parent: String, pid: Int32, files: CgroupMemoryReclaimer.FileAccess = .system
+    ) -> MemoryControllerSetup {
+        func lists(_ file: String) -> Bool {
+            files.read(parent + "/" + file)?.split(whereSeparator: \.isWhitespace).contains("memory") ?? false
+        }
+        guard lists("cgroup.controllers") else { return .notOffered }
+        if lists("cgroup.subtree_control") { return .alreadyEnabled }
+        let leaf = parent + "/" + leafName
+        let made = files.makeDirectory(leaf)
+        guard made == 0 || made == EEXIST else { return .failed(step: "mkdir \(leaf)", errno: made) }
+        let moved = files.write(leaf + "/cgroup.procs", "\(pid)")
+        guard moved == 0 else { return .failed(step: "move lifecycled into \(leaf)", errno: moved) }
+        let enabled = files.write(parent + "/cgroup.subtree_control", "+memory")
+        guard enabled == 0 else {
+            _ = files.write(parent + "/cgroup.procs", "\(pid)")
+            return .failed(step: "enable memory in \(parent)/cgroup.subtree_control", errno: enabled)
+        }
+        return .enabled(leaf: leaf)
     }
 
     /// Resolves the parent directory from the facts ``init(mode:logger:)`` reads.
@@ -61,7 +126,14 @@ package struct AppCgroupPlacement: Sendable {
                 parentDirectory = nil
                 return
             }
-            let directory = (mount.hasSuffix("/") ? String(mount.dropLast()) : mount) + own
+            // In its own leaf already (`DelegateSubgroup=lifecycled` on systemd ≥ 254, or a
+            // move by an earlier start in this cgroup): the apps go beside it, in the unit's cgroup.
+            let unit = own.hasSuffix("/\(Self.leafName)") ? String(own.dropLast(Self.leafName.count + 1)) : own
+            guard unit != "" else {
+                parentDirectory = nil
+                return
+            }
+            let directory = (mount.hasSuffix("/") ? String(mount.dropLast()) : mount) + unit
             parentDirectory = isWritableDirectory(directory) ? directory : nil
         }
     }

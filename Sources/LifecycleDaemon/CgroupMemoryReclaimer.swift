@@ -25,6 +25,8 @@ struct CgroupMemoryReclaimer: Sendable {
         var read: @Sendable (String) -> String?
         /// Writes a text in one `write(2)`: `0`, or the `errno` of the `open` or the `write`.
         var write: @Sendable (_ path: String, _ text: String) -> Int32
+        /// Creates a directory (mode 0755): `0`, `EEXIST` when it is there already, or the `errno`.
+        var makeDirectory: @Sendable (String) -> Int32 = { path in mkdir(path, 0o755) == 0 ? 0 : errno }
 
         /// The real files.
         static let system = FileAccess(

@@ -5,6 +5,7 @@ import Foundation
 import Glibc
 import LifecycledProtocol
 import Logging
+import Synchronization
 import SystemdBus
 import SystemdBusTesting
 import Testing
@@ -53,6 +54,57 @@ struct AppCgroupPlacementTests {
                 isWritableDirectory: writable
             ).parentDirectory
                 == "/sys/fs/cgroup/x")
+    }
+
+    @Test("a daemon already in its leaf (DelegateSubgroup=lifecycled) puts the apps beside it, in the unit's cgroup")
+    func automaticResolutionFromTheLeaf() {
+        let unit = "/user.slice/user-1000.slice/user@1000.service/app.slice/lifecycled.service"
+        #expect(
+            AppCgroupPlacement(
+                mode: .automatic, ownCgroup: unit + "/lifecycled", mountPoint: "/sys/fs/cgroup",
+                isWritableDirectory: { _ in true }
+            ).parentDirectory == "/sys/fs/cgroup" + unit)
+        // A leaf right under the root is not a unit's cgroup.
+        #expect(
+            AppCgroupPlacement(
+                mode: .automatic, ownCgroup: "/lifecycled", mountPoint: "/sys/fs/cgroup",
+                isWritableDirectory: { _ in true }
+            ).parentDirectory == nil)
+    }
+
+    @Test("the memory controller: offered → the daemon moves into its leaf, then +memory; a refusal moves it back")
+    func memoryControllerForTheApps() {
+        let parent = "/sys/fs/cgroup/app.slice/lifecycled.service"
+        let fake = FakeCgroupFiles([
+            parent + "/cgroup.controllers": "cpu io memory pids\n", parent + "/cgroup.subtree_control": "\n",
+        ])
+        #expect(
+            AppCgroupPlacement.enableMemoryController(in: parent, pid: 42, files: fake.access)
+                == .enabled(leaf: parent + "/lifecycled"))
+        #expect(
+            fake.log == [
+                "mkdir \(parent)/lifecycled", "write \(parent)/lifecycled/cgroup.procs 42",
+                "write \(parent)/cgroup.subtree_control +memory",
+            ])
+        // Already passed on: nothing is written.
+        let enabled = FakeCgroupFiles([
+            parent + "/cgroup.controllers": "memory pids", parent + "/cgroup.subtree_control": "memory",
+        ])
+        #expect(
+            AppCgroupPlacement.enableMemoryController(in: parent, pid: 42, files: enabled.access) == .alreadyEnabled)
+        #expect(enabled.log.isEmpty)
+        // Not delegated (a hybrid machine's cgroup2 has no memory): nothing is written.
+        let hybrid = FakeCgroupFiles([parent + "/cgroup.controllers": "hugetlb"])
+        #expect(AppCgroupPlacement.enableMemoryController(in: parent, pid: 42, files: hybrid.access) == .notOffered)
+        #expect(hybrid.log.isEmpty)
+        // The kernel refuses (another process left in the unit's cgroup): the daemon goes back.
+        let busy = FakeCgroupFiles(
+            [parent + "/cgroup.controllers": "memory", parent + "/cgroup.subtree_control": ""],
+            refusing: [parent + "/cgroup.subtree_control": EBUSY])
+        #expect(
+            AppCgroupPlacement.enableMemoryController(in: parent, pid: 42, files: busy.access)
+                == .failed(step: "enable memory in \(parent)/cgroup.subtree_control", errno: EBUSY))
+        #expect(busy.log.last == "write \(parent)/cgroup.procs 42")
     }
 
     @Test(
@@ -158,5 +210,33 @@ struct AppCgroupPlacementTests {
             #expect(access(parent.path + "/app-\(leaver)-2", F_OK) != 0)
             if state != nil && state != "Z" { kill(straggler, SIGKILL) }
         }
+    }
+}
+
+/// cgroup files in memory: what was read is given, what was written is logged in order.
+private final class FakeCgroupFiles: Sendable {
+    private let state: Mutex<(files: [String: String], log: [String])>
+    private let refusing: [String: Int32]
+
+    init(_ files: [String: String], refusing: [String: Int32] = [:]) {
+        state = Mutex((files, []))
+        self.refusing = refusing
+    }
+
+    var log: [String] { state.withLock { $0.log } }
+
+    var access: CgroupMemoryReclaimer.FileAccess {
+        var access = CgroupMemoryReclaimer.FileAccess(
+            exists: { path in self.state.withLock { $0.files[path] != nil } },
+            read: { path in self.state.withLock { $0.files[path] } },
+            write: { path, text in
+                self.state.withLock { $0.log.append("write \(path) \(text)") }
+                return self.refusing[path] ?? 0
+            })
+        access.makeDirectory = { path in
+            self.state.withLock { $0.log.append("mkdir \(path)") }
+            return 0
+        }
+        return access
     }
 }
