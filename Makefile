@@ -217,7 +217,8 @@ deb: dist-binaries
 
 # The real-host tier: a Debian 12 tree made with debootstrap (cached in $(REALHOST_ROOT), rebuilt
 # only when its recipe changes), booted with systemd-nspawn, driven with nsenter. The example app
-# under a real logind session, then the .deb installed with apt on a system without Swift. Needs
+# under a real logind session, then the .deb installed with apt on a system without Swift, then
+# the .deb under sway (the compositor decides which app is frozen). Needs
 # root (CI is). See scripts/realhost/realhost.py for the scenarios.
 REALHOST_ROOT ?= /var/cache/applifecycle/realhost-bookworm
 REALHOST_PACKAGES := debootstrap systemd-container

@@ -17,8 +17,10 @@ SUITE=bookworm
 # systemd as PID 1 with logind, timedated and the user manager; a session bus from
 # dbus-user-session; PAM sessions for `systemd-run -p PAMName=login`; tzdata for
 # `timedatectl set-timezone`; polkitd, without which logind refuses an unprivileged delay
-# inhibitor (AccessDenied), as no desktop does; procps for the scenarios' process checks; man-db for `man -l`.
-PACKAGES=systemd,systemd-sysv,dbus,dbus-user-session,libpam-systemd,polkitd,tzdata,procps,man-db,ca-certificates,python3-dbusmock,libmosquitto1
+# inhibitor (AccessDenied), as no desktop does; procps for the scenarios' process checks; man-db for `man -l`;
+# sway with its shipped config.d (which hands WAYLAND_DISPLAY to the user manager), foot and a font
+# for it, for the compositor scenario.
+PACKAGES=systemd,systemd-sysv,dbus,dbus-user-session,libpam-systemd,polkitd,tzdata,procps,man-db,ca-certificates,python3-dbusmock,libmosquitto1,sway,foot,fonts-dejavu-core
 
 recipe_hash() {
     { echo "$SUITE $MIRROR $PACKAGES"; cat "$0"; } | sha256sum | cut -d' ' -f1

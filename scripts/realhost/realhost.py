@@ -17,6 +17,15 @@ asserts, in order, what the app or lifecyclectl reported:
             on wake; `systemctl --user stop lifecycled` ends it gracefully; the journal read back
             with `journalctl --user -u lifecycled APP_ID=…`, at each line's own priority.
 
+  compositor
+            the .deb again, now in a graphical session: sway 1.7 headless started by the user
+            manager, which hands WAYLAND_DISPLAY to the user manager through sway's own shipped
+            config.d; lifecycled, D-Bus activated as shipped, finds the compositor itself, in
+            single-foreground mode (as on a phone) from the user's lifecycled.conf. Two apps with
+            foot windows: counter-app (a Swift app) and foot alone (a program that does not adopt
+            AppLifecycle). Focus moved with swaymsg sends the app behind to the background; it is
+            suspended and its cgroup frozen (cgroup.events), and focusing it again thaws it.
+
 Every process it starts (nspawn) it stops by pid, even on failure: a clean poweroff first, then
 SIGKILL to the container's PID 1 and to nspawn.
 """
@@ -477,6 +486,113 @@ def scenario_package(root, deb, counter, toolchain, results):
         shutil.rmtree(debs, ignore_errors=True)
 
 
+def scenario_compositor(root, deb, counter, results):
+    """The .deb under a real compositor: sway decides which app is in front, lifecycled freezes the rest."""
+    debs = tempfile.mkdtemp(prefix="realhost-debs-")
+    os.chmod(debs, 0o755)
+    shutil.copy(deb, debs)
+    shutil.copy(counter, os.path.join(debs, "counter-app"))
+    container = Container(root, "applifecycle-compositor", [(debs, "/opt/applifecycle")], results)
+    home = "/home/tester"
+    try:
+        container.start()
+        installed = container.run(["sh", "-c", f"cd /opt/applifecycle && apt-get install -y ./{os.path.basename(deb)}"],
+                                  check=False, timeout=120)
+        if installed.returncode != 0:
+            raise Failure(f"apt install ./{os.path.basename(deb)} failed: {installed.stdout[-1500:]} {installed.stderr[-1500:]}")
+        apps = f"{home}/.local/share/applifecycle/apps"
+        counter_manifest = json.dumps({"id": "org.example.Counter", "name": "Counter",
+                                       "executable": f"{home}/counter.sh"})
+        term_manifest = json.dumps({"id": "org.example.Term", "name": "Terminal", "executable": "/usr/bin/foot",
+                                    "arguments": ["--app-id", "org.example.Term", "--title", "Terminal", "/bin/cat"],
+                                    "adoptsLifecycle": False})
+        # counter-app and its window: a foot started by the app's launcher, in the app's cgroup.
+        launcher = ("#!/bin/sh\n/usr/bin/foot --app-id org.example.Counter --title Counter /bin/cat &\n"
+                    "exec /opt/applifecycle/counter-app\n")
+        settings = "[lifecycle]\nforeground-mode = single\nfreeze-delay = 1\n"
+        sway_config = "xwayland disable\noutput HEADLESS-1 resolution 1024x768\ninclude /etc/sway/config.d/*\n"
+        container.run(["sh", "-c",
+                       f"mkdir -p {apps} {home}/.config/applifecycle && cat > {apps}/org.example.Counter.json"
+                       f" && echo '{term_manifest}' > {apps}/org.example.Term.json"
+                       f" && printf '{launcher}' > {home}/counter.sh && chmod +x {home}/counter.sh"
+                       f" && printf '{settings}' > {home}/.config/applifecycle/lifecycled.conf"
+                       f" && printf '{sway_config}' > {home}/sway.config"],
+                      user=True, stdin=counter_manifest)
+        open_session(container)
+        container.run(["systemd-run", "--user", "--unit=realhost-sway", "-E", "WLR_BACKENDS=headless",
+                       "-E", "WLR_LIBINPUT_NO_DEVICES=1", "-E", "WLR_RENDERER=pixman",
+                       "/usr/bin/sway", "-c", f"{home}/sway.config"], user=True)
+
+        def manager_environment():
+            out = container.run(["systemctl", "--user", "show-environment"], user=True, check=False).stdout
+            return "WAYLAND_DISPLAY=" in out and out
+
+        environment = container.wait_for("sway's config.d to hand WAYLAND_DISPLAY to the user manager",
+                                         manager_environment, timeout=30)
+        display = next(line for line in environment.splitlines() if line.startswith("WAYLAND_DISPLAY="))
+        log(f"compositor: sway runs headless as a user unit; the user manager has {display}")
+        if container.run(["systemctl", "--user", "is-active", "lifecycled"], user=True, check=False).stdout.strip() == "active":
+            raise Failure("lifecycled runs before anything asked for it")
+        lifecyclectl(container, "status")
+
+        def swaymsg(command):
+            socket = container.run(["sh", "-c", f"ls /run/user/{UID}/sway-ipc.*.sock"], user=True).stdout.split()[0]
+            container.run(["swaymsg", "-s", socket, command], user=True)
+
+        def apps_now():
+            return {a["id"]: a for a in json.loads(lifecyclectl(container, "apps", "--json").stdout)}
+
+        mount = container.run(["findmnt", "-n", "-t", "cgroup2", "-o", "TARGET"]).stdout.split()[0]
+
+        def frozen(app):
+            pid = apps_now()[app]["pid"]
+            cgroup = container.run(["cat", f"/proc/{pid}/cgroup"], check=False).stdout
+            unified = next((line[3:] for line in cgroup.splitlines() if line.startswith("0::")), None)
+            if not unified or "/app-" not in unified:
+                raise Failure(f"{app} (pid {pid}) is not in a cgroup of its own: {cgroup}")
+            events = container.run(["cat", f"{mount}{unified}/cgroup.events"]).stdout
+            return re.search(r"^frozen (\d)", events, re.M).group(1) == "1"
+
+        lifecyclectl(container, "activate", "org.example.Counter")
+        container.wait_for("Counter to be active with its window in front", lambda: (
+            a := apps_now().get("org.example.Counter", {})).get("state") == "active"
+            and a.get("windowState") == "activated", timeout=40)
+        log("compositor: Counter launched; sway reports its window activated, the app is active")
+        lifecyclectl(container, "activate", "org.example.Term")
+        container.wait_for("the terminal's window in front", lambda: apps_now().get(
+            "org.example.Term", {}).get("windowState") == "activated", timeout=40)
+        container.wait_for("Counter, behind, to be suspended and frozen", lambda: (
+            a := apps_now()["org.example.Counter"]).get("state") == "suspended" and a.get("frozen")
+            and frozen("org.example.Counter"), timeout=30)
+        log(f"compositor: the terminal took the focus; Counter is suspended and its cgroup frozen "
+            f"({apps_now()['org.example.Counter'].get('reason', '')})")
+        swaymsg("[app_id=org.example.Counter] focus")
+        container.wait_for("Counter to be thawed and active", lambda: (
+            a := apps_now()["org.example.Counter"]).get("state") == "active" and not a.get("frozen")
+            and not frozen("org.example.Counter"), timeout=30)
+        container.wait_for("the terminal, a plain program behind, to be frozen", lambda: apps_now()[
+            "org.example.Term"].get("frozen") and frozen("org.example.Term"), timeout=30)
+        log("compositor: swaymsg focus brought Counter back thawed and active; foot, which knows nothing of "
+            "AppLifecycle, is frozen behind it")
+        swaymsg("[app_id=org.example.Term] focus")
+        container.wait_for("the terminal to be thawed", lambda: not apps_now()["org.example.Term"].get("frozen")
+                           and not frozen("org.example.Term"), timeout=30)
+        log("compositor: focusing the terminal thawed it")
+        journal = container.run(["journalctl", "--user", "-u", "lifecycled", "-o", "cat", "--no-pager"],
+                                user=True).stdout
+        if "wayland" not in journal.lower():
+            raise Failure(f"lifecycled's journal does not name the Wayland window source: {journal[-1500:]}")
+        container.run(["systemctl", "--user", "stop", "lifecycled"], user=True, timeout=60)
+        container.run(["systemctl", "--user", "stop", "realhost-sway"], user=True, check=False, timeout=30)
+        container.poweroff()
+    except Exception:
+        container.save_journal()
+        raise
+    finally:
+        container.stop()
+        shutil.rmtree(debs, ignore_errors=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", required=True)
@@ -484,13 +600,15 @@ def main():
     parser.add_argument("--toolchain", default="/opt/swift")
     parser.add_argument("--deb", required=True)
     parser.add_argument("--counter-app", required=True, help="counter-app built with --static-swift-stdlib")
-    parser.add_argument("--only", choices=["example", "package"])
+    parser.add_argument("--only", choices=["example", "package", "compositor"])
     arguments = parser.parse_args()
     results = tempfile.mkdtemp(prefix="realhost-results-")
     os.chmod(results, 0o777)
     scenarios = [("example", lambda: scenario_example(arguments.root, arguments.build, arguments.toolchain, results)),
                  ("package", lambda: scenario_package(arguments.root, arguments.deb, arguments.counter_app,
-                                                          arguments.toolchain, results))]
+                                                          arguments.toolchain, results)),
+                 ("compositor", lambda: scenario_compositor(arguments.root, arguments.deb, arguments.counter_app,
+                                                            results))]
     failed = []
     for name, scenario in scenarios:
         if arguments.only and name != arguments.only:
