@@ -23,6 +23,9 @@ import SystemdBus
 /// | `.applicationIconBadgeNumber(c)` | `badge` | `value: x` |
 /// | `.shortcutItem(i)` | `shortcut-item` | `item: a{sv}` (`type`, `localizedTitle`, …) |
 /// | `.backgroundFetch` | `background-fetch` | — |
+/// | `.lowPowerMode(b)` | `low-power-mode` | `value: b` |
+/// | `.thermalState(t)` | `thermal-state` | `value: x` (`ThermalState`'s raw value, 0 nominal … 3 critical) |
+/// | `.backgroundRefreshStatus(s)` | `background-refresh-status` | `value: x` (0 restricted, 1 denied, 2 available) |
 ///
 /// The other events are not host facts a daemon forwards (the app's own push registration, user
 /// activities, the status bar): each is listed in ``encode(_:)``'s exhaustive switch and encodes to
@@ -65,6 +68,12 @@ public enum HostEventBusCodec {
             return ("shortcut-item", ["item": item.propertyList])
         case .backgroundFetch:
             return ("background-fetch", [:])
+        case .lowPowerMode(let enabled):
+            return ("low-power-mode", ["value": .bool(enabled)])
+        case .thermalState(let state):
+            return ("thermal-state", ["value": .int(Int64(state.rawValue))])
+        case .backgroundRefreshStatus(let status):
+            return ("background-refresh-status", ["value": .int(Int64(status.rawValue))])
         case .remoteNotificationAction, .registeredForRemoteNotifications, .failedToRegisterForRemoteNotifications,
             .unregisteredForRemoteNotifications, .backgroundURLSessionEvents, .willContinueUserActivity,
             .continueUserActivity, .failedToContinueUserActivity, .userActivityUpdated, .statusBarOrientation,
@@ -125,8 +134,20 @@ public enum HostEventBusCodec {
             return arguments["item"].flatMap(ShortcutItem.init(propertyList:)).map(HostEvent.shortcutItem)
         case "background-fetch":
             return .backgroundFetch
+        case "low-power-mode":
+            return value.map(HostEvent.lowPowerMode)
+        case "thermal-state":
+            return rawInt(arguments["value"]).flatMap(ThermalState.init(rawValue:)).map(HostEvent.thermalState)
+        case "background-refresh-status":
+            return rawInt(arguments["value"]).flatMap(BackgroundRefreshStatus.init(rawValue:)).map(
+                HostEvent.backgroundRefreshStatus)
         default:
             return nil
         }
+    }
+
+    /// An integer argument as `Int`, or `nil` when it is missing, not an integer, or out of `Int`'s range.
+    private static func rawInt(_ value: UserInfoValue?) -> Int? {
+        value?.intValue.flatMap { Int(exactly: $0) }
     }
 }

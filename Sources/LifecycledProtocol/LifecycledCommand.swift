@@ -78,7 +78,7 @@ public enum LifecycledCommand: Sendable, Hashable {
     /// to deliver it (and the app, still suspended afterwards, says so again).
     ///
     /// A suspended app runs no code. A fact that cannot move it out of `suspended` (the machine
-    /// sleeps, the session locks or goes inactive, the clock changes, its schedule or badge changes)
+    /// sleeps, the session locks or goes inactive, the clock or a device condition changes, its schedule or badge changes)
     /// stays queued in its bus socket and is read, in order, when the app is next resumed; everything
     /// else (wake, foreground, a URL, a notification, a post, terminate…) resumes it first.
     public var resumesSuspendedApp: Bool {
@@ -94,7 +94,9 @@ public enum LifecycledCommand: Sendable, Hashable {
                 .shortcutItem, .backgroundFetch, .terminate:
                 return true
             case .locked, .focused, .significantTimeChange, .memoryWarning, .scheduledLocalNotifications,
-                .applicationIconBadgeNumber:
+                .applicationIconBadgeNumber, .lowPowerMode, .thermalState, .backgroundRefreshStatus:
+                // The device's conditions too: the app reads the latest of each on its return (a
+                // suspended app is told of them only when it comes back to the foreground).
                 return false
             case .remoteNotificationAction, .registeredForRemoteNotifications, .failedToRegisterForRemoteNotifications,
                 .unregisteredForRemoteNotifications, .backgroundURLSessionEvents, .willContinueUserActivity,
