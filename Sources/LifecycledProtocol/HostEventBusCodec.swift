@@ -26,9 +26,10 @@ import SystemdBus
 /// | `.lowPowerMode(b)` | `low-power-mode` | `value: b` |
 /// | `.thermalState(t)` | `thermal-state` | `value: x` (`ThermalState`'s raw value, 0 nominal … 3 critical) |
 /// | `.backgroundRefreshStatus(s)` | `background-refresh-status` | `value: x` (0 restricted, 1 denied, 2 available) |
+/// | `.statusBarOrientation(o, d)` | `status-bar-orientation` | `orientation: x` (`InterfaceOrientation`'s raw value), `duration: d` (seconds, finite, ≥ 0) |
 ///
 /// The other events are not host facts a daemon forwards (the app's own push registration, user
-/// activities, the status bar): each is listed in ``encode(_:)``'s exhaustive switch and encodes to
+/// activities, the status bar's frame): each is listed in ``encode(_:)``'s exhaustive switch and encodes to
 /// `nil`, so a new `HostEvent` case does not compile until it is given a command or declared local.
 /// Decoding validates every argument and returns `nil` for an unknown command or a bad argument.
 /// The daemon's other commands are ``LifecycledCommand``'s.
@@ -74,10 +75,14 @@ public enum HostEventBusCodec {
             return ("thermal-state", ["value": .int(Int64(state.rawValue))])
         case .backgroundRefreshStatus(let status):
             return ("background-refresh-status", ["value": .int(Int64(status.rawValue))])
+        case .statusBarOrientation(let orientation, let duration):
+            return (
+                "status-bar-orientation",
+                ["orientation": .int(Int64(orientation.rawValue)), "duration": .double(duration)]
+            )
         case .remoteNotificationAction, .registeredForRemoteNotifications, .failedToRegisterForRemoteNotifications,
             .unregisteredForRemoteNotifications, .backgroundURLSessionEvents, .willContinueUserActivity,
-            .continueUserActivity, .failedToContinueUserActivity, .userActivityUpdated, .statusBarOrientation,
-            .statusBarFrame:
+            .continueUserActivity, .failedToContinueUserActivity, .userActivityUpdated, .statusBarFrame:
             // The app's own facts (its connector, its activities, its window): no daemon sends them.
             return nil
         }
@@ -141,6 +146,11 @@ public enum HostEventBusCodec {
         case "background-refresh-status":
             return rawInt(arguments["value"]).flatMap(BackgroundRefreshStatus.init(rawValue:)).map(
                 HostEvent.backgroundRefreshStatus)
+        case "status-bar-orientation":
+            guard let orientation = rawInt(arguments["orientation"]).flatMap(InterfaceOrientation.init(rawValue:)),
+                case .double(let duration)? = arguments["duration"], duration.isFinite, duration >= 0
+            else { return nil }
+            return .statusBarOrientation(orientation, duration: duration)
         default:
             return nil
         }

@@ -94,14 +94,14 @@ public enum LifecycledCommand: Sendable, Hashable {
                 .shortcutItem, .backgroundFetch, .terminate:
                 return true
             case .locked, .focused, .significantTimeChange, .memoryWarning, .scheduledLocalNotifications,
-                .applicationIconBadgeNumber, .lowPowerMode, .thermalState, .backgroundRefreshStatus:
-                // The device's conditions too: the app reads the latest of each on its return (a
-                // suspended app is told of them only when it comes back to the foreground).
+                .applicationIconBadgeNumber, .lowPowerMode, .thermalState, .backgroundRefreshStatus,
+                .statusBarOrientation:
+                // The device's conditions and orientation too: a suspended app is told of the latest
+                // of each only when it comes back to the foreground.
                 return false
             case .remoteNotificationAction, .registeredForRemoteNotifications, .failedToRegisterForRemoteNotifications,
                 .unregisteredForRemoteNotifications, .backgroundURLSessionEvents, .willContinueUserActivity,
-                .continueUserActivity, .failedToContinueUserActivity, .userActivityUpdated, .statusBarOrientation,
-                .statusBarFrame:
+                .continueUserActivity, .failedToContinueUserActivity, .userActivityUpdated, .statusBarFrame:
                 return false  // never sent (``HostEventBusCodec/encode(_:)``)
             }
         }

@@ -53,3 +53,34 @@ struct ConditionCommandTests {
         }
     }
 }
+
+@Suite("The status-bar orientation on the Command signal")
+struct OrientationCommandTests {
+    @Test(
+        "each orientation survives a round trip through the bus form",
+        arguments: InterfaceOrientation.allCases.map { HostEvent.statusBarOrientation($0, duration: 0.25) })
+    func roundTrip(_ event: HostEvent) throws {
+        let (command, arguments) = try #require(HostEventBusCodec.encode(event))
+        #expect(command == "status-bar-orientation")
+        let wire = try UserInfoBusCodec.decodeUserInfo(UserInfoBusCodec.encode(arguments))
+        #expect(HostEventBusCodec.decode(command: command, arguments: wire) == event)
+    }
+
+    @Test(
+        "an unknown orientation or a duration that is not a finite, non-negative number decodes to nil",
+        arguments: [
+            ["orientation": .int(5), "duration": .double(0.3)], ["orientation": .int(-1), "duration": .double(0.3)],
+            ["orientation": .string("portrait"), "duration": .double(0.3)], ["duration": .double(0.3)],
+            ["orientation": .int(1), "duration": .double(.nan)], ["orientation": .int(1), "duration": .double(-1)],
+            ["orientation": .int(1), "duration": .double(.infinity)], ["orientation": .int(1), "duration": .int(1)],
+            ["orientation": .int(1)],
+        ] as [UserInfo])
+    func badArguments(_ arguments: UserInfo) {
+        #expect(HostEventBusCodec.decode(command: "status-bar-orientation", arguments: arguments) == nil)
+    }
+
+    @Test("an orientation does not resume a suspended app: it gets the latest on its return")
+    func doesNotResume() {
+        #expect(!LifecycledCommand.hostEvent(.statusBarOrientation(.landscapeLeft, duration: 0.3)).resumesSuspendedApp)
+    }
+}
