@@ -29,8 +29,9 @@ import SystemdBus
 /// | `.statusBarOrientation(o, d)` | `status-bar-orientation` | `orientation: x` (`InterfaceOrientation`'s raw value), `duration: d` (seconds, finite, ≥ 0) |
 ///
 /// The other events are not host facts a daemon forwards (the app's own push registration, user
-/// activities, the status bar's frame): each is listed in ``encode(_:)``'s exhaustive switch and encodes to
-/// `nil`, so a new `HostEvent` case does not compile until it is given a command or declared local.
+/// activities, the status bar's frame): each is listed in ``encode(_:)``'s exhaustive switch and
+/// encodes to `nil`, so a new `HostEvent` case does not compile until it is given a command or
+/// declared local.
 /// Decoding validates every argument and returns `nil` for an unknown command or a bad argument.
 /// The daemon's other commands are ``LifecycledCommand``'s.
 public enum HostEventBusCodec {

@@ -78,9 +78,10 @@ public enum LifecycledCommand: Sendable, Hashable {
     /// to deliver it (and the app, still suspended afterwards, says so again).
     ///
     /// A suspended app runs no code. A fact that cannot move it out of `suspended` (the machine
-    /// sleeps, the session locks or goes inactive, the clock or a device condition changes, its schedule or badge changes)
-    /// stays queued in its bus socket and is read, in order, when the app is next resumed; everything
-    /// else (wake, foreground, a URL, a notification, a post, terminate…) resumes it first.
+    /// sleeps, the session locks or goes inactive, the clock, a device condition or the orientation
+    /// changes, its schedule or badge changes) stays queued in its bus socket and is read, in order,
+    /// when the app is next resumed; everything else (wake, foreground, a URL, a notification, a
+    /// post, terminate…) resumes it first.
     public var resumesSuspendedApp: Bool {
         switch self {
         case .post: return true
