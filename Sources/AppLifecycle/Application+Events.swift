@@ -17,6 +17,7 @@ extension Application {
             case .sessionActive(let value): sessionActive = value
             case .foreground(let value): pendingForeground = value
             case .focused(let value): focused = value
+            case .lowPowerMode, .thermalState, .backgroundRefreshStatus: recordConditionBeforeLaunch(event)
             default: eventsBeforeLaunch.append(event)
             }
             return
@@ -192,9 +193,13 @@ extension Application {
             performShortcut(item)
             settle()
         case .statusBarOrientation(let orientation, let duration):
-            runIfRunningCode("statusBarOrientation") { changeStatusBarOrientation(to: orientation, duration: duration) }
+            // Applied now unless suspended; then only the latest is applied on the return to the foreground.
+            pendingStatusBarOrientation = (orientation, duration)
+            if applicationState.isRunningCode { applyPendingStatusBarOrientation() }
         case .statusBarFrame(let frame):
             runIfRunningCode("statusBarFrame") { changeStatusBarFrame(to: frame) }
+        case .lowPowerMode, .thermalState, .backgroundRefreshStatus:
+            updateCondition(event)
         }
     }
 
@@ -207,10 +212,6 @@ extension Application {
     }
 
     // MARK: Time changes
-
-    func deliverPendingTimeChangeIfForeground() {
-        if applicationState.isForeground { deliverPendingTimeChange() }
-    }
 
     /// Delivers the latest queued time change: notification first, then the delegate.
     func deliverPendingTimeChange() {

@@ -123,6 +123,20 @@ public final class Application {
     public internal(set) var statusBarOrientation: InterfaceOrientation = .portrait
     /// The status bar's frame, as last reported by the host.
     public internal(set) var statusBarFrame: Rect = .zero
+    /// Whether Low Power Mode is on (`ProcessInfo.isLowPowerModeEnabled`): on Linux, power-profiles-daemon's
+    /// `power-saver` profile, as the host last reported it (`false` until it reports one).
+    ///
+    /// Always the host's latest value, also while the app is suspended; the
+    /// ``powerStateDidChangeNotification`` that announces a change waits for the foreground then
+    /// (see <doc:DeviceConditions>).
+    public internal(set) var isLowPowerModeEnabled = false
+    /// How hot the device is (`ProcessInfo.thermalState`), as the host last reported it
+    /// (``ThermalState/nominal`` until it reports one); announced by ``thermalStateDidChangeNotification``.
+    public internal(set) var thermalState = ThermalState.nominal
+    /// Whether the app may be woken to fetch in the background (`backgroundRefreshStatus`), as the
+    /// host last reported it (``BackgroundRefreshStatus/available`` until it reports one); announced by
+    /// ``backgroundRefreshStatusDidChangeNotification``.
+    public internal(set) var backgroundRefreshStatus = BackgroundRefreshStatus.available
     /// What the app registered with ``registerUserNotificationSettings(_:)``, or `nil`.
     public internal(set) var currentUserNotificationSettings: UserNotificationSettings?
 
@@ -206,6 +220,11 @@ public final class Application {
     var queue: [Work] = []
     var isDraining = false
     var pendingTimeChange: SignificantTimeChange?
+    /// The device's conditions as the app was last told of them by a notification (or at launch):
+    /// while the app is suspended the properties move on and these wait for its return.
+    var announcedConditions = AnnouncedConditions()
+    /// The latest `.statusBarOrientation(_:duration:)` not yet applied (the app was suspended).
+    var pendingStatusBarOrientation: (orientation: InterfaceOrientation, duration: Double)?
     var eventsBeforeLaunch: [HostEvent] = []
 
     // Background execution.
@@ -456,7 +475,7 @@ public final class Application {
             if ceiling == .inactive && target == .active { target = .inactive }
             guard step(toward: target) else { break }
         }
-        deliverPendingTimeChangeIfForeground()
+        deliverWhatWaitedForTheForeground()
     }
 
     /// Takes one step toward a target; returns whether it moved.

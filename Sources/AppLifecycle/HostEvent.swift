@@ -70,7 +70,19 @@ public enum HostEvent: Sendable, Hashable {
     /// The user chose a quick action for the app.
     case shortcutItem(ShortcutItem)
     /// The status bar (a panel, on Linux) is about to change orientation, over `duration` seconds.
+    ///
+    /// The app follows it only to an orientation it supports (``Application/supportedInterfaceOrientations(for:)``)
+    /// that differs from its ``Application/statusBarOrientation``; a suspended app gets only the
+    /// latest one, on its return to the foreground.
     case statusBarOrientation(InterfaceOrientation, duration: Double)
     /// The status bar's frame is about to change to this frame.
     case statusBarFrame(Rect)
+    /// Low Power Mode was turned on (`true`) or off (`false`): power-profiles-daemon's active
+    /// profile became or left `power-saver`. Sets ``Application/isLowPowerModeEnabled``.
+    case lowPowerMode(Bool)
+    /// The device's thermal state changed. Sets ``Application/thermalState``.
+    case thermalState(ThermalState)
+    /// Whether the app may be woken to fetch in the background changed (the user turned it off for
+    /// the app, or Low Power Mode restricts it). Sets ``Application/backgroundRefreshStatus``.
+    case backgroundRefreshStatus(BackgroundRefreshStatus)
 }

@@ -12,9 +12,9 @@ public struct InterfaceOrientationMask: OptionSet, Sendable, Hashable, Codable {
     public static let portrait = InterfaceOrientationMask(rawValue: 1 << 1)
     /// Upside down.
     public static let portraitUpsideDown = InterfaceOrientationMask(rawValue: 1 << 2)
-    /// Top on the right.
+    /// ``InterfaceOrientation/landscapeRight``: the device's right edge up.
     public static let landscapeRight = InterfaceOrientationMask(rawValue: 1 << 3)
-    /// Top on the left.
+    /// ``InterfaceOrientation/landscapeLeft``: the device's left edge up.
     public static let landscapeLeft = InterfaceOrientationMask(rawValue: 1 << 4)
     /// Both landscape orientations.
     public static let landscape: InterfaceOrientationMask = [.landscapeLeft, .landscapeRight]

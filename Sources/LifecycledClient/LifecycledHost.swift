@@ -16,8 +16,9 @@ import UnifiedPushClient
 /// ``Configuration/busAddress``), subscribes to `Command` signals whose first argument is its
 /// app id, accepting them only from the current owner of `org.applifecycle.Lifecycled1`, and
 /// calls `RegisterApp(appID)`. The reply's host facts (`sleeping`, `locked`, `session-active`,
-/// `foreground`) are handed to the app before it launches, so it launches straight into the
-/// right state; the reply's launch options are kept in ``launchOptions``.
+/// `foreground`, and the device's conditions `low-power-mode`, `thermal-state`,
+/// `background-refresh-status`) are handed to the app before it launches, so it launches straight
+/// into the right state; the reply's launch options are kept in ``launchOptions``.
 ///
 /// From then on each `Command` is decoded with `HostEventBusCodec` and handed to
 /// `Application/handle(_:)`, in the order the daemon sent them. The app's state changes go
@@ -499,6 +500,16 @@ public final class LifecycledHost: ApplicationHost {
             guard let value = facts[key]?.boolValue else { continue }
             let event = make(value)
             record(event)
+            application?.handle(event)
+        }
+        // The device's conditions, each as the `value` of the Command of the same name: an app
+        // that registers before it launches starts with them and is not told of a change.
+        for key in ["low-power-mode", "thermal-state", "background-refresh-status"] {
+            guard let value = facts[key] else { continue }
+            guard let event = HostEventBusCodec.decode(command: key, arguments: ["value": value]) else {
+                logger.info("RegisterApp's host fact \(key) = \(value) ignored: not a valid value")
+                continue
+            }
             application?.handle(event)
         }
     }

@@ -23,10 +23,15 @@ import SystemdBus
 /// | `.applicationIconBadgeNumber(c)` | `badge` | `value: x` |
 /// | `.shortcutItem(i)` | `shortcut-item` | `item: a{sv}` (`type`, `localizedTitle`, …) |
 /// | `.backgroundFetch` | `background-fetch` | — |
+/// | `.lowPowerMode(b)` | `low-power-mode` | `value: b` |
+/// | `.thermalState(t)` | `thermal-state` | `value: x` (`ThermalState`'s raw value, 0 nominal … 3 critical) |
+/// | `.backgroundRefreshStatus(s)` | `background-refresh-status` | `value: x` (0 restricted, 1 denied, 2 available) |
+/// | `.statusBarOrientation(o, d)` | `status-bar-orientation` | `orientation: x` (`InterfaceOrientation`'s raw value), `duration: d` (seconds, finite, ≥ 0) |
 ///
 /// The other events are not host facts a daemon forwards (the app's own push registration, user
-/// activities, the status bar): each is listed in ``encode(_:)``'s exhaustive switch and encodes to
-/// `nil`, so a new `HostEvent` case does not compile until it is given a command or declared local.
+/// activities, the status bar's frame): each is listed in ``encode(_:)``'s exhaustive switch and
+/// encodes to `nil`, so a new `HostEvent` case does not compile until it is given a command or
+/// declared local.
 /// Decoding validates every argument and returns `nil` for an unknown command or a bad argument.
 /// The daemon's other commands are ``LifecycledCommand``'s.
 public enum HostEventBusCodec {
@@ -65,10 +70,20 @@ public enum HostEventBusCodec {
             return ("shortcut-item", ["item": item.propertyList])
         case .backgroundFetch:
             return ("background-fetch", [:])
+        case .lowPowerMode(let enabled):
+            return ("low-power-mode", ["value": .bool(enabled)])
+        case .thermalState(let state):
+            return ("thermal-state", ["value": .int(Int64(state.rawValue))])
+        case .backgroundRefreshStatus(let status):
+            return ("background-refresh-status", ["value": .int(Int64(status.rawValue))])
+        case .statusBarOrientation(let orientation, let duration):
+            return (
+                "status-bar-orientation",
+                ["orientation": .int(Int64(orientation.rawValue)), "duration": .double(duration)]
+            )
         case .remoteNotificationAction, .registeredForRemoteNotifications, .failedToRegisterForRemoteNotifications,
             .unregisteredForRemoteNotifications, .backgroundURLSessionEvents, .willContinueUserActivity,
-            .continueUserActivity, .failedToContinueUserActivity, .userActivityUpdated, .statusBarOrientation,
-            .statusBarFrame:
+            .continueUserActivity, .failedToContinueUserActivity, .userActivityUpdated, .statusBarFrame:
             // The app's own facts (its connector, its activities, its window): no daemon sends them.
             return nil
         }
@@ -125,8 +140,25 @@ public enum HostEventBusCodec {
             return arguments["item"].flatMap(ShortcutItem.init(propertyList:)).map(HostEvent.shortcutItem)
         case "background-fetch":
             return .backgroundFetch
+        case "low-power-mode":
+            return value.map(HostEvent.lowPowerMode)
+        case "thermal-state":
+            return rawInt(arguments["value"]).flatMap(ThermalState.init(rawValue:)).map(HostEvent.thermalState)
+        case "background-refresh-status":
+            return rawInt(arguments["value"]).flatMap(BackgroundRefreshStatus.init(rawValue:)).map(
+                HostEvent.backgroundRefreshStatus)
+        case "status-bar-orientation":
+            guard let orientation = rawInt(arguments["orientation"]).flatMap(InterfaceOrientation.init(rawValue:)),
+                case .double(let duration)? = arguments["duration"], duration.isFinite, duration >= 0
+            else { return nil }
+            return .statusBarOrientation(orientation, duration: duration)
         default:
             return nil
         }
+    }
+
+    /// An integer argument as `Int`, or `nil` when it is missing, not an integer, or out of `Int`'s range.
+    private static func rawInt(_ value: UserInfoValue?) -> Int? {
+        value?.intValue.flatMap { Int(exactly: $0) }
     }
 }

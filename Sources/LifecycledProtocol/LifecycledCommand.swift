@@ -78,9 +78,10 @@ public enum LifecycledCommand: Sendable, Hashable {
     /// to deliver it (and the app, still suspended afterwards, says so again).
     ///
     /// A suspended app runs no code. A fact that cannot move it out of `suspended` (the machine
-    /// sleeps, the session locks or goes inactive, the clock changes, its schedule or badge changes)
-    /// stays queued in its bus socket and is read, in order, when the app is next resumed; everything
-    /// else (wake, foreground, a URL, a notification, a post, terminate…) resumes it first.
+    /// sleeps, the session locks or goes inactive, the clock, a device condition or the orientation
+    /// changes, its schedule or badge changes) stays queued in its bus socket and is read, in order,
+    /// when the app is next resumed; everything else (wake, foreground, a URL, a notification, a
+    /// post, terminate…) resumes it first.
     public var resumesSuspendedApp: Bool {
         switch self {
         case .post: return true
@@ -94,12 +95,14 @@ public enum LifecycledCommand: Sendable, Hashable {
                 .shortcutItem, .backgroundFetch, .terminate:
                 return true
             case .locked, .focused, .significantTimeChange, .memoryWarning, .scheduledLocalNotifications,
-                .applicationIconBadgeNumber:
+                .applicationIconBadgeNumber, .lowPowerMode, .thermalState, .backgroundRefreshStatus,
+                .statusBarOrientation:
+                // The device's conditions and orientation too: a suspended app is told of the latest
+                // of each only when it comes back to the foreground.
                 return false
             case .remoteNotificationAction, .registeredForRemoteNotifications, .failedToRegisterForRemoteNotifications,
                 .unregisteredForRemoteNotifications, .backgroundURLSessionEvents, .willContinueUserActivity,
-                .continueUserActivity, .failedToContinueUserActivity, .userActivityUpdated, .statusBarOrientation,
-                .statusBarFrame:
+                .continueUserActivity, .failedToContinueUserActivity, .userActivityUpdated, .statusBarFrame:
                 return false  // never sent (``HostEventBusCodec/encode(_:)``)
             }
         }

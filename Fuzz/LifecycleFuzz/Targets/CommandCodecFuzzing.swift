@@ -11,7 +11,8 @@ enum CommandCodecFuzzing {
         "sleeping", "locked", "session-active", "foreground", "terminate", "time-change", "memory-warning",
         "open-url", "remote-notification", "local-notification", "local-notification-opened",
         "local-notification-action", "scheduled-local-notifications", "badge", "shortcut-item", "background-fetch",
-        LifecycledCommand.postName, LifecycledCommand.scheduleChangedName,
+        LifecycledCommand.postName, LifecycledCommand.scheduleChangedName, "low-power-mode", "thermal-state",
+        "background-refresh-status", "status-bar-orientation",
     ]
 
     static let target = FuzzTarget(name: "command-codec", summary: "Command signal codec (generated arguments)") {
