@@ -21,14 +21,16 @@ import SystemdBus
 ///   that family (no `CONFIG_THERMAL_NETLINK`) the monitor logs it once and keeps the reading from
 ///   start; ``rereadThermalZones()`` reads again on demand.
 ///
-/// The thermal state is the hottest of: power-profiles-daemon's `PerformanceDegraded` (any reason,
-/// `high-operating-temperature` or `lap-detected`: at least ``AppLifecycle/ThermalState/serious``;
-/// empty: ``AppLifecycle/ThermalState/nominal``) and each zone's: its temperature at or above a `hot`
-/// or `critical` trip point ``AppLifecycle/ThermalState/critical``, at or above a `passive` trip
-/// point ``AppLifecycle/ThermalState/serious``, within 5 °C below one
-/// ``AppLifecycle/ThermalState/fair``, else ``AppLifecycle/ThermalState/nominal``. Only the
-/// trip-point crossings are events, so a zone warming into the fair band is seen at the next event
-/// or re-read, not at once. With neither source the state is unknown (`nil`).
+/// The thermal state (`ThermalState`) is the hottest of:
+/// - power-profiles-daemon's `PerformanceDegraded`: any reason (`high-operating-temperature`,
+///   `lap-detected`) is at least `serious`; empty is `nominal`;
+/// - each thermal zone's: its temperature at or above a `hot` or `critical` trip point is
+///   `critical`; at or above a `passive` trip point `serious`; within 5 °C (5000 m°C) below a
+///   passive trip point `fair`; else `nominal`. Trip points at or below 0 m°C (disabled) and zones
+///   whose temperature cannot be read are left out.
+///
+/// With neither source the state is unknown (`nil`). Only trip-point crossings are kernel events,
+/// so a zone that warms into the fair band is seen at the next event or re-read, not at once.
 ///
 /// Services are followed by name: each service's properties are read (`GetAll`) at start and
 /// whenever its name gets a new owner (it started or restarted), and followed through

@@ -2,7 +2,7 @@
 /// (`AccelerometerOrientation`).
 ///
 /// The raw values are the sensor's strings. The sensor reports only while someone claims it
-/// (`DeviceConditionsMonitor/claimAccelerometer()`); mapping these to an app's interface
+/// (``DeviceConditionsMonitor/claimAccelerometer()``); mapping these to an app's interface
 /// orientation is the host's job.
 public enum DeviceOrientation: String, Sendable, Hashable, Codable, CaseIterable {
     /// The sensor cannot tell (the device lies flat, or it has just been claimed).

@@ -11,7 +11,7 @@ import AppLifecycle
 /// whose `temp` cannot be read (some sensors answer `EAGAIN` or `ENODATA` while asleep) is left
 /// out; so is a trip point at or below 0 m°C (drivers report disabled trips that way).
 package enum ThermalZones {
-    /// How far below a passive trip point a zone counts as ``ThermalState/fair``: 5 °C.
+    /// How far below a passive trip point a zone counts as `fair`: 5 °C.
     package static let fairMargin = 5000
 
     /// One zone's reading.
@@ -41,9 +41,9 @@ package enum ThermalZones {
         }
     }
 
-    /// The state of one zone: at or above a `hot` or `critical` trip ``ThermalState/critical``, at or
-    /// above a `passive` trip ``ThermalState/serious``, within ``fairMargin`` below one
-    /// ``ThermalState/fair``, else ``ThermalState/nominal`` (also for a zone with no such trips).
+    /// The state of one zone: at or above a `hot` or `critical` trip `critical`, at or
+    /// above a `passive` trip `serious`, within ``fairMargin`` below one
+    /// `fair`, else `nominal` (also for a zone with no such trips).
     package static func state(of zone: Zone) -> ThermalState {
         let severe = zone.trips.filter { $0.type == "hot" || $0.type == "critical" }.map(\.temperature).min()
         if let severe, zone.temperature >= severe { return .critical }
