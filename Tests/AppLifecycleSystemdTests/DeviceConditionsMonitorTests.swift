@@ -285,6 +285,44 @@ struct DeviceConditionsMonitorTests {
         }
     }
 
+    @Test("when the system bus goes away the monitor stops and its updates end")
+    func busGone() async throws {
+        try await withMonitor { env, _ in
+            try DBusMock(template: "upower", address: env.bus.address)
+        } body: { mock, monitor, updates, rig in
+            let first = try await updates.next("first")
+            #expect(first.isOnBattery == false)
+            mock.stop()
+            #expect(try await updates.next("upower gone") == DeviceConditions())
+            rig.bus.kill()
+            #expect(try await rig.ended.next("the end of updates"))
+            #expect(updates.untaken.isEmpty)
+            await #expect(throws: BusServiceError.self) { try await monitor.claimAccelerometer() }
+        }
+    }
+
+    @Test("a change signalled while the monitor reads a service wins over the read's older answer")
+    func signalDuringRead() async throws {
+        try await withMonitor { env, _ in
+            // A NetworkManager whose GetAll announces Connectivity full and then answers with what it
+            // had before: none. The signal reaches the monitor before the answer.
+            let mock = try DBusMock(
+                name: Self.managerInterface, path: Self.managerPath, interface: Self.managerInterface,
+                address: env.bus.address, system: true)
+            try mock.addMethod(
+                interface: "org.freedesktop.DBus.Properties", name: "GetAll", inSignature: "s", outSignature: "a{sv}",
+                code: """
+                    self.EmitSignal('org.freedesktop.DBus.Properties', 'PropertiesChanged', 'sa{sv}as', \
+                    [args[0], {'Connectivity': dbus.UInt32(4, variant_level=1)}, dbus.Array([], signature='s')])
+                    ret = {'Connectivity': dbus.UInt32(1, variant_level=1)}
+                    """)
+            return mock
+        } body: { _, _, updates, _ in
+            let first = try await updates.next("first")
+            #expect(first == DeviceConditions(connectivity: .full))
+        }
+    }
+
     @Test("the thermal state rule for one zone")
     func thermalRule() {
         let trips = [
@@ -331,6 +369,9 @@ struct DeviceConditionsMonitorTests {
 
     /// What a test's body gets besides the mock and the monitor.
     struct Rig {
+        var bus: PrivateBus
+        /// Has `true` once ``DeviceConditionsMonitor/updates`` ended.
+        var ended: ValueRecorder<Bool>
         var address: String
         var uniqueName: String
         var sysfs: TemporaryDirectory
@@ -354,8 +395,10 @@ struct DeviceConditionsMonitorTests {
                 connection: env.connection, thermalRoot: sysfs.path, thermalFamily: family,
                 logger: log.logger)
             let updates = ValueRecorder<DeviceConditions>()
+            let ended = ValueRecorder<Bool>()
             let reader = Task {
                 for await conditions in monitor.updates { updates.add(conditions) }
+                ended.add(true)
             }
             defer {
                 monitor.stop()
@@ -364,7 +407,9 @@ struct DeviceConditionsMonitorTests {
             try await monitor.start()
             try await body(
                 mock, monitor, updates,
-                Rig(address: env.bus.address, uniqueName: env.connection.uniqueName, sysfs: sysfs, log: log))
+                Rig(
+                    bus: env.bus, ended: ended, address: env.bus.address, uniqueName: env.connection.uniqueName,
+                    sysfs: sysfs, log: log))
         }
     }
 }
