@@ -201,6 +201,26 @@ struct DeviceConditionsMonitorTests {
         }
     }
 
+    @Test("a claim made while iio-sensor-proxy is absent is made when it appears")
+    func claimBeforeSensorAppears() async throws {
+        try await withMonitor { _, _ in
+            DBusMock?.none
+        } body: { _, monitor, updates, rig in
+            let first = try await updates.next("nothing")
+            #expect(first == DeviceConditions())
+            try await monitor.claimAccelerometer()
+            #expect(monitor.isAccelerometerClaimed)
+            let sensor = try DBusMock(
+                template: "iio-sensors-proxy", address: rig.address,
+                parameters: #"{"has_accelerometer": true, "accelerometer_orientation": "left-up"}"#)
+            defer { sensor.stop() }
+            #expect(try await updates.next("claimed on appearance") == DeviceConditions(deviceOrientation: .leftUp))
+            #expect(try sensor.callCount("ClaimAccelerometer") == 1)
+            try orient(sensor, "normal")
+            #expect(try await updates.next("normal") == DeviceConditions(deviceOrientation: .normal))
+        }
+    }
+
     @Test("thermal zones: nominal, fair within 5 °C of passive, serious, critical; the hottest zone and PPD win")
     func thermalZones() async throws {
         try await withMonitor { _, sysfs in
