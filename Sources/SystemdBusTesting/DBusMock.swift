@@ -18,10 +18,21 @@ import Foundation
 ///   The Manager has no `InhibitDelayMaxUSec` (add it with ``addProperty(path:interface:name:value:)``).
 ///   Sessions exist only after ``addSession(id:seat:uid:username:active:)``.
 /// - Every `Set`/`UpdateProperties` emits `PropertiesChanged(sa{sv}as)` with no invalidated names.
+/// - networkmanager: the manager object is `/org/freedesktop/NetworkManager` (the template's main
+///   object is `/org/freedesktop`); it has no `Metered`, `PrimaryConnection` or
+///   `PrimaryConnectionType` (add them). Its `SetConnectivity(u)` emits the standard
+///   `PropertiesChanged` and NetworkManager's old `org.freedesktop.NetworkManager.PropertiesChanged(a{sv})`.
+/// - upower: the display device `/org/freedesktop/UPower/devices/DisplayDevice` starts not present
+///   (`IsPresent` false, `Percentage` 0, `WarningLevel` 1).
+/// - iio-sensors-proxy: set `HasAccelerometer` and `AccelerometerOrientation` with the mock's
+///   `SetInternalProperty(ssv)`; an orientation change reaches only the connections that claimed the
+///   accelerometer (a unicast `PropertiesChanged`); `GetInternalProperty('AccelerometerOwners')` lists them.
+///   Its `Get` answers the value at start: read it with `GetAll`.
 ///
 /// Templates and their names: `logind` (`org.freedesktop.login1`, system),
 /// `timedated` (`org.freedesktop.timedate1`, system), `low_memory_monitor`
-/// (`org.freedesktop.LowMemoryMonitor`, system), `notification_daemon`
+/// (`org.freedesktop.LowMemoryMonitor`, system), `upower`, `networkmanager`, `power_profiles_daemon`
+/// (`net.hadess.PowerProfiles`, system), `iio-sensors-proxy` (`net.hadess.SensorProxy`, system), `notification_daemon`
 /// (`org.freedesktop.Notifications`, session), `gnome_screensaver` (`org.gnome.ScreenSaver`, session).
 public final class DBusMock: @unchecked Sendable {
     // Why @unchecked Sendable is safe: all stored properties are immutable except `process`,
@@ -50,6 +61,8 @@ public final class DBusMock: @unchecked Sendable {
         "gnome_screensaver": ("org.gnome.ScreenSaver", "/org/gnome/ScreenSaver", false),
         "upower": ("org.freedesktop.UPower", "/org/freedesktop/UPower", true),
         "networkmanager": ("org.freedesktop.NetworkManager", "/org/freedesktop/NetworkManager", true),
+        "power_profiles_daemon": ("net.hadess.PowerProfiles", "/net/hadess/PowerProfiles", true),
+        "iio-sensors-proxy": ("net.hadess.SensorProxy", "/net/hadess/SensorProxy", true),
     ]
 
     /// Starts a mock from a template and waits until it owns its name.
