@@ -13,6 +13,18 @@ struct BusClients {
     var screensaver: ScreenSaverClient?
     var timedated: TimedatedClient?
     var lowMemory: LowMemoryMonitorClient?
+    /// The device's conditions (network, power, heat, orientation) and the task reading them.
+    var conditions: DeviceConditionsMonitor?
+    var conditionsReader: Task<Void, Never>?
+    /// The conditions last heard, and the orientation last reported to the app(s): portrait, where
+    /// every app starts, until the accelerometer says otherwise.
+    var lastConditions = DeviceConditions()
+    var reportedOrientation: InterfaceOrientation? = .portrait
+    var orientationLocked = false
+    /// Whether the host wants the accelerometer claimed (kept across reconnections).
+    var accelerometerWanted = false
+    /// Hands a conditions fact to the bridge's intake (set once the monitor runs).
+    var deliverConditionEvent: (@Sendable (HostEvent) -> Void)?
     /// The delay locks the bridge wants held (re-taken after a reconnect).
     var wantedLocks: Set<LogindClient.DelayLock> = []
     var reconnecting: [String: Task<Void, Never>] = [:]
@@ -48,7 +60,7 @@ extension HostBridge {
     /// Connects to the buses and starts every configured bus client, recording each one's status.
     func startBusClients(loop: EventLoop, sink: @escaping @Sendable (HostEvent, String) -> Void) async {
         let sources = configuration.sources
-        if !sources.isDisjoint(with: [.logind, .timedated, .lowMemoryMonitor]) {
+        if !sources.isDisjoint(with: [.logind, .timedated, .lowMemoryMonitor, .deviceConditions]) {
             await connectSystemBus(loop: loop, sink: sink, initial: true)
         }
         if sources.contains(.screensaver) {
@@ -66,7 +78,8 @@ extension HostBridge {
                 configuration.systemBus, loop: loop, description: "lifecycle-system",
                 timeout: Self.connectTimeout)
         } catch {
-            for source in [Source.logind, .timedated, .lowMemoryMonitor] where sources.contains(source) {
+            for source in [Source.logind, .timedated, .lowMemoryMonitor, .deviceConditions]
+            where sources.contains(source) {
                 record(source, "unavailable: system bus \(configuration.systemBus): \(error)")
             }
             return
@@ -111,6 +124,9 @@ extension HostBridge {
             } catch {
                 record(.lowMemoryMonitor, "unavailable: \(error)")
             }
+        }
+        if sources.contains(.deviceConditions) {
+            await startConditions(connection: connection, sink: sink)
         }
     }
 
@@ -208,6 +224,7 @@ extension HostBridge {
             if bus.logind != nil { live.insert(.logind) }
             if bus.timedated != nil { live.insert(.timedated) }
             if bus.lowMemory != nil { live.insert(.lowMemoryMonitor) }
+            if bus.conditions != nil { live.insert(.deviceConditions) }
         } else if bus.screensaver != nil {
             live.insert(.screensaver)
         }
@@ -219,9 +236,13 @@ extension HostBridge {
             bus.logind?.stop()
             bus.timedated?.stop()
             bus.lowMemory?.stop()
+            bus.conditions?.stop()
+            bus.conditionsReader?.cancel()
             bus.logind = nil
             bus.timedated = nil
             bus.lowMemory = nil
+            bus.conditions = nil
+            bus.conditionsReader = nil
             bus.system = nil
         } else {
             bus.screensaver?.stop()

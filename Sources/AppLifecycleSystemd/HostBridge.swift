@@ -40,6 +40,9 @@ public final class HostBridge {
         case signals
         /// `sd_notify` `WATCHDOG=1` when `$WATCHDOG_USEC` is set.
         case watchdog
+        /// The device's conditions on the system bus and in the kernel: NetworkManager, UPower,
+        /// power-profiles-daemon, iio-sensor-proxy and the thermal zones (``DeviceConditionsMonitor``).
+        case deviceConditions = "device-conditions"
 
         /// The raw name.
         public var description: String { rawValue }
@@ -63,6 +66,8 @@ public final class HostBridge {
         public var sleepDelayMargin: Duration
         /// The name shown as the inhibitor's "who".
         public var inhibitorWho: String
+        /// Where the kernel's thermal zones are (a fake sysfs root in tests).
+        public var thermalRoot: String = DeviceConditionsMonitor.defaultThermalRoot
 
         /// Creates a configuration.
         ///
@@ -121,6 +126,9 @@ public final class HostBridge {
     var lockedBySource: [String: Bool] = [:]
     var lastLocked: Bool?
     var bus = BusClients()
+    /// Told each new value of the device's conditions, after its host facts went to the intake
+    /// (lifecycled's fetch scheduler reads the network and the battery from it).
+    public var onDeviceConditionsChange: (@MainActor (DeviceConditions) -> Void)?
 
     /// An event from a source, with the source's name for logs.
     struct Intake: Sendable {

@@ -16,6 +16,7 @@ extension LifecycleDaemon {
     /// | foreground | every app's foreground fact, then the command |
     /// | memory warning | below critical, frozen apps' memory reclaimed first; ``MemoryPressurePlan``: suspended apps purged (largest first; not those whose reclaim freed memory), then `memory-warning` to the running ones |
     /// | terminate | the whole session: every app terminated, then the daemon stops |
+    /// | background refresh status | each app's own (``backgroundRefreshStatus(for:lowPowerMode:)``) to each |
     /// | anything else with a command | the command to every app |
     ///
     /// - Parameters:
@@ -55,6 +56,8 @@ extension LifecycleDaemon {
             // (A clock set reaches the schedule through its own alarm.)
             if change.reason == .timeZone || change.reason == .daylightSavingTime { localTimeZoneChanged() }
             await broadcast(event)
+        case .backgroundRefreshStatus(let status):
+            await broadcastBackgroundRefreshStatus(status)
         default:
             await broadcast(event)
         }

@@ -320,13 +320,26 @@ extension LifecycleDaemon {
                 message: "\(Self.maximumUnknownApps) apps without a manifest are registered already")
         }
         var updated = app
-        let pending = updated.registered(from: sender, pid: callerPID)
+        var pending = updated.registered(from: sender, pid: callerPID)
+        // An app starts in portrait: one that registers while the device is turned hears where it is.
+        if let orientation = bridge?.statusBarOrientation, orientation != .portrait,
+            let (command, arguments) = LifecycledCommand.hostEvent(.statusBarOrientation(orientation, duration: 0))
+                .encode()
+        {
+            pending.append((command, arguments))
+        }
         registry[id] = updated
         logger.info("\(id) registered from \(sender) (pid \(callerPID))", metadata: .app(id))
         publishApps()
 
         var facts = hostFacts.userInfo
         facts["foreground"] = .bool(updated.foreground)
+        // The device's conditions as the app starts with them (no did-change notification for these).
+        for event in deviceConditionFacts(for: id) {
+            if let (name, arguments) = HostEventBusCodec.encode(event), let value = arguments["value"] {
+                facts[name] = value
+            }
+        }
         // What the app's canOpenURL answers from without a round trip.
         facts["url-schemes"] = .array(store.claimedSchemes.map(UserInfoValue.string))
         if let items = store.manifest(id: id)?.shortcutItems, !items.isEmpty {

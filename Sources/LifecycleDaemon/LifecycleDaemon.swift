@@ -241,6 +241,7 @@ package final class LifecycleDaemon {
             inhibitorWho: "lifecycled")
         bridgeConfiguration.environment = ProcessInfo.processInfo.environment
         let bridge = HostBridge(configuration: bridgeConfiguration)
+        bridge.isOrientationLocked = lifecycleSettings.orientationLocked
         self.bridge = bridge
         let events = await bridge.start(logger: logger)
         bridgeTask = Task { @MainActor [weak self] in
@@ -420,6 +421,16 @@ package final class LifecycleDaemon {
         checkSleepRelease()
         updateIdleInhibitor(id)
         if state == .active { appBecameActive(id) }
+        updateAccelerometerClaim()
+    }
+
+    /// Claims iio-sensor-proxy's accelerometer while some app that adopts AppLifecycle is active (it
+    /// may rotate), and releases it when none is, so the sensor is not kept powered for apps in the
+    /// background; a frozen app hears only the latest orientation when it returns.
+    func updateAccelerometerClaim() {
+        guard let bridge else { return }
+        let wanted = registry.all.contains { $0.state == .active && ($0.manifest?.adoptsLifecycle ?? true) }
+        Task { await bridge.setAccelerometerWanted(wanted) }
     }
 
     // MARK: Commands

@@ -43,6 +43,15 @@ struct Lifecycled: AsyncParsableCommand, UsageErrorExit {
     @Flag(name: .customLong("no-host-sources"), help: "Start no host sources except SIGTERM/SIGINT and the watchdog.")
     var noHostSources = false
 
+    /// Host sources to start beside SIGTERM/SIGINT and the watchdog, instead of all of them.
+    @Option(
+        name: .customLong("host-source"),
+        help: ArgumentHelp(
+            "Start only this host source besides SIGTERM/SIGINT and the watchdog (repeatable).",
+            discussion: "One of: \(HostBridge.Source.allCases.map(\.rawValue).joined(separator: ", ")).",
+            valueName: "source"))
+    var hostSources: [String] = []
+
     /// Where launched apps get cgroups of their own: `auto`, `off`, or a cgroup2 directory.
     @Option(
         name: .customLong("app-cgroups"),
@@ -85,6 +94,14 @@ struct Lifecycled: AsyncParsableCommand, UsageErrorExit {
             throw ValidationError(
                 "--app-cgroups must be auto, off or an absolute cgroup2 directory, not '\(appCgroups)'")
         }
+        for source in hostSources where HostBridge.Source(rawValue: source) == nil {
+            throw ValidationError(
+                "--host-source '\(source)' is not a host source (\(HostBridge.Source.allCases.map(\.rawValue).joined(separator: ", ")))"
+            )
+        }
+        if noHostSources && !hostSources.isEmpty {
+            throw ValidationError("--no-host-sources and --host-source contradict each other; give one of them")
+        }
     }
 
     /// The daemon's configuration from the options.
@@ -93,7 +110,11 @@ struct Lifecycled: AsyncParsableCommand, UsageErrorExit {
             busAddress: address.map { .address($0) } ?? .session,
             appsDirectories: appsDirectories.isEmpty ? nil : appsDirectories,
             simulationEnabled: enableSimulate,
-            bridgeSources: noHostSources ? [.signals, .watchdog] : Set(HostBridge.Source.allCases),
+            bridgeSources: noHostSources
+                ? [.signals, .watchdog]
+                : hostSources.isEmpty
+                    ? Set(HostBridge.Source.allCases)
+                    : Set(hostSources.compactMap(HostBridge.Source.init(rawValue:))).union([.signals, .watchdog]),
             appCgroups: appCgroups == "auto" ? .automatic : appCgroups == "off" ? .off : .under(appCgroups),
             stateDirectory: stateDirectory, fleetConfigurationPath: config, logger: Logger(label: "lifecycled"))
     }

@@ -119,13 +119,19 @@ struct DaemonWindowTests {
     func lifecycleSettingsAreReadAndChecked() throws {
         let defaults = LifecycleSettings.defaults
         let settings = try LifecycleSettings(
-            section: ["foreground-mode": "single", "freeze-delay": "2", "window-source": "x11"], defaults: defaults,
-            path: "lifecycled.conf")
-        #expect(settings == LifecycleSettings(foregroundMode: .single, freezeDelay: .seconds(2), windowSource: .x11))
+            section: [
+                "foreground-mode": "single", "freeze-delay": "2", "window-source": "x11", "orientation-lock": "yes",
+            ],
+            defaults: defaults, path: "lifecycled.conf")
+        #expect(
+            settings
+                == LifecycleSettings(
+                    foregroundMode: .single, freezeDelay: .seconds(2), windowSource: .x11, orientationLocked: true))
         #expect(try LifecycleSettings(section: [:], defaults: defaults, path: "f") == defaults)
         for (key, value, allowed) in [
             ("foreground-mode", "phone", "desktop or single"), ("freeze-delay", "-1", "0…3600"),
             ("freeze-delay", "soon", "0…3600"), ("window-source", "gnome", "auto, wayland, x11 or off"),
+            ("orientation-lock", "maybe", "true or false"),
         ] {
             let error = #expect(throws: FleetConfiguration.Invalid.self) {
                 try LifecycleSettings(section: [key: value], defaults: defaults, path: "lifecycled.conf")

@@ -6,6 +6,7 @@
 /// freeze-delay = 10          # seconds (0…3600) a program that does not adopt AppLifecycle runs
 ///                            # on in the background before it is frozen
 /// window-source = auto       # auto (from $WAYLAND_DISPLAY, then $DISPLAY), wayland, x11, off
+/// orientation-lock = false    # true: the accelerometer turns no app's status bar
 /// ```
 ///
 /// Absent keys keep the daemon's configuration (``DaemonConfiguration``).
@@ -25,10 +26,11 @@ struct LifecycleSettings: Sendable, Equatable {
 
     /// Without a `[lifecycle]` section: desktop mode, plain programs frozen 10 s after their windows
     /// leave the foreground (as Android and Tizen; Lomiri waits 1.5 s), the session's display server.
-    static let defaults = LifecycleSettings(foregroundMode: .desktop, freezeDelay: .seconds(10), windowSource: .auto)
+    static let defaults = LifecycleSettings(
+        foregroundMode: .desktop, freezeDelay: .seconds(10), windowSource: .auto, orientationLocked: false)
 
     /// The keys of the section.
-    static let keys: Set<String> = ["foreground-mode", "freeze-delay", "window-source"]
+    static let keys: Set<String> = ["foreground-mode", "freeze-delay", "window-source", "orientation-lock"]
 
     /// How a visible app without the focus is treated.
     var foregroundMode: ForegroundMode
@@ -38,6 +40,9 @@ struct LifecycleSettings: Sendable, Equatable {
     var freezeDelay: Duration
     /// Where the window facts come from.
     var windowSource: WindowSource
+    /// The user's orientation lock: while set, the accelerometer's readings turn no app's status bar
+    /// (the desktops' own locks, GNOME's and Phosh's `orientation-lock` in GSettings, are not read).
+    var orientationLocked: Bool
 
     /// The settings of `section`, over `defaults`.
     ///
@@ -69,12 +74,22 @@ struct LifecycleSettings: Sendable, Equatable {
             }
             windowSource = value
         }
+        if let lock = section["orientation-lock"] {
+            switch lock {
+            case "true", "yes", "on": orientationLocked = true
+            case "false", "no", "off": orientationLocked = false
+            default:
+                throw FleetConfiguration.Invalid(
+                    .setting, "\(path): orientation-lock must be true or false, not '\(lock)'")
+            }
+        }
     }
 
     /// Settings as given.
-    init(foregroundMode: ForegroundMode, freezeDelay: Duration, windowSource: WindowSource) {
+    init(foregroundMode: ForegroundMode, freezeDelay: Duration, windowSource: WindowSource, orientationLocked: Bool) {
         self.foregroundMode = foregroundMode
         self.freezeDelay = freezeDelay
         self.windowSource = windowSource
+        self.orientationLocked = orientationLocked
     }
 }
