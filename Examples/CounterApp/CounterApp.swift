@@ -24,8 +24,18 @@ struct CounterApp: AsyncParsableCommand {
     @Option(help: "Where to keep the count (default: $STATE_DIRECTORY, else $XDG_STATE_HOME/counter-app).")
     var stateDirectory: String?
 
+    @Option(help: "Ask for background fetches at most this often, in seconds (0: as often as allowed).")
+    var fetchInterval: Double?
+
+    @Option(help: "What a background fetch answers: newData, noData, failed, or overrun (never calls the handler).")
+    var fetchResult = "newData"
+
     @MainActor
     func run() async throws {
+        let result = BackgroundFetchResult(rawValue: fetchResult)
+        guard result != nil || fetchResult == "overrun" else {
+            throw ValidationError("--fetch-result must be newData, noData, failed or overrun, not '\(fetchResult)'")
+        }
         let environment = ProcessInfo.processInfo.environment
         let id = appID ?? LifecycledHostStatus.environmentAppID(in: environment) ?? "org.example.Counter"
         guard LifecycledProtocol.isValidAppID(id) else {
@@ -37,7 +47,8 @@ struct CounterApp: AsyncParsableCommand {
         let store = CounterStore(directory: CounterStore.directory(option: stateDirectory, environment: environment))
         print("counter-app: \(id) keeps its count in \(store.path)")
         await Application.main(
-            delegate: CounterAppDelegate(store: store), hostSelection: host, appID: id,
+            delegate: CounterAppDelegate(store: store, fetchInterval: fetchInterval, fetchResult: result),
+            hostSelection: host, appID: id,
             configuration: Application.Configuration(applicationIdentifier: id, isStateRestorationEnabled: false))
     }
 }
