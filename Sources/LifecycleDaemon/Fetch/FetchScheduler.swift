@@ -65,6 +65,9 @@ package struct FetchScheduler: Sendable {
         /// Why its due fetch waits, while it waits for the conditions or the user.
         package var deferral: FetchDeferral?
 
+        /// An app with no schedule yet.
+        package init() {}
+
         enum CodingKeys: String, CodingKey {
             case interval, nextDue, noDataInARow, failuresInARow
         }
@@ -254,7 +257,7 @@ package struct FetchScheduler: Sendable {
 
     /// The result rule: seconds from a fetch's end to the next, for an app whose counts already
     /// include this result.
-    static func delay(after result: BackgroundFetchResult, of app: App, interval: Double) -> Double {
+    package static func delay(after result: BackgroundFetchResult, of app: App, interval: Double) -> Double {
         switch result {
         case .newData:
             return interval
