@@ -30,8 +30,14 @@ struct CounterApp: AsyncParsableCommand {
     @Option(help: "What a background fetch answers: newData, noData, failed, or overrun (never calls the handler).")
     var fetchResult = "newData"
 
+    @Option(help: "Seconds a completion handler has (default 30, as on iOS).")
+    var completionDeadline: Double = 30
+
     @MainActor
     func run() async throws {
+        guard completionDeadline.isFinite, completionDeadline > 0 else {
+            throw ValidationError("--completion-deadline must be a number of seconds above 0")
+        }
         let result = BackgroundFetchResult(rawValue: fetchResult)
         guard result != nil || fetchResult == "overrun" else {
             throw ValidationError("--fetch-result must be newData, noData, failed or overrun, not '\(fetchResult)'")
@@ -49,7 +55,9 @@ struct CounterApp: AsyncParsableCommand {
         await Application.main(
             delegate: CounterAppDelegate(store: store, fetchInterval: fetchInterval, fetchResult: result),
             hostSelection: host, appID: id,
-            configuration: Application.Configuration(applicationIdentifier: id, isStateRestorationEnabled: false))
+            configuration: Application.Configuration(
+                applicationIdentifier: id, completionHandlerDeadline: .milliseconds(Int64(completionDeadline * 1000)),
+                isStateRestorationEnabled: false))
     }
 }
 

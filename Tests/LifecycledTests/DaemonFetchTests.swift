@@ -117,6 +117,30 @@ struct DaemonFetchTests {
         _ = await daemon.exitStatus()
     }
 
+    @Test func aHandlerThatOverrunsEndsItselfAtItsDeadline() async throws {
+        let id = "org.example.Late"
+        // The app's own deadline is 1 s here (30 s by default); lifecycled's is not reached.
+        let rig = try await Self.rig(
+            "fetch-self-ended", apps: [(id, ["--fetch-result", "overrun", "--completion-deadline", "1"], false)])
+        defer { rig.close() }
+        let log = rig.directory.path + "/lifecycled.log"
+        let daemon = try await rig.start(standardErrorPath: log)
+        defer { daemon.kill() }
+        let pid = try await Self.launchSuspended(rig, id)
+        try await Self.simulate(rig, "fetch-clock", ["advance": .double(900)])
+        try await rig.client.log.waitForState(id, .background)
+        try await rig.client.log.waitForState(id, .notRunning)
+        #expect(kill(pid, 0) != 0)
+        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        // The default deadline handler: the process exits with status 1, as iOS's watchdog kills it.
+        #expect(text.contains("(pid \(pid)) exited 1"), "\(text)")
+        #expect(!text.contains("ending the app"), "lifecycled ended it, not the app itself")
+        #expect(await eventually { (try? await Self.describe(rig, id)["fetching"]) == nil })
+        #expect(rig.client.log.notifications(id, "UIApplicationWillTerminateNotification").isEmpty)
+        kill(daemon.process.processIdentifier, SIGTERM)
+        _ = await daemon.exitStatus()
+    }
+
     @Test func aMeteredNetworkAndLowPowerModeDeferAFetchUntilTheyEnd() async throws {
         let wifi = "org.example.WifiOnly"
         let cellular = "org.example.Cellular"
