@@ -19,8 +19,9 @@ import SystemdBus
 ///   due before every window so far has closed), at the last due time in it, and runs every app
 ///   due by then (AlarmManager's batching of inexact alarms).
 /// - *Joining.* When a fetch ends, the app's next due time (the result rule's) is put off, by at
-///   most half its interval, to the nearest fetch already planned for another app at or after it
-///   (that app's next due time, or the one after: its due time plus its interval). Apps that ran
+///   most half its interval (a whole interval after a failure, which is backed off anyway), to the
+///   nearest fetch already planned for another app at or after it (that app's next due time, or
+///   the one after: its due time plus its interval). Apps that ran
 ///   together are next due together; staggered apps join one another within a few intervals
 ///   and then keep one wake-up per interval.
 ///
@@ -235,16 +236,18 @@ package struct FetchScheduler: Sendable {
             app.failuresInARow += 1
         }
         app.nextDue = app.interval.map { interval in
-            joined(id, at: now + Self.delay(after: result, of: app, interval: interval), interval: interval)
+            joined(
+                id, at: now + Self.delay(after: result, of: app, interval: interval),
+                reach: result == .failed ? interval : interval / 2)
         }
         apps[id] = app
         return true
     }
 
-    /// The joining rule: the nearest fetch planned for another app in `[due, due + interval / 2]`
-    /// (its next due time, or that plus its interval), else `due`.
-    func joined(_ id: String, at due: Double, interval: Double) -> Double {
-        let limit = due + interval / 2
+    /// The joining rule: the nearest fetch planned for another app in `[due, due + reach]` (its next
+    /// due time, or that plus its interval), else `due`.
+    func joined(_ id: String, at due: Double, reach: Double) -> Double {
+        let limit = due + reach
         var best: Double?
         for (other, app) in apps where other != id && app.declaresFetch {
             guard let planned = app.nextDue, let otherInterval = app.interval else { continue }
