@@ -35,9 +35,14 @@ extension LifecycleDaemon {
         fetchScheduler = FetchScheduleFile.load(from: fetchScheduleURL, now: fetchClock.now, logger: logger)
         for manifest in store.manifests {
             fetchScheduler.setManifest(
-                manifest.id, declaresFetch: manifest.backgroundModes.contains(.fetch),
-                allowsMeteredNetwork: manifest.allowsMeteredNetwork)
+                manifest.id, declaresFetch: Self.fetches(manifest), allowsMeteredNetwork: manifest.allowsMeteredNetwork)
         }
+    }
+
+    /// Whether lifecycled fetches for an app: its manifest declares `fetch`, and it adopts
+    /// AppLifecycle (a plain program hears no `background-fetch`).
+    static func fetches(_ manifest: AppManifest) -> Bool {
+        manifest.backgroundModes.contains(.fetch) && manifest.adoptsLifecycle
     }
 
     /// Saves the schedule (group-committed); `false` when it could not be written (logged by the writer).
@@ -60,7 +65,7 @@ extension LifecycleDaemon {
             throw DaemonError.invalidArgs("the interval must be a number of seconds, 0 or more")
         }
         _ = try registeredApp(id, call)
-        guard store.manifest(id: id)?.backgroundModes.contains(.fetch) == true else {
+        guard let manifest = store.manifest(id: id), Self.fetches(manifest) else {
             logger.info(
                 "\(id) asked for background fetches but its manifest does not declare the fetch background mode",
                 metadata: .app(id))
@@ -83,8 +88,9 @@ extension LifecycleDaemon {
                 ? DaemonError.unknownApp(id)
                 : DaemonError.launchFailed(id, "it has no manifest (it registered by itself)")
         }
-        guard manifest.backgroundModes.contains(.fetch) else {
-            throw DaemonError.invalidArgs("\(id)'s manifest does not declare the fetch background mode")
+        guard Self.fetches(manifest) else {
+            throw DaemonError.invalidArgs(
+                "\(id)'s manifest does not declare the fetch background mode (or the app does not adopt AppLifecycle)")
         }
         guard fetchScheduler.runNow(id, now: fetchClock.now) else {
             throw BusError(name: BusError.Name.failed, message: "a background fetch of \(id) is running already")

@@ -88,6 +88,16 @@ struct DaemonFetchTests {
         // noData: the next one 1.5 intervals after this one (the clock is 900 s ahead of the wall clock).
         let next = try #require(try await Self.describe(rig, id)["next-fetch"]?.doubleValue)
         #expect(next - due >= 1.5 * 900 - 5 && next - due <= 1.5 * 900 + 60, "due \(due), next \(next)")
+
+        // lifecyclectl fetch runs one now, whatever the schedule; a bad app is refused.
+        let ctl = try #require(BuiltProducts.path(of: "lifecyclectl"), "lifecyclectl is not built")
+        let now = try await runTool(ctl, ["fetch", "--address", rig.bus.address, id])
+        #expect(now.status == 0, "\(now.stderr)")
+        try await rig.client.log.wait(for: "the fetch lifecyclectl asked for") {
+            Self.results($0, id) == ["noData", "noData"]
+        }
+        let unknown = try await runTool(ctl, ["fetch", "--address", rig.bus.address, "org.example.Nobody"])
+        #expect(unknown.status == 1 && unknown.stderr.contains("UnknownApp"), "\(unknown.stderr)")
         kill(daemon.process.processIdentifier, SIGTERM)
         _ = await daemon.exitStatus()
     }
@@ -183,6 +193,9 @@ struct DaemonFetchTests {
         defer { daemon.kill() }
         let pid = try await Self.launchSuspended(rig, id)
         let due = try #require(try await Self.describe(rig, id)["next-fetch"]?.doubleValue)
+        let ctl = try #require(BuiltProducts.path(of: "lifecyclectl"), "lifecyclectl is not built")
+        let off = try await runTool(ctl, ["background-refresh", "--address", rig.bus.address, id, "off"])
+        #expect(off.status == 0, "\(off.stderr)")
         let file = rig.directory.path + "/daemon-state/" + FetchScheduleFile.name
         #expect(await eventually { FileManager.default.fileExists(atPath: file) })
 
@@ -195,9 +208,19 @@ struct DaemonFetchTests {
         let entry = try await Self.describe(rig, id)
         #expect(entry["next-fetch"]?.doubleValue == due, "\(entry)")
         #expect(entry["pid"]?.intValue == 0)
+        #expect(entry["background-refresh"]?.stringValue == "denied", "the user's switch is kept: \(entry)")
 
-        // Due: not running, so it is launched in the background for its fetch.
+        // Due while the user's switch is off: it waits.
         try await Self.simulate(rig, "fetch-clock", ["advance": .double(900)])
+        #expect(
+            await eventually {
+                (try? await Self.describe(rig, id)["fetch-deferred"]?.stringValue) == "background-refresh-denied"
+            })
+        #expect(Self.results(rig.client.log, id).isEmpty)
+        let on = try await runTool(ctl, ["background-refresh", "--address", rig.bus.address, id, "on"])
+        #expect(on.status == 0, "\(on.stderr)")
+
+        // On again: not running, so it is launched in the background for its fetch.
         try await rig.client.log.wait(for: "the fetch after the restart") { Self.results($0, id) == ["newData"] }
         #expect(!rig.client.log.stateChanges(id).contains { $0.hasSuffix("->active") }, "it came to the foreground")
         try await rig.client.log.waitForState(id, .suspended)
