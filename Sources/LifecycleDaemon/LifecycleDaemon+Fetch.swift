@@ -95,7 +95,13 @@ extension LifecycleDaemon {
         guard fetchScheduler.runNow(id, now: fetchClock.now) else {
             throw BusError(name: BusError.Name.failed, message: "a background fetch of \(id) is running already")
         }
-        try await startFetch(id)
+        do {
+            try await startFetch(id)
+        } catch {
+            // Not started (the launch failed): a failed fetch, not one left running.
+            await finishFetch(id, result: .failed)
+            throw error
+        }
     }
 
     /// `SetBackgroundRefresh(app_id, enabled)`: the user's switch, saved before it is applied.

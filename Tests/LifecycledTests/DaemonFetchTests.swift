@@ -230,3 +230,35 @@ struct DaemonFetchTests {
         _ = await daemon.exitStatus()
     }
 }
+
+/// `PerformFetch`'s refusals, in-process (``withDaemon``).
+@Suite("lifecycled PerformFetch refusals", .serialized, .timeLimit(.minutes(1)))
+@MainActor
+struct DaemonPerformFetchTests {
+    @Test func unknownAppsAppsWithoutFetchAndFailedLaunchesAreRefusedAndLeaveNothingRunning() async throws {
+        var vanishing = ""
+        try await withDaemon(setUp: { directory in
+            vanishing = try writeScript(directory, "vanishing.sh", "exit 0")
+            try writeManifest(
+                directory, id: "org.example.Vanishing", executable: vanishing, extra: ["backgroundModes": ["fetch"]])
+            try writeManifest(directory, id: "org.example.NoFetch", executable: vanishing)
+        }) { (h: DaemonHarness) async throws in
+            let performFetch = LifecycledProtocol.Method.performFetch.name
+            #expect(
+                await h.client.errorName(performFetch, [.string("org.example.Nobody")])
+                    == LifecycledProtocol.ErrorName.unknownApp)
+            #expect(
+                await h.client.errorName(performFetch, [.string("org.example.NoFetch")])
+                    == BusError.Name.invalidArgs)
+            // The executable went away after the manifest loaded: the launch fails, twice, and the
+            // fetch is not left running (a second call would say "running already").
+            unlink(vanishing)
+            for _ in 0..<2 {
+                #expect(
+                    await h.client.errorName(performFetch, [.string("org.example.Vanishing")])
+                        == LifecycledProtocol.ErrorName.launchFailed)
+            }
+            #expect(!h.daemon.fetchScheduler.isRunning("org.example.Vanishing"))
+        }
+    }
+}
