@@ -228,7 +228,7 @@ let package = Package(
             dependencies: [
                 "AppLifecycle", "AppLifecycleSystemd", "InProcessHost", "LifecycledProtocol", "LifecycledClient",
                 "AppLifecycleTesting", "SystemdBus", "SystemdBusTesting", "CAllocationCounter", "BrokerLink",
-                "FleetProtocol", "BrokerTestSupport", "WebPush", "HTTPClientSupport", argumentParser,
+                "FleetProtocol", "BrokerTestSupport", "WebPush", "HTTPClientSupport", "LifecycleDaemon", argumentParser,
                 logging,
             ],
             path: "Benchmarks/LifecycleBench"

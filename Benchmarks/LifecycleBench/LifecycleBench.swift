@@ -12,7 +12,7 @@ struct LifecycleBench: AsyncParsableCommand {
         subcommands: [
             CenterBenchmark.self, LatencyBenchmark.self, SleepDelayBenchmark.self, FanoutBenchmark.self,
             ThroughputBenchmark.self, IdleBenchmark.self, NotificationBenchmark.self, PushBenchmark.self,
-            FleetBenchmark.self, ForegroundBenchmark.self, FanoutWorker.self,
+            FleetBenchmark.self, ForegroundBenchmark.self, FetchBenchmark.self, FanoutWorker.self,
         ],
         defaultSubcommand: CenterBenchmark.self)
 }

@@ -24,8 +24,24 @@ struct CounterApp: AsyncParsableCommand {
     @Option(help: "Where to keep the count (default: $STATE_DIRECTORY, else $XDG_STATE_HOME/counter-app).")
     var stateDirectory: String?
 
+    @Option(help: "Ask for background fetches at most this often, in seconds (0: as often as allowed).")
+    var fetchInterval: Double?
+
+    @Option(help: "What a background fetch answers: newData, noData, failed, or overrun (never calls the handler).")
+    var fetchResult = "newData"
+
+    @Option(help: "Seconds a completion handler has (default 30, as on iOS).")
+    var completionDeadline: Double = 30
+
     @MainActor
     func run() async throws {
+        guard completionDeadline.isFinite, completionDeadline > 0 else {
+            throw ValidationError("--completion-deadline must be a number of seconds above 0")
+        }
+        let result = BackgroundFetchResult(rawValue: fetchResult)
+        guard result != nil || fetchResult == "overrun" else {
+            throw ValidationError("--fetch-result must be newData, noData, failed or overrun, not '\(fetchResult)'")
+        }
         let environment = ProcessInfo.processInfo.environment
         let id = appID ?? LifecycledHostStatus.environmentAppID(in: environment) ?? "org.example.Counter"
         guard LifecycledProtocol.isValidAppID(id) else {
@@ -37,8 +53,11 @@ struct CounterApp: AsyncParsableCommand {
         let store = CounterStore(directory: CounterStore.directory(option: stateDirectory, environment: environment))
         print("counter-app: \(id) keeps its count in \(store.path)")
         await Application.main(
-            delegate: CounterAppDelegate(store: store), hostSelection: host, appID: id,
-            configuration: Application.Configuration(applicationIdentifier: id, isStateRestorationEnabled: false))
+            delegate: CounterAppDelegate(store: store, fetchInterval: fetchInterval, fetchResult: result),
+            hostSelection: host, appID: id,
+            configuration: Application.Configuration(
+                applicationIdentifier: id, completionHandlerDeadline: .milliseconds(Int64(completionDeadline * 1000)),
+                isStateRestorationEnabled: false))
     }
 }
 

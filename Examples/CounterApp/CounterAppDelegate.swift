@@ -10,10 +10,16 @@ final class CounterAppDelegate: ApplicationDelegate {
     private let store: CounterStore
     private(set) var count: Int
     private var inForeground = false
+    /// The interval to ask for at launch (`--fetch-interval`), if any.
+    private let fetchInterval: Double?
+    /// What a background fetch answers; `nil` never calls the handler (`--fetch-result overrun`).
+    private let fetchResult: BackgroundFetchResult?
 
-    init(store: CounterStore) {
+    init(store: CounterStore, fetchInterval: Double? = nil, fetchResult: BackgroundFetchResult? = .newData) {
         self.store = store
         self.count = store.load()
+        self.fetchInterval = fetchInterval
+        self.fetchResult = fetchResult
     }
 
     private func say(_ callback: String, _ application: Application) {
@@ -29,6 +35,7 @@ final class CounterAppDelegate: ApplicationDelegate {
         say("didFinishLaunching\(notification)\(token)\(item)\(push)", application)
         // As an iOS app does on every launch: the token stays the same while the endpoint does.
         application.registerForRemoteNotifications()
+        if let fetchInterval { application.setMinimumBackgroundFetchInterval(fetchInterval) }
         // The "peek" quick action only opens the app: returning false keeps performActionFor from running.
         return launchOptions?.shortcutItem?.type != "peek"
     }
@@ -131,6 +138,15 @@ final class CounterAppDelegate: ApplicationDelegate {
         say("didReceiveRemoteNotification \(Self.describe(userInfo))", application)
         if added != 0 { save(application) }
         completionHandler(added != 0 ? .newData : .noData)
+    }
+
+    func application(
+        _ application: Application,
+        performFetchWithCompletionHandler completionHandler: @escaping @Sendable (BackgroundFetchResult) -> Void
+    ) {
+        say("performFetch result=\(fetchResult?.rawValue ?? "overrun")", application)
+        // Overrun: the handler is never called; the app is ended at the deadline.
+        if let fetchResult { completionHandler(fetchResult) }
     }
 
     /// A payload on one line: its JSON.

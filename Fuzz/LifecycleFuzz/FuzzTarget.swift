@@ -19,6 +19,7 @@ struct FuzzTarget: Sendable {
     static let all: [FuzzTarget] = [
         ManifestFuzzing.target,
         ScheduleFileFuzzing.target,
+        FetchScheduleFuzzing.target,
         PushQueueFuzzing.target,
         PushRegistrationsFuzzing.target,
         FleetConfigurationFuzzing.target,

@@ -91,29 +91,60 @@ extension Application {
                 "background \(task.id) (\(task.name ?? "unnamed")) was not ended by its expiration handler; ending it")
             host.application(self, didEndBackgroundTask: task.id)
         }
-        for (_, completion) in pendingCompletions {
+        // A handler whose overrun ends the app keeps its own deadline: background time does not
+        // give it up (the seeds give a fetch its 30 s whatever else runs out).
+        for (id, completion) in pendingCompletions where !completion.endsApp {
             completion.timer.cancel()
             logger.info("\(completion.name) completion handler not called before background time ran out")
+            if let task = completion.hostTask { host.application(self, didEndBackgroundTask: task) }
+            pendingCompletions[id] = nil
         }
-        pendingCompletions.removeAll()
         settle()
     }
 
     // MARK: Completion handlers
 
     /// Tracks a completion handler the delegate must call; the app stays awake until it is.
-    func beginCompletion(_ name: String) -> CompletionToken {
+    ///
+    /// - Parameters:
+    ///   - name: What the handler completes, for logs.
+    ///   - overrunEnds: The delegate method whose handler it is, when a handler not called within
+    ///     ``Configuration/completionHandlerDeadline`` ends the app: the seeds' rule for
+    ///     `application(_:performFetchWithCompletionHandler:)` and
+    ///     `application(_:didReceiveRemoteNotification:fetchCompletionHandler:)` ("if you do not
+    ///     call the handler in time, your app is terminated"). The app is killed, as iOS's watchdog
+    ///     kills it: the host's ``ApplicationHost/callbackDeadlineHandler`` is called with the
+    ///     method's name and `applicationWillTerminate(_:)` is not. `nil` (every other handler):
+    ///     the handler is given up and logged, and the app may be suspended.
+    ///   - hostTaskName: When set, the host sees the completion as a background task of this name,
+    ///     begun now and ended when the handler is called (lifecycled tracks a fetch's completion
+    ///     through it, with the tasks it already tracks).
+    func beginCompletion(_ name: String, overrunEnds: String? = nil, hostTaskName: String? = nil) -> CompletionToken {
         let id = nextCompletionID
         nextCompletionID += 1
         let token = CompletionToken(id: id, name: name, application: self)
-        let timer = host.scheduler.schedule(after: configuration.completionHandlerDeadline) { [weak self] in
-            guard let self, self.pendingCompletions.removeValue(forKey: id) != nil else { return }
-            self.logger.info(
-                "\(name) completion handler not called within \(self.configuration.completionHandlerDeadline)")
-            token.markDone()
-            self.enqueue(.settle)
+        var hostTask: BackgroundTaskIdentifier?
+        if let hostTaskName {
+            let task = BackgroundTaskIdentifier(rawValue: nextBackgroundTaskID)
+            nextBackgroundTaskID += 1
+            host.application(self, didBeginBackgroundTask: task, name: hostTaskName)
+            hostTask = task
         }
-        pendingCompletions[id] = (name, timer)
+        let deadline = configuration.completionHandlerDeadline
+        let timer = host.scheduler.schedule(after: deadline) { [weak self] in
+            guard let self, let completion = self.pendingCompletions.removeValue(forKey: id) else { return }
+            token.markDone()
+            guard let callback = overrunEnds else {
+                self.logger.info("\(name) completion handler not called within \(deadline)")
+                if let task = completion.hostTask { self.host.application(self, didEndBackgroundTask: task) }
+                self.enqueue(.settle)
+                return
+            }
+            self.logger.info("\(name) completion handler not called within \(deadline); the app is ended")
+            self.host.callbackDeadlineHandler(callback)
+            self.endAsKilled()
+        }
+        pendingCompletions[id] = (name, timer, hostTask, overrunEnds != nil)
         return token
     }
 
@@ -121,6 +152,8 @@ extension Application {
         guard let completion = pendingCompletions.removeValue(forKey: id) else { return }
         completion.timer.cancel()
         if let message { post(message) }
+        // After the message: a host that reports both (lifecycled) has the result before the end.
+        if let task = completion.hostTask { host.application(self, didEndBackgroundTask: task) }
         enqueue(.settle)
     }
 

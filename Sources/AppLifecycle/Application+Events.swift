@@ -134,7 +134,9 @@ extension Application {
             badgeNumber = number
         case .backgroundFetch:
             wakeIfSuspended()
-            let completion = beginCompletion("background fetch")
+            let completion = beginCompletion(
+                "background fetch", overrunEnds: "application(_:performFetchWithCompletionHandler:)",
+                hostTaskName: Application.backgroundFetchTaskName)
             let (_, implemented) = invoke("application(_:performFetchWithCompletionHandler:)") {
                 delegate.application(
                     self,
@@ -263,7 +265,9 @@ extension Application {
     func deliverRemoteNotificationFetch(_ payload: UserInfo, plainAllowed: Bool) {
         let wasSuspended = applicationState == .suspended
         wakeIfSuspended()
-        let completion = beginCompletion("remote notification fetch")
+        let completion = beginCompletion(
+            "remote notification fetch",
+            overrunEnds: "application(_:didReceiveRemoteNotification:fetchCompletionHandler:)")
         let (_, fetchImplemented) = invoke("application(_:didReceiveRemoteNotification:fetchCompletionHandler:)") {
             delegate.application(
                 self, didReceiveRemoteNotification: payload, fetchCompletionHandler: { _ in completion.finish() })

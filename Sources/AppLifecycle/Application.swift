@@ -198,6 +198,7 @@ public final class Application {
     var dynamicShortcutItems: [ShortcutItem]?
     var badgeNumber = 0
     var idleTimerDisabled = false
+    var backgroundFetchInterval: TimeInterval = Application.backgroundFetchIntervalNever
     var scheduledLocalNotificationsMirror: [LocalNotification] = []
     var remoteNotificationsRegistered = false
 
@@ -232,7 +233,10 @@ public final class Application {
     var nextBackgroundTaskID = 1
     var backgroundDeadline: Duration?
     var backgroundTimer: (any ScheduledAction)?
-    var pendingCompletions: [Int: (name: String, timer: any ScheduledAction)] = [:]
+    /// The completion handlers the app waits for, by id: what each completes, its deadline's
+    /// timer, the background task the host sees for it, and whether an overrun ends the app.
+    var pendingCompletions:
+        [Int: (name: String, timer: any ScheduledAction, hostTask: BackgroundTaskIdentifier?, endsApp: Bool)] = [:]
     var nextCompletionID = 1
 
     var terminationContinuations: [CheckedContinuation<Void, Never>] = []

@@ -111,6 +111,11 @@ public protocol ApplicationHost: AnyObject {
     /// The app set ``Application/isIdleTimerDisabled``: hold (while active) or drop the idle inhibitor.
     func application(_ application: Application, didChangeIdleTimerDisabled disabled: Bool)
 
+    /// The app called ``Application/setMinimumBackgroundFetchInterval(_:)``: schedule its
+    /// background fetches at most this often (seconds; ``Application/backgroundFetchIntervalNever``
+    /// stops them). Called only when the interval changes.
+    func application(_ application: Application, didSetMinimumBackgroundFetchInterval interval: TimeInterval)
+
     /// Opens a URL outside the app (``Application/open(_:options:completionHandler:)``) and calls
     /// `completionHandler` on the main actor with whether it was handed to a handler.
     func application(
@@ -178,6 +183,10 @@ extension ApplicationHost {
     public func application(_ application: Application, didChangeApplicationIconBadgeNumber number: Int) {}
     /// Does nothing.
     public func application(_ application: Application, didChangeIdleTimerDisabled disabled: Bool) {}
+    /// Does nothing: this host never fetches in the background.
+    public func application(
+        _ application: Application, didSetMinimumBackgroundFetchInterval interval: TimeInterval
+    ) {}
     /// Opens nothing: calls the completion handler with `false`.
     public func application(
         _ application: Application, open url: URL, options: [OpenExternalURLOptionsKey: UserInfoValue],

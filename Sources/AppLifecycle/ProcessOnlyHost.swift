@@ -7,6 +7,15 @@ import Glibc
 public final class ProcessOnlyHost: ApplicationHost {
     /// The real scheduler.
     public let scheduler: any LifecycleScheduler = SystemLifecycleScheduler()
+    /// The app's last `setMinimumBackgroundFetchInterval(_:)`, recorded: this host has no
+    /// event sources, so nothing fetches unless someone sends ``HostEvent/backgroundFetch``.
+    public private(set) var minimumBackgroundFetchInterval = Application.backgroundFetchIntervalNever
     /// Creates the host.
     public init() {}
+    /// Records the interval.
+    public func application(
+        _ application: Application, didSetMinimumBackgroundFetchInterval interval: TimeInterval
+    ) {
+        minimumBackgroundFetchInterval = interval
+    }
 }

@@ -48,6 +48,10 @@ public final class VirtualHost: ApplicationHost {
     public private(set) var badgeNumbers: [Int] = []
     /// Every change of `isIdleTimerDisabled`.
     public private(set) var idleTimerChanges: [Bool] = []
+    /// The background tasks the app reported to its host, as `began <id> <name>` and `ended <id>`, in order.
+    public private(set) var backgroundTaskReports: [String] = []
+    /// Every interval the app passed to `setMinimumBackgroundFetchInterval(_:)` that changed it, in order.
+    public private(set) var backgroundFetchIntervals: [TimeInterval] = []
     /// The URLs the app asked to open outside itself.
     public private(set) var openRequests: [URL] = []
     /// The dynamic quick actions the app published, in order.
@@ -133,6 +137,22 @@ public final class VirtualHost: ApplicationHost {
 
     public func application(_ application: Application, didChangeIdleTimerDisabled disabled: Bool) {
         idleTimerChanges.append(disabled)
+    }
+
+    public func application(
+        _ application: Application, didBeginBackgroundTask identifier: BackgroundTaskIdentifier, name: String?
+    ) {
+        backgroundTaskReports.append("began \(identifier.rawValue) \(name ?? "")")
+    }
+
+    public func application(_ application: Application, didEndBackgroundTask identifier: BackgroundTaskIdentifier) {
+        backgroundTaskReports.append("ended \(identifier.rawValue)")
+    }
+
+    public func application(
+        _ application: Application, didSetMinimumBackgroundFetchInterval interval: TimeInterval
+    ) {
+        backgroundFetchIntervals.append(interval)
     }
 
     public func application(

@@ -43,6 +43,8 @@ public final class SystemdHost: ApplicationHost {
     var notificationCenter: LocalNotificationCenter?
     var sessionConnection: BusConnection?
     var idleTimerWanted = false
+    /// The app's `setMinimumBackgroundFetchInterval(_:)`, recorded (this host schedules no fetches).
+    package internal(set) var backgroundFetchInterval = Application.backgroundFetchIntervalNever
     var idleInhibitor: BusFileDescriptor?
     var screenSaverCookie: UInt32?
     var idleGeneration = 0

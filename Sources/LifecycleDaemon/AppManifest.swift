@@ -15,6 +15,7 @@ import Glibc
 ///   "arguments": ["--hosted"],
 ///   "urlSchemes": ["notes", "x-notes"],
 ///   "backgroundModes": ["fetch", "remote-notification"],
+///   "allowsMeteredNetwork": false,
 ///   "shortcutItems": [{"type": "compose", "localizedTitle": "New note"}],
 ///   "startupWMClass": "Notes",
 ///   "adoptsLifecycle": true
@@ -31,7 +32,9 @@ import Glibc
 /// manifest are dropped; `backgroundModes` are names of ``BackgroundMode``; `name`, when
 /// present, is not empty; `startupWMClass` (the desktop entry's `StartupWMClass`: the Wayland
 /// app id or X11 `WM_CLASS` of its windows when it is not the app id), when present, is not
-/// empty. `adoptsLifecycle: false` hosts a program that does not use AppLifecycle (a terminal, a
+/// empty. `allowsMeteredNetwork` (default `false`) lets the app's background fetches run on a
+/// metered network (NetworkManager's `Metered`); without it a due fetch waits for an unmetered
+/// one. `adoptsLifecycle: false` hosts a program that does not use AppLifecycle (a terminal, a
 /// GTK app): it never registers, gets no commands, and lifecycled freezes it itself when its
 /// windows leave the foreground. Unknown fields are rejected so a typo (`urlScheme`) is reported
 /// rather than silently ignored. Uniqueness of schemes across apps is checked by
@@ -57,6 +60,8 @@ package struct AppManifest: Sendable, Hashable, Codable {
     /// Whether the program uses AppLifecycle (registers and gets callbacks); `false` for any other
     /// Linux program, which lifecycled only freezes and thaws with its windows.
     let adoptsLifecycle: Bool
+    /// Whether the app's background fetches may run on a metered network.
+    let allowsMeteredNetwork: Bool
 
     /// Creates and validates a manifest.
     ///
@@ -72,13 +77,15 @@ package struct AppManifest: Sendable, Hashable, Codable {
     ///   - shortcutItems: The static quick actions.
     ///   - startupWMClass: The app id or `WM_CLASS` of its windows, when it is not `id`.
     ///   - adoptsLifecycle: Whether the program uses AppLifecycle.
+    ///   - allowsMeteredNetwork: Whether background fetches may run on a metered network.
     /// - Throws: ``ManifestError`` (with an empty path) naming the first invalid field.
     init(
         id: String, name: String? = nil, executable: String, arguments: [String] = [],
         urlSchemes: [String] = [], backgroundModes: Set<BackgroundMode> = [], shortcutItems: [ShortcutItem] = [],
-        startupWMClass: String? = nil, adoptsLifecycle: Bool = true
+        startupWMClass: String? = nil, adoptsLifecycle: Bool = true, allowsMeteredNetwork: Bool = false
     ) throws(ManifestError) {
         self.adoptsLifecycle = adoptsLifecycle
+        self.allowsMeteredNetwork = allowsMeteredNetwork
         self.shortcutItems = shortcutItems
         self.startupWMClass = startupWMClass
         self.id = id
@@ -93,7 +100,7 @@ package struct AppManifest: Sendable, Hashable, Codable {
     /// The manifest's field names; anything else in the file is an ``ManifestError/Code/unknownField``.
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id, name, executable, arguments, urlSchemes, backgroundModes, shortcutItems, startupWMClass,
-            adoptsLifecycle
+            adoptsLifecycle, allowsMeteredNetwork
     }
 
     /// A key that accepts any field name, to find the unknown ones.
@@ -142,7 +149,8 @@ package struct AppManifest: Sendable, Hashable, Codable {
             backgroundModes: modes,
             shortcutItems: container.decodeIfPresent([ShortcutItem].self, forKey: .shortcutItems) ?? [],
             startupWMClass: container.decodeIfPresent(String.self, forKey: .startupWMClass),
-            adoptsLifecycle: container.decodeIfPresent(Bool.self, forKey: .adoptsLifecycle) ?? true)
+            adoptsLifecycle: container.decodeIfPresent(Bool.self, forKey: .adoptsLifecycle) ?? true,
+            allowsMeteredNetwork: container.decodeIfPresent(Bool.self, forKey: .allowsMeteredNetwork) ?? false)
     }
 
     /// Encodes the manifest in its file format (background modes sorted).
@@ -161,6 +169,7 @@ package struct AppManifest: Sendable, Hashable, Codable {
         if !shortcutItems.isEmpty { try container.encode(shortcutItems, forKey: .shortcutItems) }
         try container.encodeIfPresent(startupWMClass, forKey: .startupWMClass)
         if !adoptsLifecycle { try container.encode(adoptsLifecycle, forKey: .adoptsLifecycle) }
+        if allowsMeteredNetwork { try container.encode(allowsMeteredNetwork, forKey: .allowsMeteredNetwork) }
     }
 
     /// Checks every field against the rules in the type's discussion.

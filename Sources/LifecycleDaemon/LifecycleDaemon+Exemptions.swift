@@ -93,6 +93,7 @@ extension LifecycleDaemon {
                 ]
                 if let exemption = freezeExemption(app) { info["exempt"] = .string(exemption) }
                 if let cgroup = app.cgroupDirectory { info["cgroup"] = .string(cgroup) }
+                for (key, value) in fetchDescription(app.id).values { info[key] = value }
                 return UserInfoBusCodec.encode(info)
             })
     }

@@ -155,12 +155,28 @@ extension LifecycleDaemon {
             }
         case .describeApps:
             return ExportedMethod(method, arguments: ()) { daemon, call in [daemon.describeApps()] }
+        case .setMinimumBackgroundFetchInterval:
+            return ExportedMethod(method, arguments: (AppIDArgument.self, Double.self), results: ()) {
+                daemon, call, id, interval in
+                try await daemon.setMinimumBackgroundFetchInterval(call, id.id, interval)
+            }
+        case .performFetch:
+            return ExportedMethod(method, arguments: AppIDArgument.self, results: ()) { daemon, call, id in
+                try await daemon.performFetch(id.id)
+            }
+        case .setBackgroundRefresh:
+            return ExportedMethod(method, arguments: (AppIDArgument.self, Bool.self), results: ()) {
+                daemon, call, id, enabled in try await daemon.setBackgroundRefresh(id.id, enabled)
+            }
         case .reportNotification:
             return ExportedMethod(
                 method, arguments: (AppIDArgument.self, NotificationNameArgument.self, UserInfoArgument.self),
                 results: ()
             ) { daemon, call, id, name, userInfo in
                 _ = try daemon.registeredApp(id.id, call)
+                if name.name == Application.performFetchNotification.rawValue {
+                    daemon.fetchResultReported(id.id, userInfo.userInfo)
+                }
                 daemon.emit(
                     LifecycledProtocol.Signal.notification.name,
                     [.string(id.id), .string(name.name), userInfo.busValue])
@@ -173,9 +189,11 @@ extension LifecycleDaemon {
             return ExportedMethod(method, arguments: (AppIDArgument.self, UInt32.self), results: ()) {
                 daemon, call, id, task in
                 _ = try daemon.registeredApp(id.id, call)
+                let name = daemon.registry[id.id]?.backgroundTasks[task]
                 daemon.registry[id.id]?.setBackgroundTask(task, nil)
                 // The last task of an app that reported suspended may have been what held sleep.
                 daemon.checkSleepRelease()
+                await daemon.fetchTaskEnded(id.id, name: name)
             }
         case .openURL:
             return ExportedMethod(method, arguments: (URLArgument.self, UserInfoArgument.self), results: String.self) {
@@ -397,7 +415,7 @@ extension LifecycleDaemon {
     ///
     /// Every report (state, notification, background task) must come from the connection the
     /// app registered from.
-    private func registeredApp(_ id: String, _ call: BusMethodCall) throws(BusError) -> HostedApp {
+    func registeredApp(_ id: String, _ call: BusMethodCall) throws(BusError) -> HostedApp {
         guard let app = registry[id], let busName = app.busName else {
             throw DaemonError.notRegistered("\(id) is not registered; call RegisterApp first")
         }
@@ -500,6 +518,10 @@ extension LifecycleDaemon {
         case .terminateApp(let id):
             guard registry[id] != nil else { throw DaemonError.unknownApp(id) }
             await terminateApp(id, reason: .hostRequest)
+        case .advanceFetchClock(let seconds):
+            advanceFetchClock(by: seconds)
+        case .fetchConditions(let conditions):
+            setFetchConditions(conditions)
         case .event(.terminate(let reason)):
             // The daemon stops: reply first, it would close the connection under the reply.
             Task { @MainActor in await self.handleHostEvent(.terminate(reason)) }

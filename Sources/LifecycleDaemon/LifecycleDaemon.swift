@@ -95,6 +95,19 @@ package final class LifecycleDaemon {
     var savedExemptions: Set<String> = []
     /// Their file's writer (made on the first change).
     lazy var exemptionsFile = GroupCommitFile(url: exemptionsURL, logger: logger)
+    /// The background-fetch schedule (`LifecycleDaemon+Fetch.swift`).
+    var fetchScheduler = FetchScheduler()
+    /// The fetch scheduler's clock: the wall clock, moved only by `Simulate("fetch-clock")`.
+    var fetchClock = FetchClock()
+    /// The writer of `fetch-schedule.json`.
+    lazy var fetchScheduleFile = GroupCommitFile(url: fetchScheduleURL, logger: logger)
+    /// The one timer of the next fetch wake-up, and which arming it belongs to.
+    var fetchTimer: EventSourceToken?
+    var fetchTimerGeneration = 0
+    /// Per app with a fetch running: the wait for its deadline and grace.
+    var fetchWatchdogs: [String: Task<Void, Never>] = [:]
+    /// Per app with a fetch running: the result it posted, until its fetch task ends.
+    var fetchResults: [String: BackgroundFetchResult] = [:]
     /// How the windows move apps: the configuration's, then `lifecycled.conf`'s `[lifecycle]`.
     var lifecycleSettings: LifecycleSettings
     /// The session's window source, while one runs.
@@ -185,6 +198,7 @@ package final class LifecycleDaemon {
         // What a caller may change or rely on from the first call: the user's exemptions and
         // lifecycled.conf's [lifecycle] settings, read before the interface is served.
         loadExemptions()
+        loadFetchSchedule()
         let file = readConfigurationFile()
         applyLifecycleSettings(file)
         let connection: BusConnection
@@ -251,6 +265,7 @@ package final class LifecycleDaemon {
             }
         }
         await startLocalNotifications()
+        armFetchTimer()
         await startPush(loop: loop, connection: connection, file: file)
         bridge.notify("READY=1\nSTATUS=hosting \(registry.all.count) known app(s)")
         // Off the start path: a display server that does not answer must not hold back READY.
@@ -329,6 +344,11 @@ package final class LifecycleDaemon {
     /// Stops serving at once: the bridge, the bus and the loop (apps still running lose their supervisor).
     private func teardown() {
         stopLocalNotifications()
+        fetchTimerGeneration += 1
+        fetchTimer?.cancel()
+        fetchTimer = nil
+        for watchdog in fetchWatchdogs.values { watchdog.cancel() }
+        fetchWatchdogs.removeAll()
         push?.stopAbruptly()
         push = nil
         stopWindowSource()
@@ -604,6 +624,7 @@ package final class LifecycleDaemon {
         logger.info("\(id) (pid \(app.process.map { String($0.pid) } ?? "?")) \(status)", metadata: .app(id))
         // The connection dies with the process; the registration ends here too.
         app.exited()
+        Task { @MainActor [weak self] in await self?.fetchAppGone(id) }
         setState(id, .notRunning)
         publishApps()
         checkSleepRelease()
@@ -618,6 +639,7 @@ package final class LifecycleDaemon {
         guard let app = registry.app(registeredFrom: busName) else { return }
         logger.info("\(app.id) left the bus (\(busName))", metadata: .app(app.id))
         app.leftTheBus()
+        Task { @MainActor [weak self] in await self?.fetchAppGone(app.id) }
         setState(app.id, .notRunning)
         // An app known only from its registration (no manifest, not launched here) is
         // forgotten once it is gone, so the registry does not grow with every id ever seen.

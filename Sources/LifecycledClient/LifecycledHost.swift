@@ -641,6 +641,14 @@ public final class LifecycledHost: ApplicationHost {
         report(LifecycledProtocol.Method.setIdleTimerDisabled.name, [.string(appID), .bool(disabled)])
     }
 
+    /// Asks lifecycled to schedule the app's background fetches (`SetMinimumBackgroundFetchInterval`).
+    public func application(
+        _ application: Application, didSetMinimumBackgroundFetchInterval interval: TimeInterval
+    ) {
+        guard let appID else { return }
+        report(LifecycledProtocol.Method.setMinimumBackgroundFetchInterval.name, [.string(appID), .double(interval)])
+    }
+
     /// Opens a URL: through lifecycled when a hosted app claims its scheme (the daemon names this
     /// app as the source), else (unless `universalLinksOnly`) the way the desktop would: the
     /// OpenURI portal, or the default application of the XDG MIME-apps files.
@@ -734,6 +742,13 @@ public final class LifecycledHost: ApplicationHost {
                 await call(
                     LifecycledProtocol.Method.backgroundTaskBegan.name,
                     [.string(appID), .uint32(UInt32(clamping: task.id.rawValue)), .string(task.name)])
+            }
+            // The interval the app asked for is the app's: a new daemon (or a registration the
+            // first report missed) learns it again.
+            if application.minimumBackgroundFetchInterval != Application.backgroundFetchIntervalNever {
+                await call(
+                    LifecycledProtocol.Method.setMinimumBackgroundFetchInterval.name,
+                    [.string(appID), .double(application.minimumBackgroundFetchInterval)])
             }
             // The new daemon holds no inhibitor and knows no badge of this app.
             if application.isIdleTimerDisabled {

@@ -25,6 +25,12 @@ extension LifecycledProtocol {
         case listManifests = "ListManifests"
         case setFreezeExempt = "SetFreezeExempt"
         case describeApps = "DescribeApps"
+        /// The app's `setMinimumBackgroundFetchInterval(_:)`: seconds, `Double.greatestFiniteMagnitude` for never.
+        case setMinimumBackgroundFetchInterval = "SetMinimumBackgroundFetchInterval"
+        /// Runs one background fetch of the app now (`lifecyclectl fetch APP`, Xcode's "simulate background fetch").
+        case performFetch = "PerformFetch"
+        /// The user's background-refresh switch for one app (`lifecyclectl background-refresh APP on|off`).
+        case setBackgroundRefresh = "SetBackgroundRefresh"
 
         /// The member name on the bus.
         public var name: String { rawValue }
@@ -52,6 +58,9 @@ extension LifecycledProtocol {
             case .setIdleTimerDisabled: return [Argument("app_id", "s"), Argument("disabled", "b")]
             case .setFreezeExempt: return [Argument("app_id", "s"), Argument("exempt", "b")]
             case .describeApps: return []
+            case .setMinimumBackgroundFetchInterval: return [Argument("app_id", "s"), Argument("interval", "d")]
+            case .performFetch: return [Argument("app_id", "s")]
+            case .setBackgroundRefresh: return [Argument("app_id", "s"), Argument("enabled", "b")]
             }
         }
 
@@ -68,7 +77,7 @@ extension LifecycledProtocol {
             case .describeApps: return [Argument("apps", "aa{sv}")]
             case .reportState, .reportNotification, .backgroundTaskBegan, .backgroundTaskEnded, .launch, .terminate,
                 .post, .simulate, .cancelNotification, .presentNotification, .setBadge, .setIdleTimerDisabled,
-                .setFreezeExempt:
+                .setFreezeExempt, .setMinimumBackgroundFetchInterval, .performFetch, .setBackgroundRefresh:
                 return []
             }
         }

@@ -18,7 +18,7 @@ import SystemdBus
 /// | `Launch` | method | `sa{sv}` | launch an app with launch options |
 /// | `Terminate` | method | `s` | terminate an app (willTerminate, then SIGTERM, then SIGKILL at the deadlines) |
 /// | `Post` | method | `ssa{sv}` | deliver a named notification with userInfo into an app's center |
-/// | `Simulate` | method | `sa{sv}` | inject a host event (`sleep`, `wake`, `lock`, `unlock`, `memory-warning`, `time-change`, `terminate`); refused unless enabled |
+/// | `Simulate` | method | `sa{sv}` | inject a host event (`sleep`, `wake`, `lock`, `unlock`, `memory-warning`, `time-change`, `terminate`), or move the fetch scheduler's test clock and conditions (`fetch-clock`, `fetch-conditions`); refused unless enabled |
 /// | `GetState` | method | `s` → `s` | an app's state |
 /// | `ListApps` | method | → `a(sssu)` | id, state, name, pid (0 when not running) of every known app |
 /// | `ScheduleNotification` | method | `sa{sv}` → `s` | schedule a local notification for an app (its property list, plus `actions`: the banner's buttons); returns its identifier once the schedule is on disk (`NotSaved` otherwise; `LimitsExceeded` over ``Limits/scheduleBytesPerApp`` or ``Limits/scheduleBytes``) |
@@ -28,6 +28,9 @@ import SystemdBus
 /// | `SetBadge` | method | `sx` | set an app's badge (announced with `com.canonical.Unity.LauncherEntry.Update`) |
 /// | `SetIdleTimerDisabled` | method | `sb` | the registered app wants the screen kept awake while it is active (a logind `idle` inhibitor) |
 /// | `ListManifests` | method | → `aa{sv}` | every manifest: `id`, `name`, `urlSchemes`, `shortcutItems`, `backgroundModes` (for desktop files) |
+/// | `SetMinimumBackgroundFetchInterval` | method | `sd` | the registered app's `setMinimumBackgroundFetchInterval(_:)` (seconds; `Double.greatestFiniteMagnitude`: never); the daemon schedules its fetches if its manifest declares `fetch` |
+/// | `PerformFetch` | method | `s` | run one background fetch of an app now (thawed, or launched in the background): `lifecyclectl fetch` |
+/// | `SetBackgroundRefresh` | method | `sb` | the user's background-refresh switch for an app (persisted; off: its fetches are deferred, `denied`) |
 /// | `Notification` | signal | `ssa{sv}` | app id, notification name, userInfo: every lifecycle notification of every app |
 /// | `StateChanged` | signal | `sss` | app id, previous state, new state |
 /// | `Command` | signal | `ssa{sv}` | app id, command, arguments: the daemon tells a hosted app a host fact or another command (``LifecycledCommand``) |

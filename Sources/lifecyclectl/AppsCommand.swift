@@ -15,7 +15,7 @@ struct AppsCommand: CtlCommand {
 
     @Flag(
         help:
-            "Print a JSON array of {id, state, name, pid, windowState, windows, reason, frozen, exempt, adoptsLifecycle}."
+            "Print a JSON array of {id, state, name, pid, windowState, windows, reason, frozen, exempt, adoptsLifecycle, nextFetch, fetching, fetchDeferred, backgroundRefresh}."
     )
     var json = false
 
@@ -31,14 +31,14 @@ struct AppsCommand: CtlCommand {
             return
         }
         let rows =
-            [["ID", "STATE", "PID", "WINDOWS", "WHY"]]
+            [["ID", "STATE", "PID", "WINDOWS", "NEXT FETCH", "WHY"]]
             + entries.map { entry in
                 [
                     entry.id, entry.state, entry.pid == 0 ? "-" : String(entry.pid),
-                    entry.windows.isEmpty ? "-" : entry.windows.joined(separator: ", "), entry.why,
+                    entry.windows.isEmpty ? "-" : entry.windows.joined(separator: ", "), entry.fetch, entry.why,
                 ]
             }
-        let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        let widths = (0..<6).map { column in rows.map { $0[column].count }.max() ?? 0 }
         for row in rows {
             let cells = row.enumerated().map { index, cell in
                 index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)

@@ -19,7 +19,7 @@ struct LifecycleCtl: AsyncParsableCommand, UsageErrorExit {
             StatusCommand.self, AppsCommand.self, MonitorCommand.self, OpenCommand.self, PostCommand.self,
             SimulateCommand.self, NotifyCommand.self, NotificationsCommand.self, CancelNotificationCommand.self,
             ActivateCommand.self, InstallDesktopFilesCommand.self, PushCommand.self, FleetCommand.self,
-            Graph.self, ExemptCommand.self, UnexemptCommand.self,
+            Graph.self, ExemptCommand.self, UnexemptCommand.self, FetchCommand.self, BackgroundRefreshCommand.self,
         ])
 
     /// Parses the command line and runs; usage errors exit 2 (``UsageErrorExit``).

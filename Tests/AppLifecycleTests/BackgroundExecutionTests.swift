@@ -206,8 +206,8 @@ struct BackgroundExecutionTests {
         #expect(posted.userInfo[ApplicationUserInfoKey.fetchResult] == "newData")
     }
 
-    @Test("a completion handler never called is given up at its deadline")
-    func completionDeadline() {
+    @Test("a fetch handler not called in time ends the app as the watchdog would: no willTerminate")
+    func fetchOverrunEndsTheApp() throws {
         let delegate = FullDelegate()
         let harness = Harness(
             delegate, configuration: .init(completionHandlerDeadline: .seconds(30), isStateRestorationEnabled: false))
@@ -216,7 +216,92 @@ struct BackgroundExecutionTests {
         harness.host.send(.backgroundFetch)
         harness.host.advance(by: .seconds(29))
         #expect(harness.app.applicationState == .background)
+        #expect(harness.host.overruns.isEmpty)
         harness.host.advance(by: .seconds(1))
+        #expect(harness.host.overruns == ["application(_:performFetchWithCompletionHandler:)"])
+        #expect(harness.app.applicationState == .notRunning)
+        #expect(harness.host.didTerminate)
+        try harness.recorder.verifyAbsent(Application.names.willTerminate)
+        try harness.recorder.verifyAbsent("ApplicationPerformFetchNotification")
+        // Calling the handler afterwards changes nothing.
+        let late = try #require(delegate.fetchCompletion)
+        late(.newData)
+        #expect(harness.app.applicationState == .notRunning)
+    }
+
+    @Test("a remote-notification fetch handler not called in time ends the app too")
+    func remoteNotificationFetchOverrunEndsTheApp() throws {
+        let harness = Harness(
+            FullDelegate(),
+            configuration: .init(completionHandlerDeadline: .seconds(30), isStateRestorationEnabled: false))
+        harness.launch()
+        harness.host.send(.foreground(false))
+        harness.host.send(.remoteNotification(["aps": .dictionary(["content-available": .int(1)])]))
+        #expect(harness.app.applicationState == .background)
+        harness.host.advance(by: .seconds(30))
+        #expect(
+            harness.host.overruns == ["application(_:didReceiveRemoteNotification:fetchCompletionHandler:)"])
+        #expect(harness.app.applicationState == .notRunning)
+        try harness.recorder.verifyAbsent(Application.names.willTerminate)
+    }
+
+    @Test("other completion handlers (a background URL session's) are only given up at their deadline")
+    func otherCompletionDeadline() {
+        final class SessionDelegate: ApplicationDelegate {
+            var handler: (@Sendable () -> Void)?
+            func application(
+                _ application: Application, handleEventsForBackgroundURLSession identifier: String,
+                completionHandler: @escaping @Sendable () -> Void
+            ) { handler = completionHandler }
+        }
+        let delegate = SessionDelegate()
+        // Background time longer than the deadline: the deadline, not background time, gives it up.
+        let harness = Harness(
+            delegate,
+            configuration: .init(
+                backgroundTimeLimit: .seconds(180), completionHandlerDeadline: .seconds(30),
+                isStateRestorationEnabled: false))
+        harness.launch()
+        harness.host.send(.foreground(false))
+        harness.host.send(.backgroundURLSessionEvents(identifier: "downloads"))
+        #expect(delegate.handler != nil)
+        #expect(harness.app.applicationState == .background)
+        harness.host.advance(by: .seconds(30))
+        #expect(harness.host.overruns.isEmpty)
         #expect(harness.app.applicationState == .suspended)
+    }
+
+    @Test("a fetch is a background task for the host: begun with the call, ended after the result is posted")
+    func fetchIsAHostBackgroundTask() throws {
+        let delegate = FullDelegate()
+        let harness = Harness(delegate)
+        harness.launch()
+        harness.host.send(.foreground(false))
+        harness.host.send(.backgroundFetch)
+        #expect(harness.host.backgroundTaskReports == ["began 1 \(Application.backgroundFetchTaskName)"])
+        #expect(harness.app.activeBackgroundTasks.isEmpty, "the app's own tasks are its own")
+        let completion = try #require(delegate.fetchCompletion)
+        completion(.noData)
+        #expect(harness.host.backgroundTaskReports.last == "ended 1")
+        #expect(harness.app.applicationState == .suspended)
+        // A task the app begins next does not reuse the fetch's identifier.
+        harness.host.send(.foreground(true))
+        #expect(harness.app.beginBackgroundTask(withName: "upload").rawValue == 2)
+    }
+
+    @Test("setMinimumBackgroundFetchInterval: never by default, changes reach the host, NaN is refused")
+    func minimumBackgroundFetchInterval() {
+        let harness = Harness(FullDelegate())
+        harness.launch()
+        #expect(harness.app.minimumBackgroundFetchInterval == Application.backgroundFetchIntervalNever)
+        #expect(Application.backgroundFetchIntervalNever == .greatestFiniteMagnitude)
+        #expect(Application.backgroundFetchIntervalMinimum == 0)
+        harness.app.setMinimumBackgroundFetchInterval(Application.backgroundFetchIntervalMinimum)
+        harness.app.setMinimumBackgroundFetchInterval(-5)
+        harness.app.setMinimumBackgroundFetchInterval(.nan)
+        harness.app.setMinimumBackgroundFetchInterval(3600)
+        harness.app.setMinimumBackgroundFetchInterval(Application.backgroundFetchIntervalNever)
+        #expect(harness.host.backgroundFetchIntervals == [0, 3600, .greatestFiniteMagnitude])
+        #expect(harness.app.minimumBackgroundFetchInterval == .greatestFiniteMagnitude)
     }
 }

@@ -83,9 +83,9 @@ struct CtlCommandTests {
             #expect(appsStatus == 0)
             #expect(
                 apps.out == [
-                    "ID                   STATE       PID   WINDOWS  WHY",
-                    "org.example.Counter  active      4242  -        -",
-                    "org.example.Notes    notRunning  -     -        -",
+                    "ID                   STATE       PID   WINDOWS  NEXT FETCH  WHY",
+                    "org.example.Counter  active      4242  -        -           -",
+                    "org.example.Notes    notRunning  -     -        -           -",
                 ])
             let (_, appsJSON) = await env.run(AppsCommand.self, ["--json"])
             let decoded = try JSONDecoder().decode([LifecycledApp].self, from: Data(appsJSON.out.joined().utf8))
@@ -188,6 +188,9 @@ struct CtlCommandTests {
                 ),
                 (MonitorCommand.self, ["--app", "x"], "not a valid app id"),
                 (AppsCommand.self, ["--no-such-flag"], "no-such-flag"),
+                (FetchCommand.self, ["not-an-id"], "not a valid app id"),
+                (BackgroundRefreshCommand.self, ["not-an-id", "on"], "not a valid app id"),
+                (BackgroundRefreshCommand.self, [FakeLifecycled.counterID, "maybe"], "The value 'maybe' is invalid"),
             ]
             for (command, arguments, message) in cases {
                 let capture = Capture()

@@ -1,0 +1,31 @@
+import FoundationEssentials
+
+/// The fetch scheduler's clock in lifecycled: Unix seconds (`CLOCK_REALTIME`, so a schedule
+/// survives restarts and reboots), plus an offset that only `Simulate("fetch-clock")` moves.
+///
+/// The offset is the test clock: a test of the real daemon advances it by hours in a call instead
+/// of waiting for them. `Simulate` is refused unless lifecycled runs with `--enable-simulate`
+/// (and, like every method, from a caller of the daemon's own uid), so in production the offset
+/// stays 0 and this is the wall clock.
+package struct FetchClock: Sendable {
+    /// Seconds added to the wall clock (0 unless a simulation moved it).
+    package private(set) var offset: Double = 0
+
+    /// The wall clock.
+    package init() {}
+
+    /// Now, in Unix seconds plus ``offset``.
+    package var now: Double { wallClock() + offset }
+
+    /// The wall clock alone, in Unix seconds.
+    package func wallClock() -> Double { Date().timeIntervalSince1970 }
+
+    /// Moves the clock forward (a test's simulated time passing).
+    ///
+    /// - Parameters:
+    ///   - seconds: How far; finite and not negative.
+    package mutating func advance(by seconds: Double) {
+        precondition(seconds.isFinite && seconds >= 0, "the fetch clock only moves forward")
+        offset += seconds
+    }
+}
