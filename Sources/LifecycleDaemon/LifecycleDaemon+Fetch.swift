@@ -117,6 +117,10 @@ extension LifecycleDaemon {
         logger.info("\(id): background refresh \(enabled ? "on" : "off")", metadata: .app(id))
         armFetchTimer()
         publishApps()
+        // The app hears its own status (UIApplicationBackgroundRefreshStatusDidChangeNotification).
+        let lowPowerMode = bridge?.deviceConditions.isLowPowerModeEnabled == true
+        await send(
+            .hostEvent(.backgroundRefreshStatus(backgroundRefreshStatus(for: id, lowPowerMode: lowPowerMode))), to: id)
     }
 
     /// New conditions (the host's sources, or `Simulate("fetch-conditions")`): deferred fetches are

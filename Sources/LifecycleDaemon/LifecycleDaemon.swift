@@ -256,6 +256,10 @@ package final class LifecycleDaemon {
         bridgeConfiguration.environment = ProcessInfo.processInfo.environment
         let bridge = HostBridge(configuration: bridgeConfiguration)
         bridge.isOrientationLocked = lifecycleSettings.orientationLocked
+        // The fetch scheduler's conditions follow the device's (a deferred fetch runs when they allow).
+        bridge.onDeviceConditionsChange = { [weak self] conditions in
+            self?.setFetchConditions(Self.fetchConditions(conditions))
+        }
         self.bridge = bridge
         let events = await bridge.start(logger: logger)
         bridgeTask = Task { @MainActor [weak self] in

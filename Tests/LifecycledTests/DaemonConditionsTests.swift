@@ -132,4 +132,78 @@ struct DaemonConditionsTests {
             #expect(try await eventually { try sensor.callCount("ReleaseAccelerometer") == 1 }, "not released")
         }
     }
+
+    @Test("the fetch scheduler's conditions follow NetworkManager and UPower; a user's switch denies the app")
+    func fetchConditionsFollowTheServices() async throws {
+        let systemBus = try PrivateBus()
+        defer { systemBus.stop() }
+        let manager = "/org/freedesktop/NetworkManager"
+        let network = try DBusMock(template: "networkmanager", address: systemBus.address)
+        defer { network.stop() }
+        try network.addProperty(
+            path: manager, interface: "org.freedesktop.NetworkManager", name: "Metered", value: "uint32 1")
+        let power = try DBusMock(template: "upower", address: systemBus.address, parameters: #"{"OnBattery": true}"#)
+        defer { power.stop() }
+        try await withConditionsDaemon(systemBus: systemBus) { h in
+            #expect(
+                try await eventually { h.daemon.fetchScheduler.conditions.isMetered == true },
+                "the scheduler did not hear that the network is metered")
+            #expect(h.daemon.fetchScheduler.conditions.hasFullConnectivity == true)
+            try network.updateProperties(
+                path: manager, interface: "org.freedesktop.NetworkManager", properties: ["Metered": "uint32 2"])
+            #expect(try await eventually { h.daemon.fetchScheduler.conditions.isMetered == false }, "still metered")
+
+            // The user turns background refresh off for the running app: it hears that it is denied.
+            try await h.client.call(
+                LifecycledProtocol.Method.launch.name, [.string(Self.counter), encodeInfo(UserInfo())])
+            try await h.client.log.waitForState(Self.counter, .active)
+            try await h.client.call(
+                LifecycledProtocol.Method.setBackgroundRefresh.name, [.string(Self.counter), .bool(false)])
+            try await h.emitted.wait(for: "the app's refresh notification") {
+                !$0.notifications(Self.counter, Self.refresh).isEmpty
+            }
+            // An app registering after the switch starts denied.
+            let probe = "org.example.Probe"
+            let first = try await FakeApp(probe, address: h.bus.address)
+            _ = try await first.register()
+            try await h.client.call(
+                LifecycledProtocol.Method.setBackgroundRefresh.name, [.string(probe), .bool(false)])
+            #expect(h.emitted.commands(probe).contains("background-refresh-status"))
+            first.close()
+            let again = try await FakeApp(probe, address: h.bus.address)
+            defer { again.close() }
+            // Once the daemon has seen the first connection go, the id is free again.
+            var registered: UserInfo?
+            #expect(
+                await eventually {
+                    registered = try? await again.register().facts
+                    return registered != nil
+                }, "the second registration was refused")
+            #expect(registered?["background-refresh-status"] == .int(Int64(BackgroundRefreshStatus.denied.rawValue)))
+        }
+    }
+
+    @Test("DeviceConditions to FetchConditions: unknown stays unknown; a low battery counts only on battery")
+    func fetchConditionsMapping() {
+        #expect(LifecycleDaemon.fetchConditions(DeviceConditions()) == .unknown)
+        #expect(
+            LifecycleDaemon.fetchConditions(
+                DeviceConditions(
+                    connectivity: .portal, isMetered: true, isOnBattery: true, batteryWarningLevel: .low,
+                    isLowPowerModeEnabled: false, thermalState: .serious))
+                == FetchConditions(
+                    hasFullConnectivity: false, isMetered: true, isLowBattery: true, isLowPowerModeEnabled: false,
+                    isThermalStateSeriousOrAbove: true))
+        #expect(
+            LifecycleDaemon.fetchConditions(DeviceConditions(isOnBattery: false, batteryWarningLevel: .critical))
+                .isLowBattery == false)
+        #expect(
+            LifecycleDaemon.fetchConditions(
+                DeviceConditions(isOnBattery: true, batteryWarningLevel: BatteryWarningLevel.none)
+            )
+            .isLowBattery == false)
+        #expect(
+            LifecycleDaemon.fetchConditions(DeviceConditions(thermalState: .fair)).isThermalStateSeriousOrAbove == false
+        )
+    }
 }
