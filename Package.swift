@@ -87,6 +87,12 @@ let package = Package(
                 "CLinuxSupport", logging,
             ]
         ),
+        // Background fetch's one scheduler, for lifecycled's apps and SystemdHost's one app: when each app
+        // is due, coalesced wake-ups, the result rule, the device's conditions, and its state file.
+        .target(
+            name: "FetchScheduling",
+            dependencies: ["AppLifecycle", "AppLifecycleSystemd", "SystemdBus", "LifecycledProtocol", logging]
+        ),
         // The app's UnifiedPush connector, its registration state and Web Push decryption (only apps link it).
         .target(
             name: "UnifiedPushClient",
@@ -115,7 +121,7 @@ let package = Package(
             name: "InProcessHost",
             dependencies: [
                 "AppLifecycle", "AppLifecycleSystemd", "SystemdBus", "LifecycledProtocol", "DesktopIntegration",
-                "LocalNotificationEngine", "UnifiedPushClient", logging,
+                "LocalNotificationEngine", "UnifiedPushClient", "FetchScheduling", logging,
             ]
         ),
         // Host selection and main, above both hosts.
@@ -183,8 +189,9 @@ let package = Package(
             name: "LifecycleDaemon",
             dependencies: [
                 "AppLifecycle", "LifecycledProtocol", "AppLifecycleSystemd", "DesktopIntegration",
-                "LocalNotificationEngine", "DurableState", "SystemdBus", "CLinuxSupport", "BrokerLink", "FleetProtocol",
-                logging,
+                "LocalNotificationEngine", "DurableState", "FetchScheduling", "SystemdBus", "CLinuxSupport",
+                "BrokerLink",
+                "FleetProtocol", logging,
             ]
         ),
         .executableTarget(
@@ -214,7 +221,9 @@ let package = Package(
             name: "LifecycleFuzz",
             dependencies: [
                 "LifecycleDaemon", "LifecyclePushGateway", "LifecycledProtocol", "DesktopIntegration",
-                "LocalNotificationEngine", "UnifiedPushClient", "AppLifecycleSystemd", "AppLifecycle", "SystemdBus",
+                "LocalNotificationEngine", "FetchScheduling", "UnifiedPushClient", "AppLifecycleSystemd",
+                "AppLifecycle",
+                "SystemdBus",
                 "CSystemd", "WebPush", "BrokerLink", "FleetProtocol", crypto, logging, nioCore,
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
@@ -228,8 +237,9 @@ let package = Package(
             dependencies: [
                 "AppLifecycle", "AppLifecycleSystemd", "InProcessHost", "LifecycledProtocol", "LifecycledClient",
                 "AppLifecycleTesting", "SystemdBus", "SystemdBusTesting", "CAllocationCounter", "BrokerLink",
-                "FleetProtocol", "BrokerTestSupport", "WebPush", "HTTPClientSupport", "LifecycleDaemon", argumentParser,
-                logging,
+                "FleetProtocol", "BrokerTestSupport", "WebPush", "HTTPClientSupport", "LifecycleDaemon",
+                "FetchScheduling",
+                argumentParser, logging,
             ],
             path: "Benchmarks/LifecycleBench"
         ),
@@ -258,6 +268,12 @@ let package = Package(
         ),
         .testTarget(
             name: "DurableStateTests", dependencies: ["DurableState", "AppLifecycle", "SystemdBusTesting", logging]),
+        .testTarget(
+            name: "FetchSchedulingTests",
+            dependencies: [
+                "FetchScheduling", "AppLifecycle", "AppLifecycleSystemd", "SystemdBus", "SystemdBusTesting", logging,
+            ]
+        ),
         .testTarget(
             name: "LocalNotificationEngineTests",
             dependencies: [
@@ -299,8 +315,8 @@ let package = Package(
             dependencies: [
                 "lifecycled", "LifecycleDaemon", "AppLifecycle", "AppLifecycleTesting", "AppLifecycleSystemd",
                 "LifecycledProtocol", "LifecycledClient", "DesktopIntegration", "LocalNotificationEngine",
-                "UnifiedPushClient", "FleetProtocol", "AppLifecycleMain", "SystemdBus", "SystemdBusTesting",
-                "LifecycledTestSupport",
+                "UnifiedPushClient", "FleetProtocol", "FetchScheduling", "AppLifecycleMain", "SystemdBus",
+                "SystemdBusTesting", "LifecycledTestSupport",
                 "BrokerLink", "BrokerTestSupport", "WebPush", logging,
             ]
         ),

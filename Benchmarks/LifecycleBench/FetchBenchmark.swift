@@ -1,5 +1,6 @@
 import AppLifecycle
 import ArgumentParser
+import FetchScheduling
 import Foundation
 import LifecycleDaemon
 

@@ -30,26 +30,6 @@ extension LifecycleDaemon {
         return lowPowerMode ? .restricted : .available
     }
 
-    /// What the fetch scheduler needs of the device's conditions: full connectivity, a metered
-    /// network, a low battery (UPower's warning level low or worse while on battery), Low Power Mode,
-    /// a thermal state of serious or above; each unknown when its service is.
-    ///
-    /// - Parameters:
-    ///   - conditions: The bridge's conditions.
-    static func fetchConditions(_ conditions: DeviceConditions) -> FetchConditions {
-        let lowBattery: Bool? =
-            switch (conditions.isOnBattery, conditions.batteryWarningLevel) {
-            case (false, _): false
-            case (true, .some(let level)): level >= .low
-            case (true, nil), (nil, _): nil
-            }
-        return FetchConditions(
-            hasFullConnectivity: conditions.connectivity.map { $0 == .full },
-            isMetered: conditions.isMetered, isLowBattery: lowBattery,
-            isLowPowerModeEnabled: conditions.isLowPowerModeEnabled,
-            isThermalStateSeriousOrAbove: conditions.thermalState.map { $0 >= .serious })
-    }
-
     /// The bridge's background refresh status, made each app's own and sent to each.
     ///
     /// - Parameters:

@@ -1,5 +1,6 @@
 import AppLifecycle
 import DurableState
+import FetchScheduling
 import FoundationEssentials
 import LifecycledProtocol
 import SystemdBus

@@ -2,6 +2,7 @@ import AppLifecycle
 import AppLifecycleSystemd
 import DesktopIntegration
 import DurableState
+import FetchScheduling
 import FoundationEssentials
 import Glibc
 import LifecycledProtocol
@@ -258,7 +259,7 @@ package final class LifecycleDaemon {
         bridge.isOrientationLocked = lifecycleSettings.orientationLocked
         // The fetch scheduler's conditions follow the device's (a deferred fetch runs when they allow).
         bridge.onDeviceConditionsChange = { [weak self] conditions in
-            self?.setFetchConditions(Self.fetchConditions(conditions))
+            self?.setFetchConditions(FetchConditions(conditions))
         }
         self.bridge = bridge
         let events = await bridge.start(logger: logger)

@@ -1,5 +1,6 @@
 import AppLifecycle
 import AppLifecycleSystemd
+import FetchScheduling
 import LifecycledProtocol
 import SystemdBus
 

@@ -1,5 +1,6 @@
 import AppLifecycle
 import AppLifecycleSystemd
+import FetchScheduling
 import Foundation
 import LifecycledProtocol
 import SystemdBus
@@ -185,9 +186,9 @@ struct DaemonConditionsTests {
 
     @Test("DeviceConditions to FetchConditions: unknown stays unknown; a low battery counts only on battery")
     func fetchConditionsMapping() {
-        #expect(LifecycleDaemon.fetchConditions(DeviceConditions()) == .unknown)
+        #expect(FetchConditions(DeviceConditions()) == .unknown)
         #expect(
-            LifecycleDaemon.fetchConditions(
+            FetchConditions(
                 DeviceConditions(
                     connectivity: .portal, isMetered: true, isOnBattery: true, batteryWarningLevel: .low,
                     isLowPowerModeEnabled: false, thermalState: .serious))
@@ -195,15 +196,15 @@ struct DaemonConditionsTests {
                     hasFullConnectivity: false, isMetered: true, isLowBattery: true, isLowPowerModeEnabled: false,
                     isThermalStateSeriousOrAbove: true))
         #expect(
-            LifecycleDaemon.fetchConditions(DeviceConditions(isOnBattery: false, batteryWarningLevel: .critical))
+            FetchConditions(DeviceConditions(isOnBattery: false, batteryWarningLevel: .critical))
                 .isLowBattery == false)
         #expect(
-            LifecycleDaemon.fetchConditions(
+            FetchConditions(
                 DeviceConditions(isOnBattery: true, batteryWarningLevel: BatteryWarningLevel.none)
             )
             .isLowBattery == false)
         #expect(
-            LifecycleDaemon.fetchConditions(DeviceConditions(thermalState: .fair)).isThermalStateSeriousOrAbove == false
+            FetchConditions(DeviceConditions(thermalState: .fair)).isThermalStateSeriousOrAbove == false
         )
     }
 }

@@ -1,4 +1,5 @@
 import AppLifecycle
+import FetchScheduling
 import Foundation
 import Glibc
 import LifecycledProtocol

@@ -1,3 +1,4 @@
+import FetchScheduling
 import FoundationEssentials
 
 @testable import LifecycleDaemon

@@ -4,7 +4,7 @@ import Logging
 import SystemdBusTesting
 import Testing
 
-@testable import LifecycleDaemon
+@testable import FetchScheduling
 
 /// A simulated run of the scheduler: the clock jumps from wake-up to wake-up (no wall clock).
 struct SimulatedFetchDay {

@@ -1,3 +1,5 @@
+import AppLifecycleSystemd
+
 /// What the fetch scheduler knows of the device when it decides whether a due fetch runs.
 ///
 /// Every field is optional: `nil` is unknown (the service that tells it is absent, restarting, or
@@ -45,5 +47,25 @@ package struct FetchConditions: Sendable, Hashable, Codable {
         if isLowBattery == true { return .lowBattery }
         if isThermalStateSeriousOrAbove == true { return .thermalState }
         return nil
+    }
+
+    /// What the fetch scheduler needs of the device's conditions: full connectivity, a metered
+    /// network, a low battery (UPower's warning level low or worse while on battery), Low Power Mode,
+    /// a thermal state of serious or above; each unknown when its service is.
+    ///
+    /// - Parameters:
+    ///   - conditions: The host bridge's conditions.
+    package init(_ conditions: DeviceConditions) {
+        let lowBattery: Bool? =
+            switch (conditions.isOnBattery, conditions.batteryWarningLevel) {
+            case (false, _): false
+            case (true, .some(let level)): level >= .low
+            case (true, nil), (nil, _): nil
+            }
+        self.init(
+            hasFullConnectivity: conditions.connectivity.map { $0 == .full },
+            isMetered: conditions.isMetered, isLowBattery: lowBattery,
+            isLowPowerModeEnabled: conditions.isLowPowerModeEnabled,
+            isThermalStateSeriousOrAbove: conditions.thermalState.map { $0 >= .serious })
     }
 }
