@@ -121,6 +121,26 @@ struct PlasmaWindowSourceTests {
         #expect(focused.map(\.id) == [window.id])
     }
 
+    /// KWin describes a window (`initial_state`) only after the source asked for it, one round trip
+    /// after the bind: the first set must wait for that, or it would claim an empty session.
+    @Test("windows that exist before the source starts are all in its first set, with their pids")
+    func existingWindowsAreInTheFirstSet() async throws {
+        let kwin = try await Self.allowedSession()
+        defer { kwin.stop() }
+        let watcher = try await Follower(socketPath: kwin.socketPath)
+        defer { watcher.stop() }
+        let alpha = try kwin.startClient(appID: "org.example.alpha")
+        let beta = try kwin.startClient(appID: "org.example.beta")
+        _ = try await watcher.windows("both mapped") { $0.count == 2 }
+
+        let follower = try await Follower(socketPath: kwin.socketPath)
+        defer { follower.stop() }
+        let first = try await follower.windows("the first set")
+        #expect(Set(first.compactMap(\.appID)) == ["org.example.alpha", "org.example.beta"])
+        #expect(Set(first.compactMap(\.processID)) == [alpha.pid, beta.pid])
+        #expect(first.filter(\.isActivated).count == 1)
+    }
+
     /// KWin sends a focus change as two `state_changed` events (the old window loses `active`, the
     /// new one gains it), and a new window's `initial_state` only after this source asked for it:
     /// no report may fall in between, or the daemon would see a moment with no app in front.
