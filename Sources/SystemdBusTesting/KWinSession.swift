@@ -47,6 +47,21 @@ public final class KWinSession: Sendable {
     public var logPath: String { directory.appending("kwin.log") }
     /// The Wayland socket's absolute path (it exists while KWin runs).
     public var socketPath: String { runtimeDirectory + "/" + waylandDisplay }
+    /// The GTK client's script: `python3 SCRIPT APP_ID TITLE` opens one window (what
+    /// ``startClient(appID:title:)`` runs; a test's manifest may run it too).
+    public var clientScriptPath: String { directory.appending("window.py") }
+    /// The environment of a GTK client of this KWin.
+    public var clientEnvironment: [String: String] {
+        [
+            "PATH": "/usr/bin:/bin",
+            "HOME": directory.appending("home"),
+            "XDG_RUNTIME_DIR": runtimeDirectory,
+            "WAYLAND_DISPLAY": waylandDisplay,
+            "GDK_BACKEND": "wayland",
+            "NO_AT_BRIDGE": "1",
+            "LANG": "C.UTF-8",
+        ]
+    }
 
     private struct State {
         var compositor: ChildProcess?
@@ -204,17 +219,8 @@ public final class KWinSession: Sendable {
     /// - Throws: ``FixtureError`` if KWin does not run or python3 cannot be spawned.
     public func startClient(appID: String, title: String? = nil) throws -> ChildProcess {
         guard compositorPID != nil else { throw FixtureError("kwin does not run") }
-        let environment = [
-            "PATH": "/usr/bin:/bin",
-            "HOME": directory.appending("home"),
-            "XDG_RUNTIME_DIR": runtimeDirectory,
-            "WAYLAND_DISPLAY": waylandDisplay,
-            "GDK_BACKEND": "wayland",
-            "NO_AT_BRIDGE": "1",
-            "LANG": "C.UTF-8",
-        ]
         let client = try ChildProcess.spawn(
-            Self.pythonPath, [directory.appending("window.py"), appID, title ?? appID], environment: environment,
+            Self.pythonPath, [clientScriptPath, appID, title ?? appID], environment: clientEnvironment,
             stdout: .file(directory.appending("client-\(appID).log")))
         state.withLock { $0.clients.append(client) }
         return client
