@@ -12,7 +12,7 @@ import Synchronization
 /// Wayland socket has a name of its own (``waylandDisplay``), the same after a restart.
 ///
 /// KWin offers `org_kde_plasma_window_management` only to programs whose desktop file lists it in
-/// `X-KDE-Wayland-Interfaces`: ``allowWindowManagement(executable:)`` writes one into the
+/// `X-KDE-Wayland-Interfaces`: ``allowWindowManagement(executable:name:)`` writes one into the
 /// session's `XDG_DATA_HOME` (KWin reads new desktop files while it runs, through its service cache,
 /// which lives in the session's home).
 ///
