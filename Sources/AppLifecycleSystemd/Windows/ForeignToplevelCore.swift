@@ -406,7 +406,8 @@ final class ForeignToplevelCore {
         switch phase {
         case .discovering:
             guard manager != nil else {
-                failure = missingManagerError()
+                // A global refused while it was listed (too old a version) said why already.
+                failure = failure ?? missingManagerError()
                 return
             }
             guard let sync = cwayland_display_sync(f, display) else {
