@@ -64,9 +64,9 @@ extension LifecycleDaemon {
                 source.stop()
                 return
             }
+            let mode = lifecycleSettings.foregroundMode.rawValue
             logger.info(
-                "windows: following the \(kind.rawValue) display server (\(lifecycleSettings.foregroundMode.rawValue) mode)"
-            )
+                "windows: following the \(kind.rawValue) display server with \(type(of: source)) (\(mode) mode)")
             windowSource = source
             let updates = source.updates
             windowTask = Task { @MainActor [weak self] in
