@@ -127,7 +127,10 @@ extension LifecycleDaemon {
     /// arrival order. A set in which no window has the focus settles for
     /// ``DaemonConfiguration/windowSettleDelay`` first and is dropped if another came meanwhile:
     /// window managers clear the focus before they give it, and an app must not resign active and
-    /// become active again for that. A later set ends that wait at once.
+    /// become active again for that. So does a set that shows a new window without the focus: KWin
+    /// describes a new window before it activates it (19 ms later in the tests), and a
+    /// single-foreground session must not send the app just launched to the background meanwhile.
+    /// A later set ends that wait at once.
     ///
     /// - Parameters:
     ///   - update: What the source reported.
@@ -137,7 +140,11 @@ extension LifecycleDaemon {
         let generation = windowGeneration
         let settles: Bool
         if case .windows(let windows) = update {
-            settles = !windows.contains { $0.isActivated && !$0.isMinimized }
+            let known = windowIDsSeen
+            windowIDsSeen = Set(windows.map(\.id))
+            settles =
+                !windows.contains { $0.isActivated && !$0.isMinimized }
+                || windows.contains { !known.contains($0.id) && !$0.isActivated && !$0.isMinimized }
         } else {
             settles = false
         }

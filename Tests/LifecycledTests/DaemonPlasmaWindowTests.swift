@@ -32,8 +32,9 @@ struct DaemonPlasmaWindowTests {
                 $0.appEnvironment = environment
                 $0.lifecycle.foregroundMode = .single
                 // KWin describes a new window first and activates it in a later flush (tens of ms,
-                // after the client's first frame): in single mode the new app is in the background
-                // meanwhile, and a zero delay would freeze it before it is given the focus.
+                // after the client's first frame); the daemon lets such a set settle for 50 ms, but
+                // on a loaded machine KWin may take longer, and a zero delay would then freeze the
+                // new app before it is given the focus.
                 $0.lifecycle.freezeDelay = .seconds(2)
             },
             setUp: { dir in
