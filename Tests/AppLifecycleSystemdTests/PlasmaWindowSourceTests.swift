@@ -9,7 +9,9 @@ import Testing
 /// The KDE Plasma window source against a real KWin 5.27 (`kwin_wayland --virtual`) with real GTK
 /// windows: what KWin reports is what the source must report. Focus is moved as plasmashell's task
 /// manager moves it, with `set_state` from a second client (a second source).
-@Suite("PlasmaWindowSource", .serialized, .enabled(if: KWinSession.isAvailable))
+@Suite(
+    "PlasmaWindowSource", .serialized,
+    .enabled(if: KWinSession.isAvailable, "needs kwin-wayland, python3-gi and gir1.2-gtk-3.0 (make deps)"))
 struct PlasmaWindowSourceTests {
     /// An update and when the consumer had it.
     struct Arrival: Sendable {

@@ -12,7 +12,8 @@ import Testing
 /// lifecycled on KDE Plasma: a real KWin 5.27 decides, through Plasma's window management (chosen
 /// because KWin offers no wlroots manager), which app is in front; KWin gives each window's pid.
 @Suite(
-    "lifecycled follows a real KWin", .serialized, .timeLimit(.minutes(2)), .enabled(if: KWinSession.isAvailable))
+    "lifecycled follows a real KWin", .serialized, .timeLimit(.minutes(2)),
+    .enabled(if: KWinSession.isAvailable, "needs kwin-wayland, python3-gi and gir1.2-gtk-3.0 (make deps)"))
 @MainActor
 struct DaemonPlasmaWindowTests {
     @Test("KWin: window-source auto picks Plasma's window management; focus moved away freezes, back thaws")
