@@ -72,7 +72,9 @@ struct PlasmaWindowSourceScriptedTests {
         connection.send(window, Opcode.initialState)
     }
 
-    @Test("version 12: windows announced by id are fetched with get_window and reported with app id, pid and state")
+    @Test(
+        "version 12: windows announced by id are fetched with get_window and reported with app id (printable), pid and state"
+    )
     func version12FetchesWindowsByID() async throws {
         let server = try ScriptedWaylandServer()
         let bound = ValueRecorder<UInt32>()
@@ -85,14 +87,14 @@ struct PlasmaWindowSourceScriptedTests {
             else { return }
             bound.add(version)
             guard let (window, id) = Self.getWindow(connection, management: management), id == 41 else { return }
-            Self.describe(connection, window, appID: "org.example.old", pid: 4242, state: 1 | 1 << 8)
+            Self.describe(connection, window, appID: "org.example.old\u{1B}[2J", pid: 4242, state: 1 | 1 << 8)
         }
         let follower = try await PlasmaWindowSourceTests.Follower(socketPath: server.socketPath)
         defer { follower.stop() }
         let first = try await follower.windows("the first set")
         #expect(bound.values == [12])
         #expect(first.count == 1)
-        #expect(first.first?.appID == "org.example.old")
+        #expect(first.first?.appID == "org.example.old\u{FFFD}[2J", "a control character made printable")
         #expect(first.first?.processID == 4242)
         #expect(first.first?.isActivated == true)
         #expect(first.first?.isMinimized == false)

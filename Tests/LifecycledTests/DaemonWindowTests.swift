@@ -452,4 +452,16 @@ struct TopLevelWindowStringTests {
         #expect(!window.description.unicodeScalars.contains { $0.value < 0x20 })
         #expect(TopLevelWindow(id: 2, title: "Notes — ok").title == "Notes — ok")
     }
+
+    /// The Wayland sources fill a window in place as its events arrive, not through `init`.
+    @Test func stringsSetInPlaceAreMadePrintableToo() {
+        var window = TopLevelWindow(id: 1)
+        window.title = "\u{1B}[2J" + String(repeating: "t", count: 600)
+        window.appID = "app\u{07}"
+        window.instanceName = "a\u{9B}b"
+        #expect(window.title?.hasPrefix("\u{FFFD}[2J") == true)
+        #expect(window.title?.unicodeScalars.count == 512)
+        #expect(window.appID == "app\u{FFFD}")
+        #expect(window.instanceName == "a\u{FFFD}b")
+    }
 }

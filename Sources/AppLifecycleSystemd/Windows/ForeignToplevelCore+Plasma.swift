@@ -53,9 +53,9 @@ extension ForeignToplevelCore {
         guard var toplevel = toplevels[proxy] else { return }
         switch opcode {
         case UInt32(CWAYLAND_PLASMA_WINDOW_TITLE_CHANGED.rawValue):
-            toplevel.pending.title = arguments[0].s.map { TopLevelWindow.printable(String(cString: $0), limit: 512) }
+            toplevel.pending.title = arguments[0].s.map { String(cString: $0) }
         case UInt32(CWAYLAND_PLASMA_WINDOW_APP_ID_CHANGED.rawValue):
-            toplevel.pending.appID = arguments[0].s.map { TopLevelWindow.printable(String(cString: $0), limit: 255) }
+            toplevel.pending.appID = arguments[0].s.map { String(cString: $0) }
         case UInt32(CWAYLAND_PLASMA_WINDOW_PID_CHANGED.rawValue):
             let pid = pid_t(bitPattern: arguments[0].u)
             toplevel.pending.processID = pid > 0 ? pid : nil

@@ -13,12 +13,13 @@ public struct TopLevelWindow: Sendable, Hashable, CustomStringConvertible {
     /// X11 window id; a counter per Wayland toplevel handle). Not stable across reconnections.
     public var id: UInt64
     /// The application id: Wayland's `app_id` (toolkits set it to the desktop-entry id), X11's
-    /// `WM_CLASS` class part. `nil` when the client set none.
-    public var appID: String?
+    /// `WM_CLASS` class part. `nil` when the client set none. Made ``printable(_:limit:)`` (255)
+    /// however it is set, as are ``instanceName`` and ``title`` (512): sources fill them in place.
+    public var appID: String? { didSet { appID = appID.map { Self.printable($0, limit: 255) } } }
     /// X11's `WM_CLASS` instance part (`xterm -name`); `nil` on Wayland.
-    public var instanceName: String?
+    public var instanceName: String? { didSet { instanceName = instanceName.map { Self.printable($0, limit: 255) } } }
     /// The window's title, for people reading `lifecyclectl apps` and `monitor`.
-    public var title: String?
+    public var title: String? { didSet { title = title.map { Self.printable($0, limit: 512) } } }
     /// The process that owns the window, when the protocol says (`_NET_WM_PID`, KWin's `pid_changed`);
     /// `nil` on wlroots compositors.
     public var processID: pid_t?
