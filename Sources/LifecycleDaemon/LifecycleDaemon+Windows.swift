@@ -127,10 +127,10 @@ extension LifecycleDaemon {
     /// arrival order. A set in which no window has the focus settles for
     /// ``DaemonConfiguration/windowSettleDelay`` first and is dropped if another came meanwhile:
     /// window managers clear the focus before they give it, and an app must not resign active and
-    /// become active again for that. So does a set that shows a new window without the focus: KWin
-    /// describes a new window before it activates it (19 ms later in the tests), and a
-    /// single-foreground session must not send the app just launched to the background meanwhile.
-    /// A later set ends that wait at once.
+    /// become active again for that. A set that shows a new window without the focus settles for
+    /// ``DaemonConfiguration/newWindowSettleDelay``: KWin describes a new window before it activates
+    /// it, and a single-foreground session must not send the app just launched to the background
+    /// meanwhile. A later set ends either wait at once.
     ///
     /// - Parameters:
     ///   - update: What the source reported.
@@ -138,19 +138,20 @@ extension LifecycleDaemon {
     func enqueueWindows(_ update: WindowSourceUpdate) -> Task<Void, Never> {
         windowGeneration += 1
         let generation = windowGeneration
-        let settles: Bool
+        var delay: Duration = .zero
         if case .windows(let windows) = update {
             let known = windowIDsSeen
             windowIDsSeen = Set(windows.map(\.id))
-            settles =
-                !windows.contains { $0.isActivated && !$0.isMinimized }
-                || windows.contains { !known.contains($0.id) && !$0.isActivated && !$0.isMinimized }
-        } else {
-            settles = false
+            if !windows.contains(where: { $0.isActivated && !$0.isMinimized }) {
+                delay = configuration.windowSettleDelay
+            }
+            if windows.contains(where: { !known.contains($0.id) && !$0.isActivated && !$0.isMinimized }) {
+                delay = max(delay, configuration.newWindowSettleDelay)
+            }
         }
+        let settles = delay > .zero
         let previous = windowChain
         previous?.cancel()
-        let delay = configuration.windowSettleDelay
         let task = Task { @MainActor [weak self] in
             if settles { try? await Task.sleep(for: delay) }
             await previous?.value
