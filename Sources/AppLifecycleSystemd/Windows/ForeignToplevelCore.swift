@@ -60,7 +60,8 @@ final class ForeignToplevelCore {
 
     /// One toplevel handle: what the compositor has said since the last `done`, and what it said up to it.
     struct Toplevel {
-        /// Accumulates `title`, `app_id` and `state` until `done` applies them.
+        /// Accumulates `title`, `app_id` and `state` until `done` applies them (Plasma: also the pid,
+        /// until `initial_state`).
         var pending: TopLevelWindow
         /// The window as of its last `done` (Plasma: as of now, from its `initial_state` on); `nil`
         /// before (it is not reported until then).
@@ -99,7 +100,7 @@ final class ForeignToplevelCore {
     /// The caller of `start()`, answered once the first set is known or the first attempt failed.
     private var startWaiter: ((Result<Void, HostSourceError>) -> Void)?
 
-    /// A `done` or `closed` arrived since the last report.
+    /// A `done` or `closed` arrived since the last report (Plasma: a described window changed or went).
     var changed = false
     /// The next report goes out even if it equals the last one (the first set of a connection).
     private var mustReport = false
