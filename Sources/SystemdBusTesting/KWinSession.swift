@@ -149,16 +149,26 @@ public final class KWinSession: Sendable {
             "XDG_CONFIG_HOME": directory.appending("home/config"),
             "QT_LOGGING_RULES": "*.debug=false",
         ]
-        let compositor = try ChildProcess.spawn(
-            directory.appending("kwin_wayland"),
-            [
-                "--virtual", "--width", "1024", "--height", "768", "--socket", waylandDisplay, "--no-lockscreen",
-                "--no-global-shortcuts", "--no-kactivities",
-            ],
-            environment: environment, stdout: .file(logPath))
-        state.withLock { $0.compositor = compositor }
+        let arguments = [
+            "--virtual", "--width", "1024", "--height", "768", "--socket", waylandDisplay, "--no-lockscreen",
+            "--no-global-shortcuts", "--no-kactivities",
+        ]
         let clock = ContinuousClock()
         let giveUp = clock.now.advanced(by: hangGuard)
+        var compositor: ChildProcess
+        while true {
+            do {
+                compositor = try ChildProcess.spawn(
+                    directory.appending("kwin_wayland"), arguments, environment: environment, stdout: .file(logPath))
+                break
+            } catch let error as FixtureError where error.description.contains(String(cString: strerror(ETXTBSY))) {
+                // The copy was written moments ago: a child another test spawned meanwhile may still
+                // hold its descriptor until that child's exec, and exec refuses a file open for writing.
+                guard clock.now < giveUp else { throw error }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        state.withLock { $0.compositor = compositor }
         while true {
             if compositor.hasExited {
                 stopCompositor()
