@@ -9,16 +9,19 @@ SWIFT ?= swift
 # (pywebpush from PyPI), dunst under Xvfb as a real notification server, sway (headless) with foot
 # windows for the Wayland window source, and for the X11 window source openbox,
 # matchbox-window-manager and twm (not EWMH) under Xvfb, driven by xdotool and read by xprop, with
-# xterm and xlogo.
+# xterm and xlogo; and KWin (kwin_wayland --virtual) with GTK 3 windows from python3-gi for KDE
+# Plasma's window source, installed without recommends (KWin's pull in much of a Plasma desktop).
 BUILD_PACKAGES := libsystemd-dev libmosquitto-dev libwayland-dev libxcb1-dev pkg-config
 APT_PACKAGES := $(BUILD_PACKAGES) dbus-daemon python3-dbusmock libglib2.0-bin python3-dbus python3-gi \
 	mosquitto mosquitto-clients python3-venv dunst xvfb sway foot \
 	openbox matchbox-window-manager twm xdotool xterm x11-apps x11-utils grim
+KWIN_PACKAGES := kwin-wayland gir1.2-gtk-3.0
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps build-deps build test format lint asan tsan demo demo-push demo-desktop bench install clean dist-binaries deb man-draft docs graph test-realhost realhost-run faults
 
-# Installs the Debian packages named in $(1) that are missing (apt-get only then).
+# Installs the Debian packages named in $(1) that are missing (apt-get only then), with apt-get's
+# options $(2) if given.
 define install-missing
 	@missing=""; \
 	for p in $(1); do \
@@ -26,12 +29,13 @@ define install-missing
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
-	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(2) $$missing; \
 	fi
 endef
 
 deps:
 	$(call install-missing,$(APT_PACKAGES))
+	$(call install-missing,$(KWIN_PACKAGES),--no-install-recommends)
 build-deps:
 	$(call install-missing,$(BUILD_PACKAGES))
 

@@ -300,7 +300,7 @@ let package = Package(
             name: "AppLifecycleSystemdTests",
             dependencies: [
                 "AppLifecycleSystemd", "InProcessHost", "LifecycledProtocol", "AppLifecycle", "AppLifecycleTesting",
-                "SystemdBus", "SystemdBusTesting", "LifecycledTestSupport", unixSignals,
+                "SystemdBus", "SystemdBusTesting", "LifecycledTestSupport", "CWayland", unixSignals,
             ]
         ),
         .testTarget(

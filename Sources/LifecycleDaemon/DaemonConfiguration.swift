@@ -42,6 +42,11 @@ package struct DaemonConfiguration: Sendable {
     /// applied: window managers clear the focus before they give it (openbox), and an app must not
     /// resign active and become active again for that.
     var windowSettleDelay: Duration = .milliseconds(50)
+    /// How long a window set that shows a new window without the focus waits for the next: KWin
+    /// describes a new window before it activates it, after the client's first frame (19 ms apart
+    /// on an idle machine, 95 ms under the test suite's load), and an app just launched must not
+    /// go to the background meanwhile.
+    var newWindowSettleDelay: Duration = .milliseconds(250)
     /// Where `WAYLAND_DISPLAY` and `DISPLAY` are read from; `nil`: lifecycled's own environment.
     var windowEnvironment: [String: String]?
     /// The cgroup files the memory reclaim of frozen apps reads and writes (``CgroupMemoryReclaimer``);

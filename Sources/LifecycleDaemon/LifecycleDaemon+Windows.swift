@@ -10,8 +10,10 @@ import SystemdBus
 /// (``ForegroundPolicy``), per app, in the seeds' order.
 extension LifecycleDaemon {
     /// Starts the session's window source (``LifecycleSettings/windowSource``): with `auto`,
-    /// Wayland's foreign-toplevel protocol when `$WAYLAND_DISPLAY` is set, else an EWMH window
-    /// manager when `$DISPLAY` is. No source (none configured, no display, a compositor without the
+    /// Wayland when `$WAYLAND_DISPLAY` is set, else an EWMH window manager when `$DISPLAY` is. On
+    /// Wayland, wlroots' foreign-toplevel manager when the compositor offers it, else KDE Plasma's
+    /// window management (KWin offers it only to a program with a desktop file: the notice says
+    /// which to install). No source (none configured, no display, a compositor without the
     /// protocol, a window manager that is not EWMH-compliant) is logged once: apps then move only
     /// with launches, banners, `Activate` and the session.
     ///
@@ -31,9 +33,11 @@ extension LifecycleDaemon {
             logger.info("windows: no display server in the environment; apps move with launches, banners and Activate")
             return
         }
-        for kind in kinds {
+        let candidates = kinds.flatMap { kind in
+            makeWindowSources(kind, loop: loop, environment: environment).map { (kind, $0) }
+        }
+        for (index, (kind, source)) in candidates.enumerated() {
             guard phase == .running else { return }
-            guard let source = makeWindowSource(kind, loop: loop, environment: environment) else { continue }
             // Known before it starts, so that a shutdown meanwhile stops it (and ends the wait).
             windowSource = source
             let deadline = Task {
@@ -46,16 +50,23 @@ extension LifecycleDaemon {
             } catch {
                 deadline.cancel()
                 if windowSource === source { windowSource = nil }
-                logger.notice("windows: no \(kind.rawValue) window source: \(error)")
+                // A compositor without the wlroots manager is asked for Plasma's next: that it lacks
+                // the first is no news unless it lacks the second too.
+                let another = index + 1 < candidates.count && candidates[index + 1].0 == kind
+                if another, let error = error as? HostSourceError, error.code == .unsupported {
+                    logger.debug("windows: \(error)")
+                } else {
+                    logger.notice("windows: no \(kind.rawValue) window source: \(error)")
+                }
                 continue
             }
             guard phase == .running else {
                 source.stop()
                 return
             }
+            let mode = lifecycleSettings.foregroundMode.rawValue
             logger.info(
-                "windows: following the \(kind.rawValue) display server (\(lifecycleSettings.foregroundMode.rawValue) mode)"
-            )
+                "windows: following the \(kind.rawValue) display server with \(type(of: source)) (\(mode) mode)")
             windowSource = source
             let updates = source.updates
             windowTask = Task { @MainActor [weak self] in
@@ -68,21 +79,24 @@ extension LifecycleDaemon {
         }
     }
 
-    /// The source of a kind.
-    private func makeWindowSource(
+    /// The sources of a kind, in the order they are tried (the first that starts is used).
+    private func makeWindowSources(
         _ kind: LifecycleSettings.WindowSource, loop: EventLoop, environment: [String: String]
-    ) -> (any WindowSource)? {
+    ) -> [any WindowSource] {
         switch kind {
-        case .x11: return EWMHWindowSource(display: environment["DISPLAY"], loop: loop, logger: logger)
+        case .x11: return [EWMHWindowSource(display: environment["DISPLAY"], loop: loop, logger: logger)]
         case .wayland:
             do {
                 let socket = try ForeignToplevelWindowSource.socketPath(environment: environment)
-                return ForeignToplevelWindowSource(socketPath: socket, loop: loop, logger: logger)
+                return [
+                    ForeignToplevelWindowSource(socketPath: socket, loop: loop, logger: logger),
+                    PlasmaWindowSource(socketPath: socket, loop: loop, logger: logger),
+                ]
             } catch {
                 logger.notice("windows: no wayland window source: \(error)")
-                return nil
+                return []
             }
-        case .auto, .off: return nil
+        case .auto, .off: return []
         }
     }
 
@@ -113,7 +127,10 @@ extension LifecycleDaemon {
     /// arrival order. A set in which no window has the focus settles for
     /// ``DaemonConfiguration/windowSettleDelay`` first and is dropped if another came meanwhile:
     /// window managers clear the focus before they give it, and an app must not resign active and
-    /// become active again for that. A later set ends that wait at once.
+    /// become active again for that. A set that shows a new window without the focus settles for
+    /// ``DaemonConfiguration/newWindowSettleDelay``: KWin describes a new window before it activates
+    /// it, and a single-foreground session must not send the app just launched to the background
+    /// meanwhile. A later set ends either wait at once.
     ///
     /// - Parameters:
     ///   - update: What the source reported.
@@ -121,15 +138,20 @@ extension LifecycleDaemon {
     func enqueueWindows(_ update: WindowSourceUpdate) -> Task<Void, Never> {
         windowGeneration += 1
         let generation = windowGeneration
-        let settles: Bool
+        var delay: Duration = .zero
         if case .windows(let windows) = update {
-            settles = !windows.contains { $0.isActivated && !$0.isMinimized }
-        } else {
-            settles = false
+            let known = windowIDsSeen
+            windowIDsSeen = Set(windows.map(\.id))
+            if !windows.contains(where: { $0.isActivated && !$0.isMinimized }) {
+                delay = configuration.windowSettleDelay
+            }
+            if windows.contains(where: { !known.contains($0.id) && !$0.isActivated && !$0.isMinimized }) {
+                delay = max(delay, configuration.newWindowSettleDelay)
+            }
         }
+        let settles = delay > .zero
         let previous = windowChain
         previous?.cancel()
-        let delay = configuration.windowSettleDelay
         let task = Task { @MainActor [weak self] in
             if settles { try? await Task.sleep(for: delay) }
             await previous?.value

@@ -121,6 +121,8 @@ package final class LifecycleDaemon {
     var windowChain: Task<Void, Never>?
     /// How many window sets have arrived; a settling set applies only if it is still the latest.
     var windowGeneration = 0
+    /// The ids of the windows in the last set that arrived (a window not among them is new).
+    var windowIDsSeen: Set<UInt64> = []
     /// The cgroup2 mount point, read once (window ownership turns `/proc/PID/cgroup` paths into directories).
     lazy var cgroup2MountPoint: String? = ProcFS.cgroup2MountPoint()
 

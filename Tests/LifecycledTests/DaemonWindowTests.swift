@@ -115,6 +115,27 @@ struct DaemonWindowTests {
         }
     }
 
+    /// KWin shows a new window a moment before it gives it the focus.
+    @Test("single: a new window shown without the focus settles; the focus given next keeps the app in front")
+    func aNewUnfocusedWindowGivesWayToItsActivation() async throws {
+        try await withNotes(mode: .single) { h in
+            await h.daemon.windowsChanged(.windows([Self.otherWindow]))
+            let before = h.emitted.stateChanges(Self.notes)
+            h.daemon.enqueueWindows(.windows([Self.otherWindow, Self.notesWindow()]))
+            let otherBehind = TopLevelWindow(id: 2, appID: "org.example.Elsewhere")
+            await h.daemon.windowsChanged(.windows([otherBehind, Self.notesWindow(activated: true)]))
+            #expect(h.emitted.stateChanges(Self.notes) == before, "never sent to the background for a blink")
+            #expect(h.daemon.registry[Self.notes]?.windowState == .activated)
+            // A window that is not new and loses the focus is applied at once; one that stays
+            // unfocused after appearing is applied after the settle delay.
+            await h.daemon.windowsChanged(.windows([Self.otherWindow, Self.notesWindow()]))
+            try await h.client.log.waitForState(Self.notes, .background)
+            let newWindow = TopLevelWindow(id: 9, appID: Self.notes, title: "Notes 2")
+            await h.daemon.windowsChanged(.windows([Self.otherWindow, Self.notesWindow(), newWindow]))
+            #expect(h.daemon.registry[Self.notes]?.windows.count == 2)
+        }
+    }
+
     @Test("[lifecycle] in lifecycled.conf: the mode, the freeze delay, the source; bad values say what is allowed")
     func lifecycleSettingsAreReadAndChecked() throws {
         let defaults = LifecycleSettings.defaults
@@ -436,5 +457,17 @@ struct TopLevelWindowStringTests {
         #expect(window.title?.unicodeScalars.count == 512)
         #expect(!window.description.unicodeScalars.contains { $0.value < 0x20 })
         #expect(TopLevelWindow(id: 2, title: "Notes — ok").title == "Notes — ok")
+    }
+
+    /// The Wayland sources fill a window in place as its events arrive, not through `init`.
+    @Test func stringsSetInPlaceAreMadePrintableToo() {
+        var window = TopLevelWindow(id: 1)
+        window.title = "\u{1B}[2J" + String(repeating: "t", count: 600)
+        window.appID = "app\u{07}"
+        window.instanceName = "a\u{9B}b"
+        #expect(window.title?.hasPrefix("\u{FFFD}[2J") == true)
+        #expect(window.title?.unicodeScalars.count == 512)
+        #expect(window.appID == "app\u{FFFD}")
+        #expect(window.instanceName == "a\u{FFFD}b")
     }
 }

@@ -3,7 +3,9 @@ import Glibc
 import Logging
 import SystemdBus
 
-/// The connection and the windows of one ``ForeignToplevelWindowSource``, on its loop thread only.
+/// The connection and the windows of one ``ForeignToplevelWindowSource`` or ``PlasmaWindowSource``,
+/// on its loop thread only: the two protocols differ in their events (``WindowProtocol``), not in
+/// how the connection is made, read, lost and made again.
 ///
 /// It lives in a `LoopBoundBox`; libwayland-client reaches it through the `implementation` pointer of
 /// the one dispatcher every proxy of the connection has, and calls that dispatcher only inside the
@@ -16,6 +18,30 @@ import SystemdBus
 /// recorded (tearing down is never done inside a dispatch) and only then reports, so no consumer
 /// code runs inside libwayland.
 final class ForeignToplevelCore {
+    /// The protocol that lists the compositor's windows.
+    enum WindowProtocol {
+        /// wlroots' `zwlr_foreign_toplevel_manager_v1` (``ForeignToplevelWindowSource``).
+        case wlrForeignToplevel
+        /// KDE Plasma's `org_kde_plasma_window_management` (``PlasmaWindowSource``).
+        case plasmaWindowManagement
+
+        /// The global bound.
+        var interfaceName: String {
+            switch self {
+            case .wlrForeignToplevel: ForeignToplevelWindowSource.managerInterface
+            case .plasmaWindowManagement: PlasmaWindowSource.managementInterface
+            }
+        }
+
+        /// The name in ``HostSourceError/source``.
+        var sourceName: String {
+            switch self {
+            case .wlrForeignToplevel: ForeignToplevelWindowSource.sourceName
+            case .plasmaWindowManagement: PlasmaWindowSource.sourceName
+            }
+        }
+    }
+
     /// Where the connection is.
     enum Phase: Equatable {
         /// Created, not started.
@@ -34,13 +60,16 @@ final class ForeignToplevelCore {
 
     /// One toplevel handle: what the compositor has said since the last `done`, and what it said up to it.
     struct Toplevel {
-        /// Accumulates `title`, `app_id` and `state` until `done` applies them.
+        /// Accumulates `title`, `app_id` and `state` until `done` applies them (Plasma: also the pid,
+        /// until `initial_state`).
         var pending: TopLevelWindow
-        /// The window as of its last `done`; `nil` before the first (it is not reported until then).
+        /// The window as of its last `done` (Plasma: as of now, from its `initial_state` on); `nil`
+        /// before (it is not reported until then).
         var current: TopLevelWindow?
     }
 
     let socketPath: String
+    let windowProtocol: WindowProtocol
     let loop: EventLoop
     let logger: Logger
     let continuation: AsyncStream<WindowSourceUpdate>.Continuation
@@ -49,16 +78,21 @@ final class ForeignToplevelCore {
 
     private(set) var phase = Phase.idle
     private var backoff: Backoff
-    private var functions: UnsafePointer<cwayland_functions>?
+    var functions: UnsafePointer<cwayland_functions>?
     private var display: OpaquePointer?
     private var io: EventSourceToken?
     private var watchingWritable = false
     private var registry: OpaquePointer?
     private var syncCallback: OpaquePointer?
-    private var manager: OpaquePointer?
-    private var toplevels: [OpaquePointer: Toplevel] = [:]
+    var manager: OpaquePointer?
+    /// The version `manager` was bound at.
+    var boundVersion: UInt32 = 0
+    /// The registry listed a KWin global (`org_kde_plasma_shell`, `org_kde_kwin_*`): a manager it
+    /// did not list was withheld from this program, not missing from the compositor.
+    private var offersKWinGlobals = false
+    var toplevels: [OpaquePointer: Toplevel] = [:]
     /// Window ids count up for the life of the source, across reconnections.
-    private var nextWindowID: UInt64 = 1
+    var nextWindowID: UInt64 = 1
     /// How long a connection may take from `connect` to its first set before it counts as failed.
     private let answerTimeout: Duration
     /// The one timer: the next attempt while waiting to retry, the answer timeout while connecting.
@@ -66,19 +100,21 @@ final class ForeignToplevelCore {
     /// The caller of `start()`, answered once the first set is known or the first attempt failed.
     private var startWaiter: ((Result<Void, HostSourceError>) -> Void)?
 
-    /// A `done` or `closed` arrived since the last report.
-    private var changed = false
+    /// A `done` or `closed` arrived since the last report (Plasma: a described window changed or went).
+    var changed = false
     /// The next report goes out even if it equals the last one (the first set of a connection).
     private var mustReport = false
     private var lastReported: [TopLevelWindow]?
     /// Why the connection must end, recorded inside a dispatch and acted upon by ``settle()``.
-    private var failure: HostSourceError?
+    var failure: HostSourceError?
 
     init(
-        socketPath: String, loop: EventLoop, reconnectBackoff: Backoff, answerTimeout: Duration, logger: Logger,
+        socketPath: String, windowProtocol: WindowProtocol = .wlrForeignToplevel, loop: EventLoop,
+        reconnectBackoff: Backoff, answerTimeout: Duration, logger: Logger,
         continuation: AsyncStream<WindowSourceUpdate>.Continuation
     ) {
         self.socketPath = socketPath
+        self.windowProtocol = windowProtocol
         self.loop = loop
         self.backoff = reconnectBackoff
         self.answerTimeout = answerTimeout
@@ -132,7 +168,7 @@ final class ForeignToplevelCore {
         guard let f = functions else { return }
         failure = nil
         let fd: Int32
-        switch Self.connectSocket(path: socketPath) {
+        switch Self.connectSocket(path: socketPath, source: windowProtocol.sourceName) {
         case .success(let connected): fd = connected
         case .failure(let error):
             failure = error
@@ -142,7 +178,7 @@ final class ForeignToplevelCore {
             let code = errno
             close(fd)
             failure = HostSourceError(
-                errno: code, source: ForeignToplevelWindowSource.sourceName,
+                errno: code, source: windowProtocol.sourceName,
                 message: "wl_display_connect_to_fd on \(socketPath)")
             return
         }
@@ -179,7 +215,7 @@ final class ForeignToplevelCore {
     }
 
     /// A connected, non-blocking, close-on-exec Unix stream socket to `path`.
-    private static func connectSocket(path: String) -> Result<Int32, HostSourceError> {
+    private static func connectSocket(path: String, source: String) -> Result<Int32, HostSourceError> {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
@@ -187,7 +223,7 @@ final class ForeignToplevelCore {
         guard !bytes.isEmpty, bytes.count < capacity, !bytes.contains(0) else {
             return .failure(
                 HostSourceError(
-                    code: .invalidConfiguration, source: ForeignToplevelWindowSource.sourceName,
+                    code: .invalidConfiguration, source: source,
                     message: "\"\(path)\" is not a usable Unix socket path"))
         }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
@@ -197,7 +233,7 @@ final class ForeignToplevelCore {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else {
             return .failure(
-                HostSourceError(errno: errno, source: ForeignToplevelWindowSource.sourceName, message: "socket"))
+                HostSourceError(errno: errno, source: source, message: "socket"))
         }
         // A Unix stream connect completes or fails at once (it never waits for the peer to accept);
         // only a full listen backlog would make it wait, so the socket turns non-blocking first and
@@ -212,7 +248,7 @@ final class ForeignToplevelCore {
             close(fd)
             return .failure(
                 HostSourceError(
-                    errno: code, source: ForeignToplevelWindowSource.sourceName, message: "connect to \(path)"))
+                    errno: code, source: source, message: "connect to \(path)"))
         }
         return .success(fd)
     }
@@ -288,7 +324,7 @@ final class ForeignToplevelCore {
     }
 
     /// Why the display failed: its protocol error (the interface and code the compositor sent) or its errno.
-    private func lostError(during activity: String) -> HostSourceError {
+    func lostError(during activity: String) -> HostSourceError {
         guard let f = functions, let display else {
             return error(.sourceGone, "the compositor connection is gone (\(activity))")
         }
@@ -304,7 +340,7 @@ final class ForeignToplevelCore {
         let text = code != 0 ? String(cString: strerror(code)) : "closed"
         let what = code == 0 || code == EPIPE || code == ECONNRESET ? "closed the connection" : "broke the connection"
         return HostSourceError(
-            code: .sourceGone, source: ForeignToplevelWindowSource.sourceName,
+            code: .sourceGone, source: windowProtocol.sourceName,
             message: "the compositor at \(socketPath) \(what) (\(activity): \(text))")
     }
 
@@ -317,26 +353,50 @@ final class ForeignToplevelCore {
         } else if proxy == syncCallback {
             syncDone()
         } else if proxy == manager {
-            managerEvent(opcode: opcode, arguments: arguments)
+            switch windowProtocol {
+            case .wlrForeignToplevel: managerEvent(opcode: opcode, arguments: arguments)
+            case .plasmaWindowManagement: plasmaManagementEvent(opcode: opcode, arguments: arguments)
+            }
         } else if toplevels[proxy] != nil {
-            toplevelEvent(proxy, opcode: opcode, arguments: arguments)
+            switch windowProtocol {
+            case .wlrForeignToplevel: toplevelEvent(proxy, opcode: opcode, arguments: arguments)
+            case .plasmaWindowManagement: plasmaWindowEvent(proxy, opcode: opcode, arguments: arguments)
+            }
         }
     }
 
     private func registryEvent(opcode: UInt32, arguments: UnsafeMutablePointer<wl_argument>) {
         guard opcode == UInt32(CWAYLAND_REGISTRY_GLOBAL.rawValue), manager == nil, let f = functions,
-            let registry, let interface = arguments[1].s,
-            String(cString: interface) == ForeignToplevelWindowSource.managerInterface
+            let registry, let interface = arguments[1].s
         else { return }
-        let version = min(arguments[2].u, UInt32(CWAYLAND_FOREIGN_TOPLEVEL_VERSION))
-        guard let bound = cwayland_bind_foreign_toplevel_manager(f, registry, arguments[0].u, version) else {
-            failure = lostError(during: "binding \(ForeignToplevelWindowSource.managerInterface)")
+        let name = String(cString: interface)
+        if name == "org_kde_plasma_shell" || name.hasPrefix("org_kde_kwin_") { offersKWinGlobals = true }
+        guard name == windowProtocol.interfaceName else { return }
+        let offered = arguments[2].u
+        let bound: OpaquePointer?
+        switch windowProtocol {
+        case .wlrForeignToplevel:
+            boundVersion = min(offered, UInt32(CWAYLAND_FOREIGN_TOPLEVEL_VERSION))
+            bound = cwayland_bind_foreign_toplevel_manager(f, registry, arguments[0].u, boundVersion)
+        case .plasmaWindowManagement:
+            guard offered >= UInt32(CWAYLAND_PLASMA_WINDOW_MANAGEMENT_MIN_VERSION) else {
+                failure = error(
+                    .unsupported,
+                    "the compositor at \(socketPath) offers \(name) version \(offered); "
+                        + "version \(CWAYLAND_PLASMA_WINDOW_MANAGEMENT_MIN_VERSION) or later is needed")
+                return
+            }
+            boundVersion = min(offered, UInt32(CWAYLAND_PLASMA_WINDOW_MANAGEMENT_VERSION))
+            bound = cwayland_bind_plasma_window_management(f, registry, arguments[0].u, boundVersion)
+        }
+        guard let bound else {
+            failure = lostError(during: "binding \(name)")
             return
         }
         _ = f.pointee.proxy_add_dispatcher(
             bound, foreignToplevelDispatcher, UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()), nil)
         manager = bound
-        logger.debug("bound \(ForeignToplevelWindowSource.managerInterface) version \(version)")
+        logger.debug("bound \(name) version \(boundVersion)")
     }
 
     /// The sync sent after `get_registry` (every global is known) or after binding (every toplevel is).
@@ -347,10 +407,8 @@ final class ForeignToplevelCore {
         switch phase {
         case .discovering:
             guard manager != nil else {
-                failure = error(
-                    .unsupported,
-                    "the compositor at \(socketPath) does not offer \(ForeignToplevelWindowSource.managerInterface) "
-                        + "(not a wlroots-based compositor, or one that hides its windows)")
+                // A global refused while it was listed (too old a version) said why already.
+                failure = failure ?? missingManagerError()
                 return
             }
             guard let sync = cwayland_display_sync(f, display) else {
@@ -366,6 +424,28 @@ final class ForeignToplevelCore {
             mustReport = true
         default:
             break
+        }
+    }
+
+    /// Why the registry had no manager to bind: not this kind of compositor, or (KWin) not for this program.
+    private func missingManagerError() -> HostSourceError {
+        switch windowProtocol {
+        case .wlrForeignToplevel:
+            return error(
+                .unsupported,
+                "the compositor at \(socketPath) does not offer \(windowProtocol.interfaceName) "
+                    + "(not a wlroots-based compositor, or one that hides its windows)")
+        case .plasmaWindowManagement where offersKWinGlobals:
+            return error(
+                .permissionDenied,
+                "KWin at \(socketPath) withholds \(windowProtocol.interfaceName) from this program: KWin offers it "
+                    + "only to programs with a desktop file listing it in X-KDE-Wayland-Interfaces whose Exec is "
+                    + "the program's real path (\(PlasmaWindowSource.executablePath() ?? "?")): install "
+                    + "/usr/share/applications/\(PlasmaWindowSource.desktopFileName)")
+        case .plasmaWindowManagement:
+            return error(
+                .unsupported,
+                "the compositor at \(socketPath) does not offer \(windowProtocol.interfaceName) (not KDE's KWin)")
         }
     }
 
@@ -452,6 +532,12 @@ final class ForeignToplevelCore {
             return
         }
         guard phase == .running, changed || mustReport else { return }
+        // Plasma: a window announced but not yet described (its `initial_state` answers the request
+        // this source sent, so it can come one read later) holds the report: the set would lack it,
+        // and a focus given to it would show as a set without any.
+        guard windowProtocol == .wlrForeignToplevel || !toplevels.values.contains(where: { $0.current == nil }) else {
+            return
+        }
         changed = false
         let windows = toplevels.values.compactMap(\.current).sorted { $0.id < $1.id }
         if mustReport || windows != lastReported {
@@ -471,6 +557,13 @@ final class ForeignToplevelCore {
             startWaiter = nil
             waiter(.success(()))
         }
+    }
+
+    /// Sends the queued requests from outside a dispatch (a call handed over by the public API),
+    /// then acts on a failure that recorded, as every entry point does.
+    func flushRequests() {
+        flush()
+        settle()
     }
 
     /// Arms the retry timer for the backoff's next delay.
@@ -514,13 +607,13 @@ final class ForeignToplevelCore {
     }
 
     private func error(_ code: HostSourceError.Code, _ message: String) -> HostSourceError {
-        HostSourceError(code: code, source: ForeignToplevelWindowSource.sourceName, message: message)
+        HostSourceError(code: code, source: windowProtocol.sourceName, message: message)
     }
 }
 
 /// The one dispatcher of every proxy of a ``ForeignToplevelCore``'s connection: the implementation
 /// pointer is the core (retained while the connection exists), the target the proxy.
-private let foreignToplevelDispatcher: wl_dispatcher_func_t = { implementation, target, opcode, _, arguments in
+let foreignToplevelDispatcher: wl_dispatcher_func_t = { implementation, target, opcode, _, arguments in
     guard let implementation, let target, let arguments else { return 0 }
     let core = Unmanaged<ForeignToplevelCore>.fromOpaque(implementation).takeUnretainedValue()
     core.dispatch(proxy: OpaquePointer(target), opcode: opcode, arguments: arguments)

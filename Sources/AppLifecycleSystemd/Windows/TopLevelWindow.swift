@@ -3,22 +3,25 @@ import Glibc
 /// One top-level window as the display server reports it: the fact lifecycled turns into an app's
 /// foreground or background (the compositor decides the foreground, as SpringBoard does on iOS).
 ///
-/// A window source (the wlroots foreign-toplevel protocol, an EWMH window manager's root window
-/// properties) fills what its protocol gives: Wayland has no pid, X11 has `_NET_WM_PID` when the
-/// client sets it. Matching a window to a hosted app is the daemon's job (the pid inside the app's
-/// cgroup first, else ``appID`` against the manifest's id and the desktop entry's `StartupWMClass`).
+/// A window source (the wlroots foreign-toplevel protocol, KDE Plasma's window management, an EWMH
+/// window manager's root window properties) fills what its protocol gives: wlroots gives no pid,
+/// KWin gives the client's, X11 has `_NET_WM_PID` when the client sets it. Matching a window to a
+/// hosted app is the daemon's job (the pid inside the app's cgroup first, else ``appID`` against the
+/// manifest's id and the desktop entry's `StartupWMClass`).
 public struct TopLevelWindow: Sendable, Hashable, CustomStringConvertible {
     /// The source's handle for the window, unique among the windows it reports at one time (the
     /// X11 window id; a counter per Wayland toplevel handle). Not stable across reconnections.
     public var id: UInt64
     /// The application id: Wayland's `app_id` (toolkits set it to the desktop-entry id), X11's
-    /// `WM_CLASS` class part. `nil` when the client set none.
-    public var appID: String?
+    /// `WM_CLASS` class part. `nil` when the client set none. Made ``printable(_:limit:)`` (255)
+    /// however it is set, as are ``instanceName`` and ``title`` (512): sources fill them in place.
+    public var appID: String? { didSet { appID = appID.map { Self.printable($0, limit: 255) } } }
     /// X11's `WM_CLASS` instance part (`xterm -name`); `nil` on Wayland.
-    public var instanceName: String?
+    public var instanceName: String? { didSet { instanceName = instanceName.map { Self.printable($0, limit: 255) } } }
     /// The window's title, for people reading `lifecyclectl apps` and `monitor`.
-    public var title: String?
-    /// The process that owns the window, when the protocol says (`_NET_WM_PID`); `nil` on Wayland.
+    public var title: String? { didSet { title = title.map { Self.printable($0, limit: 512) } } }
+    /// The process that owns the window, when the protocol says (`_NET_WM_PID`, KWin's `pid_changed`);
+    /// `nil` on wlroots compositors.
     public var processID: pid_t?
     /// The window has the keyboard focus: the user is working in it.
     public var isActivated: Bool

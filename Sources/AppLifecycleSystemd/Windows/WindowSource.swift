@@ -1,7 +1,8 @@
 /// A source of the session's top-level windows: what the display server says the user sees.
 ///
-/// `EWMHWindowSource` (X11, any EWMH window manager) and `ForeignToplevelWindowSource` (Wayland,
-/// wlroots compositors) both run on an `EventLoop` of the caller's and report on ``updates``.
+/// `EWMHWindowSource` (X11, any EWMH window manager), `ForeignToplevelWindowSource` (Wayland,
+/// wlroots compositors) and `PlasmaWindowSource` (Wayland, KDE's KWin) all run on an `EventLoop` of
+/// the caller's and report on ``updates``.
 public protocol WindowSource: AnyObject, Sendable {
     /// Whole window sets after each change, and `unavailable` while the display server is gone;
     /// ends after ``stop()``.
@@ -20,3 +21,5 @@ public protocol WindowSource: AnyObject, Sendable {
 extension EWMHWindowSource: WindowSource {}
 
 extension ForeignToplevelWindowSource: WindowSource {}
+
+extension PlasmaWindowSource: WindowSource {}

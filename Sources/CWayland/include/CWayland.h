@@ -1,9 +1,10 @@
 #ifndef CWAYLAND_H
 #define CWAYLAND_H
-// libwayland-client (Debian's libwayland-client0, 1.21), loaded at run time rather than linked, and the
+// libwayland-client (Debian's libwayland-client0, 1.21), loaded at run time rather than linked, the
 // wlroots foreign-toplevel-management protocol (zwlr_foreign_toplevel_manager_v1 and
 // zwlr_foreign_toplevel_handle_v1, version 3) that wlroots compositors (sway, phoc, wayfire, labwc,
-// Hyprland) offer. A process that never looks at a Wayland session (lifecycled on an X11 desktop or a
+// Hyprland) offer, and KDE Plasma's window management (org_kde_plasma_window_management and
+// org_kde_plasma_window, version 16) that KWin offers. A process that never looks at a Wayland session (lifecycled on an X11 desktop or a
 // server, and every app, which links the host bridge) never maps libwayland-client nor the libffi it
 // brings. <wayland-client-core.h> (libwayland-dev) gives the types; each function is reached through the
 // table below, whose fields take their types from the header's own declarations (__typeof__).
@@ -42,6 +43,41 @@ enum cwayland_handle_state {
     CWAYLAND_STATE_MINIMIZED = 1,
     CWAYLAND_STATE_ACTIVATED = 2,
     CWAYLAND_STATE_FULLSCREEN = 3,
+};
+
+/// The version of org_kde_plasma_window_management and org_kde_plasma_window this client speaks
+/// (plasma-wayland-protocols 1.10, what KWin 5.27 offers).
+#define CWAYLAND_PLASMA_WINDOW_MANAGEMENT_VERSION 16
+/// The lowest version this client binds: `initial_state` (a window's first batch is complete) and
+/// org_kde_plasma_window.destroy came with 4.
+#define CWAYLAND_PLASMA_WINDOW_MANAGEMENT_MIN_VERSION 4
+/// The version that brought `window_with_uuid` and `get_window_by_uuid` (before it, windows are
+/// announced and fetched by a numeric id).
+#define CWAYLAND_PLASMA_WINDOW_WITH_UUID_VERSION 13
+
+/// org_kde_plasma_window_management's event opcodes.
+enum cwayland_plasma_management_event {
+    CWAYLAND_PLASMA_MANAGEMENT_SHOW_DESKTOP_CHANGED = 0,
+    CWAYLAND_PLASMA_MANAGEMENT_WINDOW = 1,
+    CWAYLAND_PLASMA_MANAGEMENT_STACKING_ORDER_CHANGED = 2,
+    CWAYLAND_PLASMA_MANAGEMENT_STACKING_ORDER_UUID_CHANGED = 3,
+    CWAYLAND_PLASMA_MANAGEMENT_WINDOW_WITH_UUID = 4,
+};
+
+/// org_kde_plasma_window's event opcodes (those the window source reads; the others are ignored).
+enum cwayland_plasma_window_event {
+    CWAYLAND_PLASMA_WINDOW_TITLE_CHANGED = 0,
+    CWAYLAND_PLASMA_WINDOW_APP_ID_CHANGED = 1,
+    CWAYLAND_PLASMA_WINDOW_STATE_CHANGED = 2,
+    CWAYLAND_PLASMA_WINDOW_UNMAPPED = 5,
+    CWAYLAND_PLASMA_WINDOW_INITIAL_STATE = 6,
+    CWAYLAND_PLASMA_WINDOW_PID_CHANGED = 10,
+};
+
+/// Bits of org_kde_plasma_window_management's `state` enum (state_changed's flags, set_state's).
+enum cwayland_plasma_window_state {
+    CWAYLAND_PLASMA_STATE_ACTIVE = 1 << 0,
+    CWAYLAND_PLASMA_STATE_MINIMIZED = 1 << 1,
 };
 
 /// wl_registry's event opcodes.
@@ -107,5 +143,41 @@ struct wl_proxy *_Nullable cwayland_bind_foreign_toplevel_manager(
 /// zwlr_foreign_toplevel_handle_v1.destroy: sends the destructor and destroys the proxy.
 void cwayland_handle_destroy(
     const struct cwayland_functions *_Nonnull functions, struct wl_proxy *_Nonnull handle);
+
+/// The interface of org_kde_plasma_window_management, version 16, written by hand from
+/// plasma-wayland-protocols 1.10's plasma-window-management.xml: every request and event, in order, with
+/// its signature (the `since` digits included) and argument interfaces, as libwayland-scanner would
+/// generate them. Valid once cwayland_load succeeded.
+extern const struct wl_interface cwayland_plasma_window_management_interface;
+/// The interface of org_kde_plasma_window, version 16 (from the same XML). Valid once cwayland_load succeeded.
+extern const struct wl_interface cwayland_plasma_window_interface;
+
+/// wl_registry.bind of global `name` as org_kde_plasma_window_management at `version`: the new proxy,
+/// or NULL (errno set).
+struct wl_proxy *_Nullable cwayland_bind_plasma_window_management(
+    const struct cwayland_functions *_Nonnull functions, struct wl_proxy *_Nonnull registry, uint32_t name,
+    uint32_t version);
+
+/// org_kde_plasma_window_management.get_window_by_uuid (version 13 on): a new org_kde_plasma_window
+/// proxy for the window `uuid` names, or NULL (errno set).
+struct wl_proxy *_Nullable cwayland_plasma_get_window_by_uuid(
+    const struct cwayland_functions *_Nonnull functions, struct wl_proxy *_Nonnull management,
+    const char *_Nonnull uuid);
+
+/// org_kde_plasma_window_management.get_window (before version 13): a new org_kde_plasma_window proxy
+/// for the window `window_id` names, or NULL (errno set).
+struct wl_proxy *_Nullable cwayland_plasma_get_window(
+    const struct cwayland_functions *_Nonnull functions, struct wl_proxy *_Nonnull management,
+    uint32_t window_id);
+
+/// org_kde_plasma_window.set_state: asks the compositor to set the `flags` bits of the window's state
+/// to those of `state` (CWAYLAND_PLASMA_STATE_ACTIVE in both activates it).
+void cwayland_plasma_window_set_state(
+    const struct cwayland_functions *_Nonnull functions, struct wl_proxy *_Nonnull window, uint32_t flags,
+    uint32_t state);
+
+/// org_kde_plasma_window.destroy (version 4 on): sends the destructor and destroys the proxy.
+void cwayland_plasma_window_destroy(
+    const struct cwayland_functions *_Nonnull functions, struct wl_proxy *_Nonnull window);
 
 #endif
