@@ -20,7 +20,7 @@ extension LifecycleDaemon {
     }
 
     /// An app's background refresh status: denied when the user turned it off for the app
-    /// (`lifectl background-refresh APP off`), else restricted while Low Power Mode is on, else available.
+    /// (`lifecyclectl background-refresh APP off`), else restricted while Low Power Mode is on, else available.
     ///
     /// - Parameters:
     ///   - id: The app.

@@ -143,6 +143,14 @@ struct DaemonBinaryTests {
         #expect(
             cgroups.stderr.contains("--app-cgroups must be auto, off or an absolute cgroup2 directory"),
             "\(cgroups.stderr)")
+        let source = try await runTool(binary, ["--host-source", "weather"])
+        #expect(source.status == 2)
+        #expect(
+            source.stderr.contains("--host-source 'weather' is not a host source (logind,")
+                && source.stderr.contains("device-conditions"), "\(source.stderr)")
+        let both = try await runTool(binary, ["--host-source", "logind", "--no-host-sources"])
+        #expect(both.status == 2)
+        #expect(both.stderr.contains("contradict each other"), "\(both.stderr)")
 
         // It hosts: an app launched through it, then SIGTERM ends the app and the daemon.
         try await client.call(LifecycledProtocol.Method.launch.name, [.string("org.example.Polite"), encodeInfo([:])])
