@@ -105,7 +105,7 @@ extension SystemdHost {
 
     /// Records the interval: without lifecycled nothing wakes or launches the app for a fetch
     /// (its fetch scheduler is lifecycled's), so the app's fetches run only when something sends
-    /// it ``HostEvent/backgroundFetch``.
+    /// it `HostEvent.backgroundFetch`.
     public func application(
         _ application: Application, didSetMinimumBackgroundFetchInterval interval: TimeInterval
     ) {
