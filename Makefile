@@ -81,7 +81,7 @@ asan: deps
 	ASAN_OPTIONS=detect_leaks=0 scripts/run-logged.sh .build-asan/test.log 3600 \
 		$(SWIFT) test -c release -Xswiftc -enable-testing --sanitize=address \
 		--scratch-path .build-asan \
-		--filter 'AppLifecycleTests|AppLifecycleTestingTests|ForeignToplevelWindowSourceTests|EWMHWindowSourceTests'
+		--filter 'AppLifecycleTests|AppLifecycleTestingTests|ForeignToplevelWindowSourceTests|EWMHWindowSourceTests|PlasmaWindowSourceTests|PlasmaWindowSourceScriptedTests'
 
 # The tests of what crosses threads (the event loops and their hand-offs, the MQTT client on its
 # loop, lifecycled with its apps, the bridge and the broker) under ThreadSanitizer, in a scratch
@@ -89,7 +89,7 @@ asan: deps
 # too and write their reports to the same log: a report from any process fails the run.
 # scripts/tsan.supp holds the one known false positive (Mutex's kernel hand-over). TSAN_FILTER
 # narrows the run.
-TSAN_FILTER ?= SystemdBusTests|BrokerLinkTests|LifecycledTests
+TSAN_FILTER ?= SystemdBusTests|BrokerLinkTests|LifecycledTests|DeviceConditionsMonitorTests
 tsan: deps
 	mkdir -p .build-tsan
 	TSAN_OPTIONS="suppressions=$(CURDIR)/scripts/tsan.supp second_deadlock_stack=1" \
