@@ -10,77 +10,8 @@ import Testing
 /// driven through `swaymsg`: what the compositor reports is what the source must report.
 @Suite("ForeignToplevelWindowSource", .serialized, .enabled(if: SwaySession.isAvailable))
 struct ForeignToplevelWindowSourceTests {
-    /// An update and when the consumer had it.
-    struct Arrival: Sendable {
-        var update: WindowSourceUpdate
-        var instant: ContinuousClock.Instant
-    }
-
-    /// A started source on a loop of its own, its updates recorded in order.
-    final class Follower: Sendable {
-        let loop: EventLoop
-        let source: ForeignToplevelWindowSource
-        let updates = ValueRecorder<Arrival>()
-        private let pump: Task<Void, Never>
-
-        init(socketPath: String) async throws {
-            loop = try EventLoop(name: "windows")
-            source = ForeignToplevelWindowSource(
-                socketPath: socketPath, loop: loop,
-                reconnectBackoff: Backoff(initial: .milliseconds(20), maximum: .milliseconds(200)), logger: testLogger)
-            let source = source
-            let updates = updates
-            pump = Task {
-                for await update in source.updates { updates.add(Arrival(update: update, instant: .now)) }
-            }
-            do {
-                try await source.start()
-            } catch {
-                stop()
-                throw error
-            }
-        }
-
-        /// Takes updates until a `windows` set satisfies `condition`, and returns it.
-        func windows(
-            _ what: String, where condition: ([TopLevelWindow]) -> Bool = { _ in true }
-        ) async throws -> [TopLevelWindow] {
-            try await arrival(what, where: condition).windows
-        }
-
-        /// Takes updates until a `windows` set satisfies `condition`, and returns it with its arrival.
-        func arrival(
-            _ what: String, where condition: ([TopLevelWindow]) -> Bool = { _ in true }
-        ) async throws -> (windows: [TopLevelWindow], instant: ContinuousClock.Instant) {
-            while true {
-                let arrival = try await updates.next(what, hangGuard: .seconds(20))
-                if case .windows(let windows) = arrival.update, condition(windows) {
-                    return (windows, arrival.instant)
-                }
-            }
-        }
-
-        /// Takes updates until an `unavailable` one, and returns its reason.
-        func unavailable() async throws -> String {
-            while true {
-                if case .unavailable(let reason) = try await updates.next("unavailable", hangGuard: .seconds(20)).update
-                {
-                    return reason
-                }
-            }
-        }
-
-        /// Every `windows` set reported so far.
-        var allSets: [[TopLevelWindow]] {
-            updates.values.compactMap { if case .windows(let windows) = $0.update { windows } else { nil } }
-        }
-
-        func stop() {
-            source.stop()
-            pump.cancel()
-            loop.shutdown()
-        }
-    }
+    /// sway's windows through a `ForeignToplevelWindowSource`.
+    typealias Follower = WindowSourceFollower<ForeignToplevelWindowSource>
 
     @Test("a new foot window is reported with its app id and title; the first set is the empty one")
     func newWindowAppears() async throws {
@@ -362,5 +293,16 @@ struct ForeignToplevelScriptedCompositorTests {
         #expect(error?.code == .sourceGone)
         #expect(error?.message.contains("did not list its windows") == true)
         #expect(over.wait(timeout: .now() + .seconds(10)) == .success)  // the source closed its connection
+    }
+}
+
+extension WindowSourceFollower where Source == ForeignToplevelWindowSource {
+    /// Follows the compositor at `socketPath`, reconnecting quickly.
+    convenience init(socketPath: String) async throws {
+        try await self.init(loopName: "windows") { loop in
+            ForeignToplevelWindowSource(
+                socketPath: socketPath, loop: loop,
+                reconnectBackoff: Backoff(initial: .milliseconds(20), maximum: .milliseconds(200)), logger: testLogger)
+        }
     }
 }

@@ -13,82 +13,8 @@ import Testing
     "PlasmaWindowSource", .serialized,
     .enabled(if: KWinSession.isAvailable, "needs kwin-wayland, python3-gi and gir1.2-gtk-3.0 (make deps)"))
 struct PlasmaWindowSourceTests {
-    /// An update and when the consumer had it.
-    struct Arrival: Sendable {
-        var update: WindowSourceUpdate
-        var instant: ContinuousClock.Instant
-    }
-
-    /// A started source on a loop of its own, its updates recorded in order.
-    final class Follower: Sendable {
-        let loop: EventLoop
-        let source: PlasmaWindowSource
-        let updates = ValueRecorder<Arrival>()
-        private let pump: Task<Void, Never>
-
-        init(socketPath: String) async throws {
-            loop = try EventLoop(name: "plasma-windows")
-            source = PlasmaWindowSource(
-                socketPath: socketPath, loop: loop,
-                reconnectBackoff: Backoff(initial: .milliseconds(20), maximum: .milliseconds(200)), logger: testLogger)
-            let source = source
-            let updates = updates
-            pump = Task {
-                for await update in source.updates { updates.add(Arrival(update: update, instant: .now)) }
-            }
-            do {
-                try await source.start()
-            } catch {
-                stop()
-                throw error
-            }
-        }
-
-        /// Takes updates until a `windows` set satisfies `condition`, and returns it.
-        func windows(
-            _ what: String, where condition: ([TopLevelWindow]) -> Bool = { _ in true }
-        ) async throws -> [TopLevelWindow] {
-            try await arrival(what, where: condition).windows
-        }
-
-        /// Takes updates until a `windows` set satisfies `condition`, and returns it with its arrival.
-        func arrival(
-            _ what: String, where condition: ([TopLevelWindow]) -> Bool = { _ in true }
-        ) async throws -> (windows: [TopLevelWindow], instant: ContinuousClock.Instant) {
-            while true {
-                let arrival = try await updates.next(what, hangGuard: .seconds(20))
-                if case .windows(let windows) = arrival.update, condition(windows) {
-                    return (windows, arrival.instant)
-                }
-            }
-        }
-
-        /// Takes updates until an `unavailable` one, and returns its reason.
-        func unavailable() async throws -> String {
-            while true {
-                if case .unavailable(let reason) = try await updates.next("unavailable", hangGuard: .seconds(20)).update
-                {
-                    return reason
-                }
-            }
-        }
-
-        /// Every `windows` set reported so far.
-        var allSets: [[TopLevelWindow]] {
-            updates.values.compactMap { if case .windows(let windows) = $0.update { windows } else { nil } }
-        }
-
-        /// The id this follower's source gives the window of `appID` in its latest set.
-        func windowID(of appID: String) throws -> UInt64 {
-            try #require(allSets.last?.first { $0.appID == appID }?.id, "\(appID) in \(allSets.last ?? [])")
-        }
-
-        func stop() {
-            source.stop()
-            pump.cancel()
-            loop.shutdown()
-        }
-    }
+    /// KWin's windows through a `PlasmaWindowSource`.
+    typealias Follower = WindowSourceFollower<PlasmaWindowSource>
 
     /// A KWin that offers the interface to this test process.
     static func allowedSession() async throws -> KWinSession {
@@ -286,5 +212,21 @@ struct PlasmaWindowSourceTests {
         }
         #expect(offered, "KWin did not offer the interface after the desktop file was written: \(kwin.log())")
         started.withLock { $0?.stop() }
+    }
+}
+
+extension WindowSourceFollower where Source == PlasmaWindowSource {
+    /// Follows the compositor at `socketPath`, reconnecting quickly.
+    convenience init(socketPath: String) async throws {
+        try await self.init(loopName: "plasma-windows") { loop in
+            PlasmaWindowSource(
+                socketPath: socketPath, loop: loop,
+                reconnectBackoff: Backoff(initial: .milliseconds(20), maximum: .milliseconds(200)), logger: testLogger)
+        }
+    }
+
+    /// The id this follower's source gives the window of `appID` in its latest set.
+    func windowID(of appID: String) throws -> UInt64 {
+        try #require(allSets.last?.first { $0.appID == appID }?.id, "\(appID) in \(allSets.last ?? [])")
     }
 }
