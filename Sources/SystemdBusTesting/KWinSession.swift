@@ -65,10 +65,10 @@ public final class KWinSession: Sendable {
 
     private struct State {
         var compositor: ChildProcess?
-        var clients: [ChildProcess] = []
     }
 
     private let state = Mutex(State())
+    private let clients = ChildProcessSet()
 
     /// Sets up the session's directory and starts KWin (``startCompositor(hangGuard:)``).
     ///
@@ -232,7 +232,7 @@ public final class KWinSession: Sendable {
         let client = try ChildProcess.spawn(
             Self.pythonPath, [clientScriptPath, appID, title ?? appID], environment: clientEnvironment,
             stdout: .file(directory.appending("client-\(appID).log")))
-        state.withLock { $0.clients.append(client) }
+        clients.add(client)
         return client
     }
 
@@ -241,18 +241,13 @@ public final class KWinSession: Sendable {
     /// - Parameters:
     ///   - client: A client from ``startClient(appID:title:)``.
     public func stopClient(_ client: ChildProcess) {
-        client.terminateAndWait(escalatingAfter: .seconds(5))
-        state.withLock { $0.clients.removeAll { $0 === client } }
+        clients.stop(client)
     }
 
     /// Stops every client, then KWin, each by its pid, and removes the session's directory.
     /// Safe to call more than once.
     public func stop() {
-        let clients = state.withLock { state -> [ChildProcess] in
-            defer { state.clients = [] }
-            return state.clients
-        }
-        clients.forEach { $0.terminateAndWait(escalatingAfter: .seconds(5)) }
+        clients.stopAll()
         stopCompositor()
         directory.remove()
     }

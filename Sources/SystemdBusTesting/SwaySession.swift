@@ -47,10 +47,10 @@ public final class SwaySession: Sendable {
         var compositor: ChildProcess?
         var waylandDisplay: String?
         var ipcSocket: String?
-        var clients: [ChildProcess] = []
     }
 
     private let state = Mutex(State())
+    private let clients = ChildProcessSet()
 
     /// Sets up the session's directory and starts sway (``startCompositor(hangGuard:)``).
     ///
@@ -261,7 +261,7 @@ public final class SwaySession: Sendable {
         let client = try ChildProcess.spawn(
             Self.footPath, ["--app-id", appID, "--title", title ?? appID, "/bin/cat"], environment: environment,
             stdout: .file(directory.appending("foot-\(appID).log")))
-        state.withLock { $0.clients.append(client) }
+        clients.add(client)
         return client
     }
 
@@ -270,18 +270,13 @@ public final class SwaySession: Sendable {
     /// - Parameters:
     ///   - client: A client from ``startClient(appID:title:)``.
     public func stopClient(_ client: ChildProcess) {
-        client.terminateAndWait(escalatingAfter: .seconds(5))
-        state.withLock { $0.clients.removeAll { $0 === client } }
+        clients.stop(client)
     }
 
     /// Stops every client, then sway, each by its pid, and removes the session's directory.
     /// Safe to call more than once.
     public func stop() {
-        let clients = state.withLock { state -> [ChildProcess] in
-            defer { state.clients = [] }
-            return state.clients
-        }
-        clients.forEach { $0.terminateAndWait(escalatingAfter: .seconds(5)) }
+        clients.stopAll()
         stopCompositor()
         directory.remove()
     }

@@ -69,7 +69,7 @@ public final class X11Session: Sendable {
     private let manager = Mutex<ChildProcess?>(nil)
     private let logDirectory: String?
     private let hangGuard: Duration
-    private let clients = Mutex<[ChildProcess]>([])
+    private let clients = ChildProcessSet()
 
     /// Starts Xvfb and the window manager, and returns once both are ready.
     ///
@@ -170,7 +170,7 @@ public final class X11Session: Sendable {
     @discardableResult
     public func launch(_ executable: String, _ arguments: [String] = []) throws -> ChildProcess {
         let client = try ChildProcess.spawn(executable, arguments, environment: environment)
-        clients.withLock { $0.append(client) }
+        clients.add(client)
         return client
     }
 
@@ -227,11 +227,7 @@ public final class X11Session: Sendable {
     /// Stops the clients, the window manager and the server, each by its own pid, and waits for
     /// them. Safe to call more than once.
     public func stop() {
-        let clients = clients.withLock { clients in
-            defer { clients.removeAll() }
-            return clients
-        }
-        for client in clients { client.terminateAndWait(escalatingAfter: .seconds(5)) }
+        clients.stopAll()
         stopWindowManager()
         server.terminateAndWait(escalatingAfter: .seconds(5))
     }
