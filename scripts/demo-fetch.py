@@ -116,9 +116,9 @@ def main():
             return next((app for app in described if app.get("id") == APP), {})
 
         def show_apps():
-            row = next((line for line in lifecyclectl("apps").splitlines() if line.startswith(APP)), "")
-            header = lifecyclectl("apps").splitlines()[0]
-            say("lifecyclectl apps:\n      " + header + "\n      " + row)
+            table = lifecyclectl("apps").splitlines()
+            row = next((line for line in table if line.startswith(APP)), "")
+            say("lifecyclectl apps:\n      " + table[0] + "\n      " + row)
 
         heard = 0
 
@@ -137,6 +137,8 @@ def main():
                   f"{{'advance': <{float(seconds)}>}}")
 
         def heard_conditions(text):
+            """A condition that holds once lifecycled logged new fetch conditions containing `text` (its
+            FetchConditions as Swift prints it): what was changed in a mock has reached the scheduler."""
             mark = len(lines(daemon_log))
             return lambda: any("fetch conditions:" in line and text in line for line in lines(daemon_log)[mark:])
 
@@ -171,7 +173,8 @@ def main():
         wait_for("the deferral", lambda: entry().get("fetchDeferred") == "metered-network")
         show_apps()
         say("NetworkManager: Metered = no (Wi-Fi again)")
-        run_due_fetch(lambda: update(NM, NM[0], {"Metered": "uint32 4", "PrimaryConnectionType": "'802-11-wireless'"}))
+        run_due_fetch(lambda: update(NM, NM[0], {"Metered": "uint32 4",
+                                                 "PrimaryConnectionType": "'802-11-wireless'"}))
         show_apps()
 
         # 3. Low Power Mode: the due fetch waits; balanced again, it runs.
@@ -194,11 +197,15 @@ def main():
         say("the user opens counter-app; lifecycled claims the accelerometer (an active app may rotate)")
         show_heard()
 
+        def said():
+            return len([line for line in lines(counter_log) if "counter-app: " in line])
+
         def after(what, change, count):
-            before = len([line for line in lines(counter_log) if "counter-app: " in line])
+            """Makes `change`, then waits for the `count` lines the app prints about it and shows them."""
+            before = said()
             change()
             say(what)
-            wait_for(what, lambda: len([line for line in lines(counter_log) if "counter-app: " in line]) >= before + count)
+            wait_for(what, lambda: said() >= before + count)
             show_heard()
 
         after("power-profiles-daemon: ActiveProfile = power-saver",
