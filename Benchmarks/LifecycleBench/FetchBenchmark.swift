@@ -91,8 +91,10 @@ struct FetchBenchmark: AsyncParsableCommand {
                     "contextSwitchRatio": switchRatio ?? NSNull(),
                     "threadsEnded": ours.threadsEnded, "referenceThreadsEnded": reference.threadsEnded,
                     "armedTimers": ours.armedTimers.count, "referenceArmedTimers": reference.armedTimers.count,
-                    "armedTimerSeconds": ours.armedTimers.map(\.seconds),
-                    "referenceArmedTimerSeconds": reference.armedTimers.map(\.seconds),
+                    "armedTimersByClock": ours.armedTimers.map { ["clock": $0.clockName, "seconds": $0.seconds] },
+                    "referenceArmedTimersByClock": reference.armedTimers.map {
+                        ["clock": $0.clockName, "seconds": $0.seconds]
+                    },
                 ]))
             return
         }
