@@ -18,7 +18,7 @@ APT_PACKAGES := $(BUILD_PACKAGES) dbus-daemon python3-dbusmock libglib2.0-bin py
 KWIN_PACKAGES := kwin-wayland gir1.2-gtk-3.0
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build-deps build test format lint asan tsan demo demo-push demo-desktop bench install clean dist-binaries deb man-draft docs graph test-realhost realhost-run faults
+.PHONY: deps build-deps build test format lint asan tsan demo demo-fetch demo-push demo-desktop bench install clean dist-binaries deb man-draft docs graph test-realhost realhost-run faults
 
 # Installs the Debian packages named in $(1) that are missing (apt-get only then), with apt-get's
 # options $(2) if given.
@@ -134,10 +134,22 @@ faults: deps
 	/usr/bin/python3 scripts/faults/faults.py --build "$$($(SWIFT) build --show-bin-path)" $(FAULTS_ARGS) $(FAULTS)
 
 # The scripted day on real D-Bus signals: private buses, python-dbusmock's logind, timedated,
-# low_memory_monitor and gnome_screensaver, and the real host bridge.
+# low_memory_monitor and gnome_screensaver, and the real host bridge; then the day's background
+# fetch and rotation through the real lifecycled (demo-fetch).
 demo: deps
 	$(SWIFT) build --product lifecycle-example
 	.build/debug/lifecycle-example --host sandbox
+	$(MAKE) --no-print-directory demo-fetch
+
+# Background fetch that follows the device, and a rotation: python-dbusmock's NetworkManager,
+# power-profiles-daemon and iio-sensor-proxy on a private system bus, lifecycled with its
+# device-conditions source and counter-app (fetch every 15 minutes) on a private session bus; the
+# fetch runs on Wi-Fi, waits on a metered network and in Low Power Mode, then the device turns.
+demo-fetch: deps
+	$(SWIFT) build --product lifecycled
+	$(SWIFT) build --product lifecyclectl
+	$(SWIFT) build --product counter-app
+	/usr/bin/python3 scripts/demo-fetch.py --build "$$($(SWIFT) build --show-bin-path)"
 
 # Remote notifications end to end: mosquitto, lifecycle-push-gateway and lifecycled with
 # counter-app on a private bus; `lifecyclectl push` sends to the app while it is suspended and again
@@ -170,6 +182,7 @@ bench: deps dist-binaries
 	.build/release/lifecycle-bench push
 	.build/release/lifecycle-bench fleet
 	.build/release/lifecycle-bench foreground
+	.build/release/lifecycle-bench fetch
 	.build/release/lifecycle-bench idle --lifecycled $(DIST_BUILD)/release/lifecycled \
 		--bare $(DIST_BUILD)/release/bare-swift-process
 

@@ -1,5 +1,5 @@
-"""What the demos (demo-push.py, demo-desktop.py) share: the timeline's clock, bounded waits, a
-private session bus, and the processes they start, each stopped by its own pid."""
+"""What the demos (demo-push.py, demo-desktop.py, demo-fetch.py) share: the timeline's clock, bounded waits,
+private session and system buses, and the processes they start, each stopped by its own pid."""
 import os
 import subprocess
 import time
@@ -58,12 +58,20 @@ class Processes:
 
 def start_session_bus(processes, work, demo="demo"):
     """A private dbus-daemon for the demo's session; returns its address."""
-    socket_path = os.path.join(work, "bus")
-    with open(os.path.join(work, "bus.conf"), "w") as f:
-        f.write(f"""<busconfig><type>session</type><listen>unix:path={socket_path}</listen>
-<auth>EXTERNAL</auth><policy context="default"><allow send_destination="*" eavesdrop="true"/>
-<allow eavesdrop="true"/><allow own="*"/></policy></busconfig>""")
-    processes.start("dbus-daemon", ["/usr/bin/dbus-daemon", "--config-file", os.path.join(work, "bus.conf"),
-                                    "--nofork", "--nopidfile"], env=dict(os.environ))
-    wait_for("the bus", lambda: os.path.exists(socket_path), demo=demo)
+    return start_bus(processes, work, "bus", "session", demo)
+
+
+def start_bus(processes, work, name, kind, demo="demo"):
+    """A private dbus-daemon of `kind` (session or system), its socket `work/name`; returns its address."""
+    socket_path = os.path.join(work, name)
+    config = os.path.join(work, name + ".conf")
+    with open(config, "w") as f:
+        f.write(f"""<busconfig><type>{kind}</type><listen>unix:path={socket_path}</listen>
+<auth>EXTERNAL</auth><policy context="default"><allow user="*"/><allow own="*"/>
+<allow send_type="method_call"/><allow send_type="signal"/><allow send_type="method_return"/>
+<allow send_type="error"/><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/>
+</policy></busconfig>""")
+    processes.start("dbus-daemon-" + name, ["/usr/bin/dbus-daemon", "--config-file", config, "--nofork",
+                                             "--nopidfile"], env=dict(os.environ))
+    wait_for("the " + kind + " bus", lambda: os.path.exists(socket_path), demo=demo)
     return "unix:path=" + socket_path

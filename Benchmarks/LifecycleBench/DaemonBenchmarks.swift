@@ -42,20 +42,31 @@ struct DaemonRig {
     ///
     /// - Parameters:
     ///   - executable: The lifecycled to run; `nil` for the one built next to lifecycle-bench.
-    static func start(executable: String? = nil) async throws -> DaemonRig {
+    ///   - prepare: Writes what lifecycled reads at start, given its apps and state directories.
+    static func start(
+        executable: String? = nil,
+        prepare: (_ appsDirectory: String, _ stateDirectory: String) throws -> Void = { _, _ in }
+    ) async throws -> DaemonRig {
         guard let lifecycled = executable ?? lifecycledPath() else {
             throw ValidationError("lifecycled is not built next to lifecycle-bench (make bench builds both)")
         }
         let bus = try PrivateBus()
         let appsDirectory = bus.directory.appendingPathComponent("apps").path
         try FileManager.default.createDirectory(atPath: appsDirectory, withIntermediateDirectories: true)
+        let stateDirectory = bus.directory.appendingPathComponent("state").path
+        do {
+            try prepare(appsDirectory, stateDirectory)
+        } catch {
+            bus.stop()
+            throw error
+        }
         var environment = ProcessInfo.processInfo.environment
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         let daemon = try ChildProcess.spawn(
             lifecycled,
             [
                 "--address", bus.address, "--no-host-sources", "--apps-directory", appsDirectory,
-                "--state-directory", bus.directory.appendingPathComponent("state").path,
+                "--state-directory", stateDirectory,
             ],
             environment: environment, stdout: .null)
         let loop = try EventLoop(name: "bench-app")

@@ -2,6 +2,7 @@ import AppLifecycle
 import ArgumentParser
 import FetchScheduling
 import Foundation
+import Glibc
 import LifecycleDaemon
 
 /// `lifecycle-bench fetch`: lifecycled's fetch scheduler over a simulated day, against a timer per
@@ -16,7 +17,11 @@ import LifecycleDaemon
 /// seconds), the fetch start latency from a wake-up (the wall-clock time the scheduler takes to
 /// decide it, per wake-up), and wake-ups that started no fetch (idle work: 0). Two result mixes:
 /// every fetch `newData`, and a seeded mix (70 % newData, 20 % noData, 10 % failed).
-struct FetchBenchmark: ParsableCommand {
+///
+/// Then the idle CPU between fetches (goal: 0), measured on the real lifecycled binary
+/// (``FetchIdleMeasurement``): the apps scheduled in its `fetch-schedule.json`, none due in the
+/// window, against lifecycled with no apps over the same window.
+struct FetchBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fetch",
         abstract: "Fetch wake-ups per hour of twenty 15-minute apps over a simulated day, against a timer per app.")
@@ -24,6 +29,9 @@ struct FetchBenchmark: ParsableCommand {
     @Option(help: "Apps fetching.") var apps = 20
     @Option(help: "Simulated hours.") var hours = 24
     @Flag(help: "One JSON object per line.") var json = false
+    @Option(help: "Seconds of the idle window between fetches (0: skip that part).") var idleSeconds = 10
+    @Option(help: "The lifecycled to measure idle (default: the one next to lifecycle-bench).")
+    var lifecycled: String?
 
     /// A deterministic generator (SplitMix64) for the mixed results.
     struct SeededGenerator: RandomNumberGenerator {
@@ -46,13 +54,65 @@ struct FetchBenchmark: ParsableCommand {
         var decisionNanoseconds: [Double] = []
     }
 
-    func run() throws {
+    func validate() throws {
+        guard idleSeconds >= 0 else { throw ValidationError("--idle-seconds must be 0 or more") }
+    }
+
+    func run() async throws {
         let end = Double(hours) * 3600
         for mix in ["newData", "mixed"] {
             let ours = simulate(until: end, mix: mix)
             let reference = simulateTimerPerApp(until: end, mix: mix)
             report(mix: mix, ours: ours, reference: reference, end: end)
         }
+        guard idleSeconds > 0 else { return }
+        let idle = FetchIdleMeasurement(apps: apps, seconds: idleSeconds, lifecycled: lifecycled)
+        let (ours, reference) = try await idle.run()
+        reportIdle(ours: ours, reference: reference)
+    }
+
+    private func reportIdle(ours: FetchIdleMeasurement.Figures, reference: FetchIdleMeasurement.Figures) {
+        let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+        let cpu = Double(ours.cpuTicks) / ticksPerSecond * 1000
+        let referenceCPU = Double(reference.cpuTicks) / ticksPerSecond * 1000
+        // Ours over the reference; 1 when both are 0 (nothing to tell them apart), none when only ours is not.
+        func ratio(_ ours: Double, _ reference: Double) -> Double? {
+            reference > 0 ? ours / reference : ours == 0 ? 1 : nil
+        }
+        let cpuRatio = ratio(cpu, referenceCPU)
+        let switchRatio = ratio(Double(ours.contextSwitches), Double(reference.contextSwitches))
+        if json {
+            print(
+                Measurement.jsonLine([
+                    "benchmark": "fetch-idle", "apps": apps, "scheduledApps": ours.scheduledApps,
+                    "seconds": idleSeconds, "cpuMilliseconds": cpu, "referenceCpuMilliseconds": referenceCPU,
+                    "cpuRatio": cpuRatio ?? NSNull(), "contextSwitches": ours.contextSwitches,
+                    "referenceContextSwitches": reference.contextSwitches,
+                    "contextSwitchRatio": switchRatio ?? NSNull(),
+                    "threadsEnded": ours.threadsEnded, "referenceThreadsEnded": reference.threadsEnded,
+                    "armedTimers": ours.armedTimers.count, "referenceArmedTimers": reference.armedTimers.count,
+                    "armedTimersByClock": ours.armedTimers.map { ["clock": $0.clockName, "seconds": $0.seconds] },
+                    "referenceArmedTimersByClock": reference.armedTimers.map {
+                        ["clock": $0.clockName, "seconds": $0.seconds]
+                    },
+                ]))
+            return
+        }
+        print(
+            "fetch idle: lifecycled with \(ours.scheduledApps) apps scheduled (none due in the window) vs lifecycled with none, the same \(idleSeconds) s"
+        )
+        print(
+            "  CPU (utime+stime, every thread): ours \(Measurement.format(cpu, 0)) ms, reference \(Measurement.format(referenceCPU, 0)) ms (ratio \(cpuRatio.map { Measurement.format($0, 2) } ?? "-")); goal 0"
+        )
+        print(
+            "  context switches (every thread): ours \(ours.contextSwitches), reference \(reference.contextSwitches) (ratio \(switchRatio.map { Measurement.format($0, 2) } ?? "-")); threads that ended: ours \(ours.threadsEnded), reference \(reference.threadsEnded)"
+        )
+        func list(_ timers: [FetchIdleMeasurement.ArmedTimer]) -> String {
+            timers.isEmpty ? "none" : timers.map(\.description).joined(separator: ", ")
+        }
+        print(
+            "  armed timerfds: ours \(ours.armedTimers.count) (\(list(ours.armedTimers))); reference \(reference.armedTimers.count) (\(list(reference.armedTimers)))"
+        )
     }
 
     private func ids() -> [String] { (0..<apps).map { "org.example.Bench\($0)" } }

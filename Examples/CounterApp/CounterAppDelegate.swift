@@ -14,6 +14,9 @@ final class CounterAppDelegate: ApplicationDelegate {
     private let fetchInterval: Double?
     /// What a background fetch answers; `nil` never calls the handler (`--fetch-result overrun`).
     private let fetchResult: BackgroundFetchResult?
+    /// The observers of the device's conditions (power state, thermal state, background refresh),
+    /// kept for the app's life: each prints the property it announces.
+    private var conditionObservers: [NotificationObservation] = []
 
     init(store: CounterStore, fetchInterval: Double? = nil, fetchResult: BackgroundFetchResult? = .newData) {
         self.store = store
@@ -36,6 +39,7 @@ final class CounterAppDelegate: ApplicationDelegate {
         // As an iOS app does on every launch: the token stays the same while the endpoint does.
         application.registerForRemoteNotifications()
         if let fetchInterval { application.setMinimumBackgroundFetchInterval(fetchInterval) }
+        observeConditions(application)
         // The "peek" quick action only opens the app: returning false keeps performActionFor from running.
         return launchOptions?.shortcutItem?.type != "peek"
     }
@@ -73,6 +77,46 @@ final class CounterAppDelegate: ApplicationDelegate {
     }
     func applicationProtectedDataDidBecomeAvailable(_ application: Application) {
         say("protectedDataDidBecomeAvailable", application)
+    }
+
+    func application(
+        _ application: Application, willChangeStatusBarOrientation newStatusBarOrientation: InterfaceOrientation,
+        duration: TimeInterval
+    ) {
+        say("willChangeStatusBarOrientation to=\(newStatusBarOrientation) duration=\(duration)s", application)
+    }
+
+    func application(
+        _ application: Application, didChangeStatusBarOrientation oldStatusBarOrientation: InterfaceOrientation
+    ) {
+        say(
+            "didChangeStatusBarOrientation from=\(oldStatusBarOrientation) to=\(application.statusBarOrientation)",
+            application)
+    }
+
+    /// One line for each of the device's conditions the app is told changed (the notifications
+    /// carry no userInfo: the app reads the property, as on iOS).
+    private func observeConditions(_ application: Application) {
+        let center = application.notificationCenter
+        conditionObservers = [
+            center.addObserver(for: Application.PowerStateDidChangeMessage.self, object: application) {
+                [weak self, weak application] _ in
+                guard let self, let application else { return }
+                self.say("powerStateDidChange isLowPowerModeEnabled=\(application.isLowPowerModeEnabled)", application)
+            },
+            center.addObserver(for: Application.ThermalStateDidChangeMessage.self, object: application) {
+                [weak self, weak application] _ in
+                guard let self, let application else { return }
+                self.say("thermalStateDidChange thermalState=\(application.thermalState)", application)
+            },
+            center.addObserver(for: Application.BackgroundRefreshStatusDidChangeMessage.self, object: application) {
+                [weak self, weak application] _ in
+                guard let self, let application else { return }
+                self.say(
+                    "backgroundRefreshStatusDidChange backgroundRefreshStatus=\(application.backgroundRefreshStatus)",
+                    application)
+            },
+        ]
     }
 
     func application(_ application: Application, open url: URL, options: OpenURLOptions) -> Bool {
