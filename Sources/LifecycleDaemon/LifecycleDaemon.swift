@@ -232,6 +232,10 @@ package final class LifecycleDaemon {
             let object = try await connection.export(makeInterface(), at: LifecycledProtocol.objectPath)
             self.object = object
             callsTask = serveCalls(of: object)
+            // Running from here: the bus hands the name's first calls (a Launch from the client whose
+            // call activated lifecycled) to the served interface as soon as it grants the name, which
+            // can be before this task resumes with the reply. A refusal tears down (stopped).
+            phase = .running
             let reply = try await connection.requestName(LifecycledProtocol.busName, flags: [.doNotQueue])
             guard reply == .primaryOwner || reply == .alreadyOwner else {
                 let owner = try? await connection.nameOwner(LifecycledProtocol.busName)
@@ -247,7 +251,6 @@ package final class LifecycleDaemon {
             if let error = error as? StartError { throw error }
             throw StartError(.serveFailed, "cannot serve \(LifecycledProtocol.busName)", underlying: error)
         }
-        phase = .running
         logger.info(
             "serving \(LifecycledProtocol.busName) on the \(configuration.busAddress) bus as \(connection.uniqueName); \(registry.all.count) app(s) known"
         )
