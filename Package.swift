@@ -121,7 +121,7 @@ let package = Package(
             name: "InProcessHost",
             dependencies: [
                 "AppLifecycle", "AppLifecycleSystemd", "SystemdBus", "LifecycledProtocol", "DesktopIntegration",
-                "LocalNotificationEngine", "UnifiedPushClient", "FetchScheduling", logging,
+                "LocalNotificationEngine", "UnifiedPushClient", "FetchScheduling", "DurableState", logging,
             ]
         ),
         // Host selection and main, above both hosts.

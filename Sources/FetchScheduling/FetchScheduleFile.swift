@@ -3,8 +3,9 @@ import FoundationEssentials
 import LifecycledProtocol
 import Logging
 
-/// The fetch schedule on disk: `fetch-schedule.json` in lifecycled's state directory, written
-/// through the daemon's one `GroupCommitFile` writer for it.
+/// The fetch schedule on disk: `fetch-schedule.json` in lifecycled's state directory (or, for
+/// `SystemdHost`'s one app, in the app's), written through the host's one `GroupCommitFile`
+/// writer for it.
 ///
 /// ```json
 /// {"version": 1,
@@ -14,7 +15,9 @@ import Logging
 ///
 /// Times are Unix seconds on the fetch clock. What a manifest says (`fetch`,
 /// `allowsMeteredNetwork`) is not kept: the manifests say it at each start. A fetch that was
-/// running when the daemon stopped is due again at once after the restart.
+/// running when the daemon stopped is due again at once after the restart. (`SystemdHost` saves a
+/// running fetch as failed instead, since its app's overrun ends the process that runs the
+/// scheduler.)
 package enum FetchScheduleFile {
     /// The file's name in the state directory.
     package static let name = "fetch-schedule.json"

@@ -103,18 +103,6 @@ extension SystemdHost {
         pushConnector?.unregister()
     }
 
-    /// Records the interval: without lifecycled nothing wakes or launches the app for a fetch
-    /// (its fetch scheduler is lifecycled's), so the app's fetches run only when something sends
-    /// it `HostEvent.backgroundFetch`.
-    public func application(
-        _ application: Application, didSetMinimumBackgroundFetchInterval interval: TimeInterval
-    ) {
-        backgroundFetchInterval = interval
-        logger.info(
-            "minimum background fetch interval \(interval == Application.backgroundFetchIntervalNever ? "never" : "\(interval) s"); SystemdHost schedules no fetches (lifecycled does)"
-        )
-    }
-
     /// Holds or drops logind's `idle` inhibitor with the app's state.
     public func application(_ application: Application, didChangeIdleTimerDisabled disabled: Bool) {
         idleTimerWanted = disabled

@@ -1,6 +1,7 @@
 import AppLifecycle
 import AppLifecycleSystemd
 import DesktopIntegration
+import FetchScheduling
 import FoundationEssentials
 import LocalNotificationEngine
 import Logging
@@ -22,6 +23,10 @@ import UnifiedPushClient
 ///   released once the app has terminated.
 /// - **Service manager:** `READY=1` after launching, `STATUS=` with each state, `STOPPING=1` and
 ///   `EXTEND_TIMEOUT_USEC` while `applicationWillTerminate` runs, `WATCHDOG=1` when enabled.
+/// - **The device:** the bridge's conditions reach the app (Low Power Mode, thermal state,
+///   background refresh status, status-bar orientation); the accelerometer is claimed while the
+///   app is active and released otherwise; background fetch by lifecycled's scheduler
+///   (`SystemdHost+BackgroundFetch.swift`).
 @MainActor
 public final class SystemdHost: ApplicationHost {
     /// The sources and policies.
@@ -43,8 +48,10 @@ public final class SystemdHost: ApplicationHost {
     var notificationCenter: LocalNotificationCenter?
     var sessionConnection: BusConnection?
     var idleTimerWanted = false
-    /// The app's `setMinimumBackgroundFetchInterval(_:)`, recorded (this host schedules no fetches).
+    /// The app's `setMinimumBackgroundFetchInterval(_:)`, as last set.
     package internal(set) var backgroundFetchInterval = Application.backgroundFetchIntervalNever
+    /// Background fetch (`SystemdHost+BackgroundFetch.swift`).
+    var fetch = BackgroundFetch()
     var idleInhibitor: BusFileDescriptor?
     var screenSaverCookie: UInt32?
     var idleGeneration = 0
@@ -58,6 +65,10 @@ public final class SystemdHost: ApplicationHost {
     ///   - configuration: What the bridge uses.
     public init(configuration: HostBridge.Configuration = HostBridge.Configuration()) {
         self.bridge = HostBridge(configuration: configuration)
+        // The fetch scheduler's conditions follow the device's (a deferred fetch runs when they allow).
+        bridge.onDeviceConditionsChange = { [weak self] conditions in
+            self?.deviceConditionsChanged(FetchConditions(conditions))
+        }
     }
 
     /// The sources that started, and why each other one did not.
@@ -70,6 +81,7 @@ public final class SystemdHost: ApplicationHost {
         self.application = application
         logger = application.configuration.logger
         await bridge.start(logger: logger) { [weak self] event in await self?.deliver(event) }
+        startBackgroundFetch(for: application)
         await startDesktopServices(for: application)
     }
 
@@ -92,6 +104,8 @@ public final class SystemdHost: ApplicationHost {
             notificationCenter.appBecameActive(application.configuration.applicationIdentifier)
         }
         updateIdleInhibitor()
+        updateAccelerometerClaim(state)
+        if state != .notRunning, previousState == .notRunning { armFetchTimer() }
         if sleepPending && (state == .suspended || state == .notRunning) {
             releaseSleepLock(reason: state == .suspended ? "suspended" : "terminated")
         }
@@ -116,8 +130,17 @@ public final class SystemdHost: ApplicationHost {
     public func stop() {
         sleepCap?.cancel()
         sleepCap = nil
+        stopBackgroundFetch()
         stopDesktopServices()
         bridge.stop()
+    }
+
+    /// Claims iio-sensor-proxy's accelerometer while the app is active (it may rotate) and releases
+    /// it otherwise, so the sensor is not kept powered for an app in the background; a suspended
+    /// app hears only the latest orientation when it returns.
+    func updateAccelerometerClaim(_ state: ApplicationState) {
+        let bridge = bridge
+        Task.immediate { @MainActor in await bridge.setAccelerometerWanted(state == .active) }
     }
 
     // MARK: Sleep policy

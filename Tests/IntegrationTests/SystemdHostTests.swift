@@ -45,11 +45,20 @@ final class HostRig {
         func applicationSignificantTimeChange(_ application: Application) {}
         func applicationProtectedDataWillBecomeUnavailable(_ application: Application) {}
         func applicationProtectedDataDidBecomeAvailable(_ application: Application) {}
+        /// Background fetch: completes at once with this result.
+        var fetchResult = BackgroundFetchResult.newData
+        func application(
+            _ application: Application,
+            performFetchWithCompletionHandler completionHandler: @escaping @Sendable (BackgroundFetchResult) -> Void
+        ) {
+            completionHandler(fetchResult)
+        }
     }
 
     init(
         sources: Set<HostBridge.Source> = [.logind, .screensaver, .timedated, .lowMemoryMonitor],
-        environment: [String: String] = [:], inhibitDelayMaxUSec: UInt64? = nil, beginsEndlessTask: Bool = false
+        environment: [String: String] = [:], inhibitDelayMaxUSec: UInt64? = nil, beginsEndlessTask: Bool = false,
+        thermalRoot: String? = nil
     ) throws {
         systemBus = try PrivateBus()
         sessionBus = try PrivateBus()
@@ -64,12 +73,13 @@ final class HostRig {
                 interface: "org.freedesktop.login1.Manager", name: "InhibitDelayMaxUSec",
                 value: "uint64 \(inhibitDelayMaxUSec)")
         }
-        host = SystemdHost(
-            configuration: .init(
-                sources: sources, systemBus: .address(systemBus.address), sessionBus: .address(sessionBus.address),
-                environment: environment.merging(["XDG_SESSION_ID": "c1"]) { a, _ in a },
-                memoryWarningInterval: .seconds(60), sleepDelayMargin: .milliseconds(500),
-                inhibitorWho: "lifecycle-tests"))
+        var configuration = HostBridge.Configuration(
+            sources: sources, systemBus: .address(systemBus.address), sessionBus: .address(sessionBus.address),
+            environment: environment.merging(["XDG_SESSION_ID": "c1"]) { a, _ in a },
+            memoryWarningInterval: .seconds(60), sleepDelayMargin: .milliseconds(500),
+            inhibitorWho: "lifecycle-tests")
+        if let thermalRoot { configuration.thermalRoot = thermalRoot }
+        host = SystemdHost(configuration: configuration)
         delegate = ProbeDelegate()
         delegate.beginsEndlessTask = beginsEndlessTask
         app = Application(

@@ -1,12 +1,13 @@
 import FoundationEssentials
 
-/// The fetch scheduler's clock in lifecycled: Unix seconds (`CLOCK_REALTIME`, so a schedule
-/// survives restarts and reboots), plus an offset that only `Simulate("fetch-clock")` moves.
+/// The fetch scheduler's clock in lifecycled and in `SystemdHost`: Unix seconds (`CLOCK_REALTIME`,
+/// so a schedule survives restarts and reboots), plus an offset that only a test moves.
 ///
-/// The offset is the test clock: a test of the real daemon advances it by hours in a call instead
-/// of waiting for them. `Simulate` is refused unless lifecycled runs with `--enable-simulate`
-/// (and, like every method, from a caller of the daemon's own uid), so in production the offset
-/// stays 0 and this is the wall clock.
+/// The offset is the test clock: a test advances it by hours in a call instead of waiting for
+/// them. In lifecycled only `Simulate("fetch-clock")` moves it, refused unless lifecycled runs
+/// with `--enable-simulate` (and, like every method, from a caller of the daemon's own uid); in
+/// `SystemdHost` only its package-level `advanceFetchClock(by:)`, which no app outside this
+/// package can reach. In production the offset stays 0 and this is the wall clock.
 package struct FetchClock: Sendable {
     /// Seconds added to the wall clock (0 unless a simulation moved it).
     package private(set) var offset: Double = 0
