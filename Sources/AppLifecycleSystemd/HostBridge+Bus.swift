@@ -21,8 +21,10 @@ struct BusClients {
     var lastConditions = DeviceConditions()
     var reportedOrientation: InterfaceOrientation? = .portrait
     var orientationLocked = false
-    /// Whether the host wants the accelerometer claimed (kept across reconnections).
+    /// Whether the host wants the accelerometer claimed (kept across reconnections), and the last of
+    /// the claim and release requests, which run one after another.
     var accelerometerWanted = false
+    var accelerometerRequests: Task<Void, Never>?
     /// Hands a conditions fact to the bridge's intake (set once the monitor runs).
     var deliverConditionEvent: (@Sendable (HostEvent) -> Void)?
     /// The delay locks the bridge wants held (re-taken after a reconnect).

@@ -15,13 +15,15 @@ extension HostBridge {
     public var statusBarOrientation: InterfaceOrientation { bus.reportedOrientation ?? .portrait }
 
     /// Whether the bridge reports the accelerometer's orientation changes: while `true`, the
-    /// orientation stays where it is (the user's orientation lock). Unlocking reports the current
-    /// orientation at once if it differs from the last one reported.
+    /// orientation stays where it is (the user's orientation lock) and the sensor is not claimed
+    /// (nothing would read it). Unlocking claims it again if an app wants it, and reports the current
+    /// orientation once it differs from the last one reported.
     public var isOrientationLocked: Bool {
         get { bus.orientationLocked }
         set {
             guard newValue != bus.orientationLocked else { return }
             bus.orientationLocked = newValue
+            Task { await applyAccelerometerWish() }
             guard !newValue, let deliver = bus.deliverConditionEvent,
                 let orientation = bus.lastConditions.deviceOrientation.flatMap(Self.interfaceOrientation),
                 orientation != bus.reportedOrientation
@@ -42,12 +44,28 @@ extension HostBridge {
     public func setAccelerometerWanted(_ wanted: Bool) async {
         guard wanted != bus.accelerometerWanted else { return }
         bus.accelerometerWanted = wanted
-        guard let monitor = bus.conditions else { return }
-        do {
-            if wanted { try await monitor.claimAccelerometer() } else { try await monitor.releaseAccelerometer() }
-        } catch {
-            logger.info("the accelerometer could not be \(wanted ? "claimed" : "released"): \(error)")
+        await applyAccelerometerWish()
+    }
+
+    /// Brings the monitor's claim to the host's wish (wanted and not locked), one request at a time:
+    /// each waits for the one before and reads the wish when its turn comes, so a quick claim and
+    /// release never reach iio-sensor-proxy out of order. Without a running monitor there is
+    /// nothing to do; a new one (the system bus came back) gets the wish when it starts.
+    func applyAccelerometerWish() async {
+        let previous = bus.accelerometerRequests
+        let request = Task { @MainActor [weak self] in
+            await previous?.value
+            guard let self, let monitor = self.bus.conditions else { return }
+            let wanted = self.bus.accelerometerWanted && !self.bus.orientationLocked
+            guard wanted != monitor.isAccelerometerClaimed else { return }
+            do {
+                if wanted { try await monitor.claimAccelerometer() } else { try await monitor.releaseAccelerometer() }
+            } catch {
+                self.logger.info("the accelerometer could not be \(wanted ? "claimed" : "released"): \(error)")
+            }
         }
+        bus.accelerometerRequests = request
+        await request.value
     }
 
     /// The host facts a change of the conditions brings, in the order an app hears them: Low Power
@@ -98,7 +116,6 @@ extension HostBridge {
         let monitor = DeviceConditionsMonitor(
             connection: connection, thermalRoot: configuration.thermalRoot, logger: logger)
         do {
-            if bus.accelerometerWanted { try await monitor.claimAccelerometer() }
             try await monitor.start()
         } catch {
             monitor.stop()
@@ -114,6 +131,8 @@ extension HostBridge {
                 self.conditionsChanged(conditions)
             }
         }
+        // An app active before the monitor ran (or before the bus came back) wants the sensor now.
+        await applyAccelerometerWish()
     }
 
     /// One new value of the conditions: its facts to the sink, the whole value to the host's observer.

@@ -21,6 +21,18 @@ package struct FetchClock: Sendable {
     /// The wall clock alone, in Unix seconds.
     package func wallClock() -> Double { Date().timeIntervalSince1970 }
 
+    /// A wake-up at `wake` (on this clock) as the event loop's `CLOCK_REALTIME` deadline in
+    /// microseconds: the offset taken off, never before the epoch nor beyond a century from now,
+    /// so that no time the scheduler holds can overflow the conversion.
+    ///
+    /// - Parameters:
+    ///   - wake: When, in Unix seconds on this clock.
+    package func loopDeadlineMicroseconds(for wake: Double) -> Int64 {
+        let wall = wake - offset
+        let latest = wallClock() + 100 * 365 * 24 * 3600
+        return Int64((wall.isFinite ? min(max(wall, 0), latest) : latest) * 1e6)
+    }
+
     /// Moves the clock forward (a test's simulated time passing).
     ///
     /// - Parameters:

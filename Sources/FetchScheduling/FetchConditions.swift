@@ -63,7 +63,8 @@ package struct FetchConditions: Sendable, Hashable, Codable {
             case (true, nil), (nil, _): nil
             }
         self.init(
-            hasFullConnectivity: conditions.connectivity.map { $0 == .full },
+            // NetworkManager's own "unknown" (its connectivity check is off, or has not run) blocks nothing.
+            hasFullConnectivity: conditions.connectivity.flatMap { $0 == .unknown ? nil : $0 == .full },
             isMetered: conditions.isMetered, isLowBattery: lowBattery,
             isLowPowerModeEnabled: conditions.isLowPowerModeEnabled,
             isThermalStateSeriousOrAbove: conditions.thermalState.map { $0 >= .serious })

@@ -55,11 +55,14 @@ package enum FetchScheduleFile {
         let contents = try JSONDecoder().decode(Contents.self, from: data)
         var apps: [String: FetchScheduler.App] = [:]
         for (id, var app) in contents.apps where LifecycledProtocol.isValidAppID(id) {
-            guard let interval = app.interval, interval.isFinite, interval > 0, app.noDataInARow >= 0,
-                app.failuresInARow >= 0
+            guard let interval = app.interval, interval.isFinite, interval > 0,
+                interval <= FetchScheduler.maximumInterval, app.noDataInARow >= 0, app.failuresInARow >= 0
             else { continue }
             app.interval = max(interval, FetchScheduler.minimumInterval)
-            if let due = app.nextDue, !due.isFinite { app.nextDue = nil }
+            app.noDataInARow = min(app.noDataInARow, FetchScheduler.maximumCount)
+            app.failuresInARow = min(app.failuresInARow, FetchScheduler.maximumCount)
+            // A due time not finite, or further than the longest interval ahead: due now.
+            if let due = app.nextDue, !due.isFinite || due > now + FetchScheduler.maximumInterval { app.nextDue = nil }
             if app.nextDue == nil { app.nextDue = now }
             apps[id] = app
         }

@@ -40,6 +40,13 @@ import SystemdBus
 package struct FetchScheduler: Sendable {
     /// The shortest interval between two fetches of an app: 15 minutes.
     package static let minimumInterval: Double = 15 * 60
+    /// The longest interval, and the furthest a due time may lie ahead: ten years. A longer one
+    /// is never (an app's `Double.greatestFiniteMagnitude` or any huge value, from the bus or the
+    /// file), so every time the scheduler hands out converts to the loop's microseconds.
+    package static let maximumInterval: Double = 10 * 365 * 24 * 3600
+    /// The most results in a row that still change the delay (the noData rule caps at 2, the
+    /// failure backoff at 5 h long before this); counts are kept no higher.
+    package static let maximumCount = 64
     /// The longest coalescing window: 5 minutes.
     package static let maximumWindow: Double = 5 * 60
     /// The failure backoff's first and longest delays.
@@ -105,14 +112,14 @@ package struct FetchScheduler: Sendable {
 
     /// The app's `setMinimumBackgroundFetchInterval(_:)`. The same interval again keeps the due
     /// time (an app re-reports it at each launch); a new one is due one interval from now;
-    /// ``Application/backgroundFetchIntervalNever`` (or any value not finite) unschedules it.
+    /// ``Application/backgroundFetchIntervalNever`` (or any value above ``maximumInterval``, or not
+    /// finite) unschedules it.
     ///
     /// - Returns: Whether the schedule changed (to be saved).
     @discardableResult
     package mutating func setInterval(_ id: String, seconds: Double, now: Double) -> Bool {
         let interval: Double? =
-            seconds.isFinite && seconds < Application.backgroundFetchIntervalNever
-            ? max(seconds, Self.minimumInterval) : nil
+            seconds.isFinite && seconds <= Self.maximumInterval ? max(seconds, Self.minimumInterval) : nil
         var app = apps[id, default: App()]
         guard app.interval != interval || (interval != nil && app.nextDue == nil && app.runningSince == nil) else {
             return false
@@ -230,10 +237,10 @@ package struct FetchScheduler: Sendable {
             app.noDataInARow = 0
             app.failuresInARow = 0
         case .noData:
-            app.noDataInARow += 1
+            app.noDataInARow = min(app.noDataInARow, Self.maximumCount - 1) + 1
             app.failuresInARow = 0
         case .failed:
-            app.failuresInARow += 1
+            app.failuresInARow = min(app.failuresInARow, Self.maximumCount - 1) + 1
         }
         app.nextDue = app.interval.map { interval in
             joined(
@@ -269,7 +276,7 @@ package struct FetchScheduler: Sendable {
         case .failed:
             var backoff = failureBackoff
             var delay = Duration.zero
-            for _ in 0..<max(app.failuresInARow, 1) { delay = backoff.next() }
+            for _ in 0..<min(max(app.failuresInARow, 1), maximumCount) { delay = backoff.next() }
             let (seconds, attoseconds) = delay.components
             return interval + Double(seconds) + Double(attoseconds) / 1e18
         }

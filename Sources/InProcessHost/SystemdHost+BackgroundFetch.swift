@@ -140,12 +140,12 @@ extension SystemdHost {
             let state = application?.applicationState, state != .notRunning
         else { return }
         // The loop's clock is the wall clock; the test clock is ahead of it by its offset.
-        let deadline = max(wake - fetch.clock.offset, 0)
+        let deadline = fetch.clock.loopDeadlineMicroseconds(for: wake)
         let generation = fetch.timerGeneration
         Task { @MainActor [weak self] in
             guard let self, self.fetch.timerGeneration == generation else { return }
             let token = try? await loop.addTimer(
-                on: .realtime, deadline: .microseconds(Int64(deadline * 1e6)), leeway: .seconds(1)
+                on: .realtime, deadline: .microseconds(deadline), leeway: .seconds(1)
             ) { [weak self] _ in
                 Task { @MainActor in
                     guard let self, self.fetch.timerGeneration == generation else { return }

@@ -151,13 +151,13 @@ extension LifecycleDaemon {
         fetchTimer = nil
         guard let wake = fetchScheduler.nextWakeUp(), let loop, phase == .running else { return }
         // The loop's clock is the wall clock; the test clock is ahead of it by its offset.
-        let deadline = max(wake - fetchClock.offset, 0)
+        let deadline = fetchClock.loopDeadlineMicroseconds(for: wake)
         let generation = fetchTimerGeneration + 1
         fetchTimerGeneration = generation
         Task { @MainActor [weak self] in
             guard let self, self.fetchTimerGeneration == generation else { return }
             let token = try? await loop.addTimer(
-                on: .realtime, deadline: .microseconds(Int64(deadline * 1e6)), leeway: .seconds(1)
+                on: .realtime, deadline: .microseconds(deadline), leeway: .seconds(1)
             ) { [weak self] _ in
                 Task { @MainActor in
                     guard let self, self.fetchTimerGeneration == generation else { return }

@@ -13,7 +13,7 @@ import SystemdBus
 /// | `memory-warning` | `level: s` (`low`, `medium`, `critical`; default `critical`) | a memory warning |
 /// | `time-change` | `reason: s` (`clock-set`, `timezone`, `midnight`, `dst`; default `clock-set`), `timezone: s`? | a significant time change |
 /// | `terminate` | `app: s`? | with `app`, that app is terminated; without, the whole session (the daemon stops) |
-/// | `fetch-clock` | `advance: d` (seconds, ≥ 0) | the fetch scheduler's test clock moves forward: what came due runs, fetches past their deadline are ended |
+/// | `fetch-clock` | `advance: d` (seconds, 0 to 1e9) | the fetch scheduler's test clock moves forward: what came due runs, fetches past their deadline are ended |
 /// | `fetch-conditions` | `full-connectivity: b`?, `metered: b`?, `low-battery: b`?, `low-power-mode: b`?, `thermal-serious: b`? | the fetch scheduler's conditions (each absent one unknown) |
 ///
 /// The two `fetch-` kinds are the test clock and conditions of the real daemon: reachable only with
@@ -62,8 +62,8 @@ enum Simulation: Sendable, Equatable {
             }
             return .terminateApp(app)
         case "fetch-clock":
-            guard let seconds = arguments["advance"]?.doubleValue, seconds.isFinite, seconds >= 0 else {
-                throw DaemonError.invalidArgs("fetch-clock needs advance: a number of seconds, 0 or more")
+            guard let seconds = arguments["advance"]?.doubleValue, seconds.isFinite, seconds >= 0, seconds <= 1e9 else {
+                throw DaemonError.invalidArgs("fetch-clock needs advance: a number of seconds, 0 to 1e9")
             }
             return .advanceFetchClock(seconds)
         case "fetch-conditions":

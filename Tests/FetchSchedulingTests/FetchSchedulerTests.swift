@@ -163,6 +163,43 @@ struct FetchSchedulerTests {
             ])
     }
 
+    @Test("out of range from the bus or the file: a huge interval is never, huge counts and due times are bounded")
+    func outOfRange() throws {
+        var scheduler = FetchScheduler()
+        scheduler.setManifest("org.example.A", declaresFetch: true, allowsMeteredNetwork: false)
+        // An interval beyond ten years (a bad app) is never, not a due time the loop cannot hold.
+        scheduler.setInterval("org.example.A", seconds: 1e13, now: 100)
+        #expect(scheduler.nextDue("org.example.A") == nil)
+        scheduler.setInterval("org.example.A", seconds: FetchScheduler.maximumInterval, now: 100)
+        #expect(scheduler.nextDue("org.example.A") == 100 + FetchScheduler.maximumInterval)
+
+        let now = 1_800_000_000.0
+        let file = Data(
+            """
+            {"version": 1, "apps": {
+              "org.example.Huge": {"interval": 1e300, "nextDue": 1e300, "noDataInARow": 0, "failuresInARow": 0},
+              "org.example.Far": {"interval": 900, "nextDue": 1e300, "noDataInARow": 0, "failuresInARow": 0},
+              "org.example.Many": {"interval": 900, "nextDue": \(now), "noDataInARow": \(Int.max),
+                                   "failuresInARow": \(Int.max)}},
+             "backgroundRefreshDenied": []}
+            """.utf8)
+        var loaded = try FetchScheduleFile.decode(file, now: now)
+        #expect(loaded.apps["org.example.Huge"] == nil, "an interval beyond ten years is dropped")
+        #expect(loaded.apps["org.example.Many"]?.failuresInARow == FetchScheduler.maximumCount)
+        // A failure on top of the most counted: no overflow, and the backoff is bounded (5 h).
+        for id in ["org.example.Far", "org.example.Many"] {
+            loaded.setManifest(id, declaresFetch: true, allowsMeteredNetwork: true)
+        }
+        #expect(loaded.nextDue("org.example.Far") == now, "a due time beyond ten years is due now")
+        let started = loaded.runNow("org.example.Many", now: now)
+        #expect(started)
+        let ended = loaded.completed("org.example.Many", result: .failed, now: now)
+        #expect(ended)
+        let next = try #require(loaded.nextDue("org.example.Many"))
+        #expect(next <= now + 900 * 2 + 5 * 3600)
+        #expect(loaded.apps["org.example.Many"]?.failuresInARow == FetchScheduler.maximumCount)
+    }
+
     @Test("the file: a round trip keeps the schedule; a running fetch is due at once; a corrupt file is set aside")
     func file() throws {
         var scheduler = FetchScheduler()

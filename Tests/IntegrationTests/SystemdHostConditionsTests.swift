@@ -140,6 +140,32 @@ struct SystemdHostConditionsTests {
         }
     }
 
+    @Test("the system bus restarts while the app is active: the conditions come back, the sensor is claimed again")
+    func busRestart() async throws {
+        let state = try TemporaryDirectory()
+        defer { state.remove() }
+        try await withRig(stateDirectory: state, services: false) { rig, _ in
+            var device = try DeviceServices(on: rig.systemBus)
+            defer { device.stop() }
+            await rig.launch()
+            #expect(try await eventually { try device.sensor.callCount("ClaimAccelerometer") == 1 }, "not claimed")
+            device.stop()
+            rig.logind.stop()
+            try rig.systemBus.restart()
+            rig.logind = try DBusMock(template: "logind", address: rig.systemBus.address)
+            rig.sessionPath = try rig.logind.addSession(id: "c1", uid: getuid(), username: "tester", active: true)
+            device = try DeviceServices(on: rig.systemBus)
+            // Through the bridge's reconnect backoff: the new monitor claims the sensor for the active app.
+            #expect(
+                try await eventually(hangGuard: .seconds(40), pause: .milliseconds(50)) {
+                    try device.sensor.callCount("ClaimAccelerometer") == 1
+                }, "the accelerometer was not claimed on the new bus: \(rig.host.bridge.sourceStatus)")
+            try device.lowPowerMode(true)
+            await rig.wait(for: Application.powerStateDidChangeNotification.rawValue)
+            #expect(rig.app.isLowPowerModeEnabled)
+        }
+    }
+
     @Test("a due fetch waits on a metered network and in Low Power Mode, and runs once both end")
     func fetchFollowsTheConditions() async throws {
         let state = try TemporaryDirectory()

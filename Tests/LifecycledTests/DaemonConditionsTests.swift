@@ -121,16 +121,19 @@ struct DaemonConditionsTests {
             try await h.emitted.wait(for: "Low Power Mode") { $0.commands(Self.counter).contains("low-power-mode") }
             #expect(h.emitted.commands(Self.counter).filter { $0 == "status-bar-orientation" }.count == 1)
             #expect(h.emitted.notifications(Self.counter, Self.orientation).count == 1)
-            // Unlocked: the current orientation is reported at once.
+            // Locked, nothing reads the sensor: it is released.
+            #expect(try await eventually { try sensor.callCount("ReleaseAccelerometer") == 1 }, "not released")
+            // Unlocked: claimed again, and the orientation it reads is reported.
             h.daemon.bridge?.isOrientationLocked = false
             try await h.emitted.wait(for: "the orientation after the unlock") {
                 $0.notifications(Self.counter, Self.orientation).count == 2
             }
+            #expect(try sensor.callCount("ClaimAccelerometer") == 2)
 
             // No app active any more: released.
             try await h.client.call(LifecycledProtocol.Method.terminate.name, [.string(Self.counter)])
             _ = try await h.waitForExit(Self.counter)
-            #expect(try await eventually { try sensor.callCount("ReleaseAccelerometer") == 1 }, "not released")
+            #expect(try await eventually { try sensor.callCount("ReleaseAccelerometer") == 2 }, "not released")
         }
     }
 
@@ -206,5 +209,8 @@ struct DaemonConditionsTests {
         #expect(
             FetchConditions(DeviceConditions(thermalState: .fair)).isThermalStateSeriousOrAbove == false
         )
+        // NetworkManager's "unknown" (connectivity checking off: Debian's default) blocks nothing.
+        #expect(FetchConditions(DeviceConditions(connectivity: .unknown)).hasFullConnectivity == nil)
+        #expect(FetchConditions(DeviceConditions(connectivity: .limited)).hasFullConnectivity == false)
     }
 }

@@ -1,3 +1,4 @@
+import AppLifecycle
 import FetchScheduling
 import FoundationEssentials
 
@@ -10,6 +11,18 @@ import FoundationEssentials
 enum FetchScheduleFuzzing {
     static let target = FuzzTarget(name: "fetch-schedule", summary: "background-fetch schedule file") { bytes in
         guard let scheduler = try? FetchScheduleFile.decode(Data(bytes), now: 1_800_000_000) else { return }
+        // What the daemon does with a loaded schedule at start: its next wake-up, each app run and
+        // ended (every result), the loop's deadline: none of it may trap on the file's values.
+        var running = scheduler
+        if let wake = running.nextWakeUp() { _ = FetchClock().loopDeadlineMicroseconds(for: wake) }
+        for (index, id) in running.apps.keys.sorted().enumerated() {
+            running.setManifest(id, declaresFetch: true, allowsMeteredNetwork: true)
+            if running.runNow(id, now: 1_800_000_000) {
+                let results: [BackgroundFetchResult] = [.newData, .noData, .failed]
+                running.completed(id, result: results[index % 3], now: 1_800_000_100)
+            }
+        }
+        if let wake = running.nextWakeUp() { _ = FetchClock().loopDeadlineMicroseconds(for: wake) }
         let encoded = FetchScheduleFile.encode(scheduler)
         do {
             let again = try FetchScheduleFile.decode(encoded, now: 1_800_000_000)

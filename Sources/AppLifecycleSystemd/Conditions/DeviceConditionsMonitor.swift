@@ -81,6 +81,10 @@ public final class DeviceConditionsMonitor: Sendable {
         var zoneReadsStarted: UInt64 = 0
         var zoneReadsApplied: UInt64 = 0
         var reportedNoZones = false
+        /// A reread of the zones for the kernel's events runs, and events came meanwhile: one more
+        /// follows it (a burst of events costs two reads, not one each).
+        var eventRereadRunning = false
+        var eventRereadPending = false
         var accelerometerClaimed = false
         var subscriptions: [BusSubscription] = []
         var thermalWatch: EventSourceToken?
@@ -392,6 +396,22 @@ public final class DeviceConditionsMonitor: Sendable {
 
     // MARK: - Thermal zones
 
+    /// Reads the zones for the kernel's events until none came during the last read.
+    private func rereadThermalZonesForEvents() async {
+        while true {
+            await rereadThermalZones()
+            let again = state.withLock { state -> Bool in
+                guard state.eventRereadPending else {
+                    state.eventRereadRunning = false
+                    return false
+                }
+                state.eventRereadPending = false
+                return true
+            }
+            guard again else { return }
+        }
+    }
+
     /// Reads the thermal zones under ``thermalRoot`` again and publishes what changed.
     ///
     /// The monitor calls it on each thermal event from the kernel; call it when there is another
@@ -438,7 +458,16 @@ public final class DeviceConditionsMonitor: Sendable {
                     return
                 }
                 self.logger.debug("thermal events \(events)\(overrun ? " (overrun)" : ""); reading the zones")
-                Task { await self.rereadThermalZones() }
+                let start = self.state.withLock { state -> Bool in
+                    guard !state.eventRereadRunning else {
+                        state.eventRereadPending = true
+                        return false
+                    }
+                    state.eventRereadRunning = true
+                    return true
+                }
+                guard start else { return }
+                Task { await self.rereadThermalZonesForEvents() }
             }
             let kept = state.withLock { state -> Bool in
                 guard state.phase == .starting || state.phase == .running else { return false }

@@ -20,8 +20,10 @@ package struct ThermalEventSocket: Sendable {
     package static let sourceName = "thermal-netlink"
 
     /// The events after which the zones are read again: `THERMAL_GENL_EVENT_TZ_CREATE` (1) to
-    /// `…_TZ_TRIP_DELETE` (9), and `…_CDEV_STATE_UPDATE` (12), a cooling device throttling or letting go.
-    package static let rereadEvents: Set<UInt8> = Set(1...9).union([12])
+    /// `…_TZ_TRIP_DELETE` (9). Not `…_CDEV_STATE_UPDATE` (12), which a throttling governor sends at
+    /// every poll, nor the CPU-capability events: the state follows the trip points, and those
+    /// would wake an idle daemon for nothing.
+    package static let rereadEvents: Set<UInt8> = Set(1...9)
 
     /// The socket; non-blocking, close-on-exec.
     package let fileDescriptor: Int32
