@@ -94,8 +94,17 @@ struct DaemonFetchTests {
         let ctl = try #require(BuiltProducts.path(of: "lifecyclectl"), "lifecyclectl is not built")
         let now = try await runTool(ctl, ["fetch", "--address", rig.bus.address, id])
         #expect(now.status == 0, "\(now.stderr)")
-        try await rig.client.log.wait(for: "the fetch lifecyclectl asked for") {
-            Self.results($0, id) == ["noData", "noData"]
+        do {
+            try await rig.client.log.wait(for: "the fetch lifecyclectl asked for") {
+                Self.results($0, id) == ["noData", "noData"]
+            }
+        } catch {
+            // Seen once under a full suite's load and never since: what lifecycled said, for the next time.
+            let log = (try? String(contentsOfFile: rig.directory.path + "/lifecycled.log", encoding: .utf8)) ?? ""
+            Issue.record(
+                "states \(rig.client.log.stateChanges(id)), process \(String(describing: processState(pid))); lifecycled: \(log.suffix(4000))"
+            )
+            throw error
         }
         let unknown = try await runTool(ctl, ["fetch", "--address", rig.bus.address, "org.example.Nobody"])
         #expect(unknown.status == 1 && unknown.stderr.contains("UnknownApp"), "\(unknown.stderr)")
