@@ -39,13 +39,15 @@ package struct AppCgroupPlacement: Sendable {
     ///
     /// - Parameters:
     ///   - mode: How to choose it.
+    ///   - movesIntoLeaf: Whether the daemon may move itself into its leaf to enable the memory
+    ///     controller for the apps (``enableMemoryController(in:pid:files:)``; lifecycled's main only).
     ///   - logger: Where failed cgroup operations are told.
-    init(mode: Mode, logger: Logger) {
+    init(mode: Mode, movesIntoLeaf: Bool = false, logger: Logger) {
         self.init(
             mode: mode, ownCgroup: ProcFS.unifiedCgroup(of: nil), mountPoint: ProcFS.cgroup2MountPoint(),
             isWritableDirectory: { access($0, W_OK | X_OK) == 0 && access($0 + "/cgroup.freeze", F_OK) == 0 })
         self.logger = logger
-        if mode == .automatic, let parentDirectory {
+        if mode == .automatic, movesIntoLeaf, let parentDirectory {
             switch Self.enableMemoryController(in: parentDirectory, pid: getpid()) {
             case .enabled(let leaf):
                 logger.info("the apps' cgroups get the memory controller (memory.reclaim); lifecycled runs in \(leaf)")

@@ -27,6 +27,10 @@ package struct DaemonConfiguration: Sendable {
     var appEnvironment: [String: String] = [:]
     /// Whether each launched app gets a cgroup of its own (so the freezer suspends it).
     var appCgroups: AppCgroupPlacement.Mode = .automatic
+    /// Whether, with ``appCgroups`` automatic, the daemon may move itself into a leaf of its cgroup
+    /// to give the apps' cgroups the memory controller: lifecycled's main says yes; a daemon in a
+    /// test process (whose cgroup is the test runner's) leaves its process where it is.
+    package var movesIntoLeafCgroup = false
     /// Where the schedule of local notifications is kept; `nil`: `$STATE_DIRECTORY`, else
     /// `$XDG_STATE_HOME/lifecycled`, else `~/.local/state/lifecycled` (`RestorationArchive.defaultDirectory`'s rule).
     var stateDirectory: String?

@@ -166,7 +166,9 @@ package final class LifecycleDaemon {
     package init(configuration: DaemonConfiguration, policy: CallerPolicy = CallerPolicy()) {
         self.configuration = configuration
         lifecycleSettings = configuration.lifecycle
-        cgroupPlacement = AppCgroupPlacement(mode: configuration.appCgroups, logger: configuration.logger)
+        cgroupPlacement = AppCgroupPlacement(
+            mode: configuration.appCgroups, movesIntoLeaf: configuration.movesIntoLeafCgroup,
+            logger: configuration.logger)
         memoryReclaimer = CgroupMemoryReclaimer(files: configuration.memoryReclaimFiles)
         hostFacts.memoryReclaimAvailable = memoryReclaimer.isAvailable(under: cgroupPlacement.parentDirectory)
         self.policy = policy

@@ -106,7 +106,7 @@ struct Lifecycled: AsyncParsableCommand, UsageErrorExit {
 
     /// The daemon's configuration from the options.
     var daemonConfiguration: DaemonConfiguration {
-        DaemonConfiguration(
+        var configuration = DaemonConfiguration(
             busAddress: address.map { .address($0) } ?? .session,
             appsDirectories: appsDirectories.isEmpty ? nil : appsDirectories,
             simulationEnabled: enableSimulate,
@@ -117,6 +117,9 @@ struct Lifecycled: AsyncParsableCommand, UsageErrorExit {
                     : Set(hostSources.compactMap(HostBridge.Source.init(rawValue:))).union([.signals, .watchdog]),
             appCgroups: appCgroups == "auto" ? .automatic : appCgroups == "off" ? .off : .under(appCgroups),
             stateDirectory: stateDirectory, fleetConfigurationPath: config, logger: Logger(label: "lifecycled"))
+        // The daemon's own process: it may move into its leaf cgroup for the apps' memory controller.
+        configuration.movesIntoLeafCgroup = true
+        return configuration
     }
 
     /// Runs the daemon (or the manifest check).
