@@ -262,6 +262,8 @@ final class ForeignToplevelCore {
         guard let f = functions, let display else { return }
         for proxy in toplevels.keys { f.pointee.proxy_destroy(proxy) }
         toplevels = [:]
+        // What the next compositor on this socket offers is its own (a KWin may give way to another).
+        offersKWinGlobals = false
         if let manager { f.pointee.proxy_destroy(manager) }
         if let syncCallback { f.pointee.proxy_destroy(syncCallback) }
         if let registry { f.pointee.proxy_destroy(registry) }
