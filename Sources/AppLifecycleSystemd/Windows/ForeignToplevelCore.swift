@@ -621,3 +621,28 @@ let foreignToplevelDispatcher: wl_dispatcher_func_t = { implementation, target, 
     core.dispatch(proxy: OpaquePointer(target), opcode: opcode, arguments: arguments)
     return 0
 }
+
+extension ForeignToplevelCore {
+    /// Starts a core on its loop and waits until it reported its first set or failed: the start of
+    /// both Wayland sources (wlroots and KWin).
+    ///
+    /// - Parameters:
+    ///   - core: The source's core, bound to `loop`.
+    ///   - loop: The loop the core runs on.
+    ///   - sourceName: The source's name in the error when the loop has shut down.
+    static func start(
+        _ core: LoopBoundBox<ForeignToplevelCore>, on loop: EventLoop, sourceName: String
+    ) async throws(HostSourceError) {
+        let result = await withCheckedContinuation {
+            (waiter: CheckedContinuation<Result<Void, HostSourceError>, Never>) in
+            let accepted = loop.perform { core.value.start { waiter.resume(returning: $0) } }
+            if !accepted {
+                waiter.resume(
+                    returning: .failure(
+                        HostSourceError(
+                            code: .sourceGone, source: sourceName, message: "the event loop has shut down")))
+            }
+        }
+        try result.get()
+    }
+}

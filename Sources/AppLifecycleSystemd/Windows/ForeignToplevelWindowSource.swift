@@ -134,19 +134,7 @@ public final class ForeignToplevelWindowSource: Sendable {
     ///   cannot be connected to, ``HostSourceError/Code/sourceGone`` if the compositor hung up during
     ///   the start, did not list its windows within `answerTimeout`, or ``stop()`` came first, ``HostSourceError/Code/invalidArgument`` for a second start.
     public func start() async throws(HostSourceError) {
-        let core = core
-        let loop = loop
-        let result = await withCheckedContinuation {
-            (waiter: CheckedContinuation<Result<Void, HostSourceError>, Never>) in
-            let accepted = loop.perform { core.value.start { waiter.resume(returning: $0) } }
-            if !accepted {
-                waiter.resume(
-                    returning: .failure(
-                        HostSourceError(
-                            code: .sourceGone, source: Self.sourceName, message: "the event loop has shut down")))
-            }
-        }
-        try result.get()
+        try await ForeignToplevelCore.start(core, on: loop, sourceName: Self.sourceName)
     }
 
     /// Disconnects and ends the source; ``updates`` finishes. Returns at once; safe to call more than once.

@@ -98,19 +98,7 @@ public final class PlasmaWindowSource: Sendable {
     ///   than 4, or libwayland-client is not installed, and the errors of
     ///   ``ForeignToplevelWindowSource/start()`` for the connection itself.
     public func start() async throws(HostSourceError) {
-        let core = core
-        let loop = loop
-        let result = await withCheckedContinuation {
-            (waiter: CheckedContinuation<Result<Void, HostSourceError>, Never>) in
-            let accepted = loop.perform { core.value.start { waiter.resume(returning: $0) } }
-            if !accepted {
-                waiter.resume(
-                    returning: .failure(
-                        HostSourceError(
-                            code: .sourceGone, source: Self.sourceName, message: "the event loop has shut down")))
-            }
-        }
-        try result.get()
+        try await ForeignToplevelCore.start(core, on: loop, sourceName: Self.sourceName)
     }
 
     /// Asks KWin to activate a window (give it the focus, raising and unminimising it), as
