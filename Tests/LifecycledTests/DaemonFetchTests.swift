@@ -150,10 +150,14 @@ struct DaemonFetchTests {
         try await Self.simulate(rig, "fetch-clock", ["advance": .double(900)])
         try await rig.client.log.waitForState(id, .background)
         try await rig.client.log.waitForState(id, .notRunning)
-        #expect(kill(pid, 0) != 0)
-        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        // The state may be told before lifecycled has reaped the process and logged how it ended.
+        #expect(await eventually { kill(pid, 0) != 0 }, "pid \(pid) still runs")
         // The default deadline handler: the process exits with status 1, as iOS's watchdog kills it.
-        #expect(text.contains("(pid \(pid)) exited 1"), "\(text)")
+        #expect(
+            await eventually {
+                ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("(pid \(pid)) exited 1")
+            }, "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         #expect(!text.contains("ending the app"), "lifecycled ended it, not the app itself")
         #expect(await eventually { (try? await Self.describe(rig, id)["fetching"]) == nil })
         #expect(rig.client.log.notifications(id, "UIApplicationWillTerminateNotification").isEmpty)
