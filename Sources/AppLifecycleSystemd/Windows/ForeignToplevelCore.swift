@@ -623,6 +623,41 @@ let foreignToplevelDispatcher: wl_dispatcher_func_t = { implementation, target, 
 }
 
 extension ForeignToplevelCore {
+    /// A core bound to `loop` and the stream it reports on: what both Wayland sources (wlroots and
+    /// KWin) are made of.
+    ///
+    /// - Parameters:
+    ///   - socketPath: The compositor's Unix socket.
+    ///   - windowProtocol: The window protocol the core binds.
+    ///   - loop: The event loop it runs on.
+    ///   - reconnectBackoff: The delays between reconnection attempts.
+    ///   - answerTimeout: How long a compositor may take to list its windows.
+    ///   - logger: Where the source logs; labelled here with `sourceName`.
+    ///   - sourceName: The source's name (`window-source` in its log lines).
+    static func make(
+        socketPath: String, windowProtocol: WindowProtocol, loop: EventLoop, reconnectBackoff: Backoff,
+        answerTimeout: Duration, logger: Logger, sourceName: String
+    ) -> (core: LoopBoundBox<ForeignToplevelCore>, updates: AsyncStream<WindowSourceUpdate>) {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: WindowSourceUpdate.self, bufferingPolicy: .bufferingNewest(16))
+        var logger = logger
+        logger[metadataKey: "window-source"] = "\(sourceName)"
+        let box = LoopBoundBox.makeBoxSendingValue(
+            ForeignToplevelCore(
+                socketPath: socketPath, windowProtocol: windowProtocol, loop: loop,
+                reconnectBackoff: reconnectBackoff, answerTimeout: answerTimeout, logger: logger,
+                continuation: continuation),
+            eventLoop: loop)
+        // The core's way back to its box, queued before anything else its source hands the loop.
+        loop.perform { box.value.box = box }
+        return (box, stream)
+    }
+
+    /// Stops a core on its loop (a source's `stop()` and `deinit`); returns at once.
+    static func stop(_ core: LoopBoundBox<ForeignToplevelCore>, on loop: EventLoop) {
+        loop.perform { core.value.stop() }
+    }
+
     /// Starts a core on its loop and waits until it reported its first set or failed: the start of
     /// both Wayland sources (wlroots and KWin).
     ///

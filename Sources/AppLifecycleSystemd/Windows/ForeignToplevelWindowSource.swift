@@ -79,25 +79,13 @@ public final class ForeignToplevelWindowSource: Sendable {
     ) {
         self.socketPath = socketPath
         self.loop = loop
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: WindowSourceUpdate.self, bufferingPolicy: .bufferingNewest(16))
-        self.updates = stream
-        var logger = logger
-        logger[metadataKey: "window-source"] = "\(Self.sourceName)"
-        let box = LoopBoundBox.makeBoxSendingValue(
-            ForeignToplevelCore(
-                socketPath: socketPath, loop: loop, reconnectBackoff: reconnectBackoff, answerTimeout: answerTimeout,
-                logger: logger,
-                continuation: continuation),
-            eventLoop: loop)
-        // The core's way back to its box, queued before anything else this source hands the loop.
-        loop.perform { box.value.box = box }
-        self.core = box
+        (core, updates) = ForeignToplevelCore.make(
+            socketPath: socketPath, windowProtocol: .wlrForeignToplevel, loop: loop, reconnectBackoff: reconnectBackoff,
+            answerTimeout: answerTimeout, logger: logger, sourceName: Self.sourceName)
     }
 
     deinit {
-        let core = core
-        loop.perform { core.value.stop() }
+        ForeignToplevelCore.stop(core, on: loop)
     }
 
     /// The compositor's socket for a session's environment: `$WAYLAND_DISPLAY` as an absolute path,
@@ -139,7 +127,6 @@ public final class ForeignToplevelWindowSource: Sendable {
 
     /// Disconnects and ends the source; ``updates`` finishes. Returns at once; safe to call more than once.
     public func stop() {
-        let core = core
-        loop.perform { core.value.stop() }
+        ForeignToplevelCore.stop(core, on: loop)
     }
 }

@@ -66,24 +66,14 @@ public final class PlasmaWindowSource: Sendable {
     ) {
         self.socketPath = socketPath
         self.loop = loop
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: WindowSourceUpdate.self, bufferingPolicy: .bufferingNewest(16))
-        self.updates = stream
-        var logger = logger
-        logger[metadataKey: "window-source"] = "\(Self.sourceName)"
-        let box = LoopBoundBox.makeBoxSendingValue(
-            ForeignToplevelCore(
-                socketPath: socketPath, windowProtocol: .plasmaWindowManagement, loop: loop,
-                reconnectBackoff: reconnectBackoff, answerTimeout: answerTimeout, logger: logger,
-                continuation: continuation),
-            eventLoop: loop)
-        loop.perform { box.value.box = box }
-        self.core = box
+        (core, updates) = ForeignToplevelCore.make(
+            socketPath: socketPath, windowProtocol: .plasmaWindowManagement, loop: loop,
+            reconnectBackoff: reconnectBackoff,
+            answerTimeout: answerTimeout, logger: logger, sourceName: Self.sourceName)
     }
 
     deinit {
-        let core = core
-        loop.perform { core.value.stop() }
+        ForeignToplevelCore.stop(core, on: loop)
     }
 
     /// Connects, binds KWin's window management, and reports its windows.
@@ -138,8 +128,7 @@ public final class PlasmaWindowSource: Sendable {
 
     /// Disconnects and ends the source; ``updates`` finishes. Returns at once; safe to call more than once.
     public func stop() {
-        let core = core
-        loop.perform { core.value.stop() }
+        ForeignToplevelCore.stop(core, on: loop)
     }
 
     /// This program's real path, as KWin compares it with a desktop file's `Exec` (`/proc/self/exe`).
