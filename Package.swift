@@ -63,7 +63,7 @@ let package = Package(
         .target(name: "CLinuxSupport"),
         .target(name: "SystemdBus", dependencies: ["CSystemd", "CSystemdShim", logging]),
         // D-Bus fixtures: private bus daemons, python-dbusmock, child processes.
-        .target(name: "SystemdBusTesting", dependencies: ["SystemdBus", "CLinuxSupport"]),
+        .target(name: "SystemdBusTesting", dependencies: ["SystemdBus", "CLinuxSupport", logging]),
         // The whole contract of org.applifecycle.Lifecycled1 (members, signatures, errors, limits, the
         // userInfo and command codecs) and the UnifiedPush D-Bus names lifecycled serves: declared once,
         // shared by the daemon, its clients and lifecyclectl.

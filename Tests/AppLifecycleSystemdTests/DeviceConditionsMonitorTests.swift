@@ -416,7 +416,7 @@ struct DeviceConditionsMonitorTests {
             let log = RecordedLog()
             let monitor = DeviceConditionsMonitor(
                 connection: env.connection, thermalRoot: sysfs.path, thermalFamily: family,
-                logger: log.logger)
+                logger: log.logger(label: "device-conditions"))
             let updates = ValueRecorder<DeviceConditions>()
             let ended = ValueRecorder<Bool>()
             let reader = Task {
@@ -500,37 +500,5 @@ extension DBusMock {
     @discardableResult
     fileprivate func mockCall(path: String? = nil, _ method: String, _ arguments: [String] = []) throws -> String {
         try call(path: path, interface: DBusMock.mockInterface, method: method, arguments: arguments)
-    }
-}
-
-/// The monitor's log lines, for tests that something was said once.
-final class RecordedLog: Sendable {
-    private let lines = Mutex<[String]>([])
-
-    /// A logger that records here (and nowhere else).
-    var logger: Logger {
-        Logger(label: "device-conditions") { _ in Handler(log: self) }
-    }
-
-    /// How many lines match.
-    func count(_ predicate: (String) -> Bool) -> Int {
-        lines.withLock { $0.filter(predicate).count }
-    }
-
-    fileprivate func append(_ line: String) { lines.withLock { $0.append(line) } }
-
-    private struct Handler: LogHandler {
-        let log: RecordedLog
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .debug
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            log.append(event.message.description)
-        }
     }
 }

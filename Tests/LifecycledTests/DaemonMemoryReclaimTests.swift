@@ -10,34 +10,6 @@ import Testing
 
 @testable import LifecycleDaemon
 
-/// The messages a logger was given, in order, for asserting the daemon's journal lines.
-final class RecordedLog: Sendable {
-    private let lines = Mutex<[String]>([])
-
-    /// Every message so far.
-    var messages: [String] { lines.withLock { $0 } }
-
-    /// A logger that records here (and nowhere else).
-    var logger: Logger {
-        Logger(label: "lifecycled") { _ in Handler(log: self) }
-    }
-
-    private struct Handler: LogHandler {
-        let log: RecordedLog
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .debug
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            log.lines.withLock { $0.append(event.message.description) }
-        }
-    }
-}
-
 @Suite("lifecycled reclaims frozen apps' memory before purging", .serialized, .timeLimit(.minutes(2)))
 @MainActor
 struct DaemonMemoryReclaimTests {
@@ -81,7 +53,7 @@ struct DaemonMemoryReclaimTests {
         let frozen = "org.example.Frozen"
         let log = RecordedLog()
         try await withDaemon(
-            appCgroups: .under(parent.path), configure: { $0.logger = log.logger },
+            appCgroups: .under(parent.path), configure: { $0.logger = log.logger(label: "lifecycled") },
             setUp: { dir in
                 try writeManifest(
                     dir, id: frozen, executable: try writePythonApp(dir), arguments: [dir.path + "/f.log"])
@@ -126,7 +98,7 @@ struct DaemonMemoryReclaimTests {
         try await withDaemon(
             appCgroups: .under(parent.path),
             configure: {
-                $0.logger = log.logger
+                $0.logger = log.logger(label: "lifecycled")
                 $0.memoryReclaimFiles = files.access
             },
             setUp: { dir in
