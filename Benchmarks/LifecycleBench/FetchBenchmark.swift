@@ -4,6 +4,7 @@ import FetchScheduling
 import Foundation
 import Glibc
 import LifecycleDaemon
+import SystemdBusTesting
 
 /// `lifecycle-bench fetch`: lifecycled's fetch scheduler over a simulated day, against a timer per
 /// app measured in the same run.
@@ -32,18 +33,6 @@ struct FetchBenchmark: AsyncParsableCommand {
     @Option(help: "Seconds of the idle window between fetches (0: skip that part).") var idleSeconds = 10
     @Option(help: "The lifecycled to measure idle (default: the one next to lifecycle-bench).")
     var lifecycled: String?
-
-    /// A deterministic generator (SplitMix64) for the mixed results.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     /// What one simulated day gave.
     struct Outcome {

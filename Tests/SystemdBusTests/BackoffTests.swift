@@ -1,20 +1,9 @@
 import SystemdBus
+import SystemdBusTesting
 import Testing
 
 @Suite("The one retry rule")
 struct BackoffTests {
-    /// A seeded generator (SplitMix64), so the jittered delays are the same in every run.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test func delaysDoubleUpToTheMaximumAndAResetStartsOver() {
         var backoff = Backoff(initial: .milliseconds(500), maximum: .seconds(3))
         #expect(backoff.current == nil)
