@@ -316,21 +316,32 @@ def lifecyclectl(container, *arguments, check=True):
     return container.run(["lifecyclectl", *arguments], user=True, check=check)
 
 
-def scenario_package(root, deb, counter, toolchain, results):
-    """The .deb on a Debian without Swift: activation, cgroups, freezing, a graceful stop, the journal."""
+def stage_package(deb, counter):
+    """A directory with the .deb and counter-app, bind-mounted at /opt/applifecycle; the caller removes it."""
     debs = tempfile.mkdtemp(prefix="realhost-debs-")
     os.chmod(debs, 0o755)  # the test user runs the app from it
     shutil.copy(deb, debs)
     shutil.copy(counter, os.path.join(debs, "counter-app"))
+    return debs
+
+
+def install_package(container, deb):
+    """`apt install ./…deb` from /opt/applifecycle inside the container."""
+    installed = container.run(["sh", "-c", f"cd /opt/applifecycle && apt-get install -y ./{os.path.basename(deb)}"],
+                              check=False, timeout=120)
+    if installed.returncode != 0:
+        raise Failure(f"apt install ./{os.path.basename(deb)} failed: {installed.stdout[-1500:]} {installed.stderr[-1500:]}")
+
+
+def scenario_package(root, deb, counter, toolchain, results):
+    """The .deb on a Debian without Swift: activation, cgroups, freezing, a graceful stop, the journal."""
+    debs = stage_package(deb, counter)
     container = Container(root, "applifecycle-package", [(debs, "/opt/applifecycle")], results)
     try:
         container.start()
         if container.run(["test", "-e", toolchain], check=False).returncode == 0:
             raise Failure("the package scenario must run without a Swift toolchain")
-        installed = container.run(["sh", "-c", f"cd /opt/applifecycle && apt-get install -y ./{os.path.basename(deb)}"],
-                                  check=False, timeout=120)
-        if installed.returncode != 0:
-            raise Failure(f"apt install ./{os.path.basename(deb)} failed: {installed.stdout[-1500:]} {installed.stderr[-1500:]}")
+        install_package(container, deb)
         log(f"package: installed {os.path.basename(deb)} with apt")
         for page, title in (("man8/lifecycled.8.gz", "LIFECYCLED(8)"), ("man1/lifecyclectl.1.gz", "LIFECYCLECTL(1)")):
             man = container.run(["man", "-l", f"/usr/share/man/{page}"], check=False)
@@ -488,18 +499,12 @@ def scenario_package(root, deb, counter, toolchain, results):
 
 def scenario_compositor(root, deb, counter, results):
     """The .deb under a real compositor: sway decides which app is in front, lifecycled freezes the rest."""
-    debs = tempfile.mkdtemp(prefix="realhost-debs-")
-    os.chmod(debs, 0o755)
-    shutil.copy(deb, debs)
-    shutil.copy(counter, os.path.join(debs, "counter-app"))
+    debs = stage_package(deb, counter)
     container = Container(root, "applifecycle-compositor", [(debs, "/opt/applifecycle")], results)
     home = "/home/tester"
     try:
         container.start()
-        installed = container.run(["sh", "-c", f"cd /opt/applifecycle && apt-get install -y ./{os.path.basename(deb)}"],
-                                  check=False, timeout=120)
-        if installed.returncode != 0:
-            raise Failure(f"apt install ./{os.path.basename(deb)} failed: {installed.stdout[-1500:]} {installed.stderr[-1500:]}")
+        install_package(container, deb)
         apps = f"{home}/.local/share/applifecycle/apps"
         counter_manifest = json.dumps({"id": "org.example.Counter", "name": "Counter",
                                        "executable": f"{home}/counter.sh"})
