@@ -37,8 +37,7 @@ extension SystemdHost {
         var clock = FetchClock()
         /// The writer of `fetch-schedule.json` in the app's state directory (`nil`: memory only).
         var file: GroupCommitFile?
-        var timer: EventSourceToken?
-        var timerGeneration = 0
+        let timer = FetchTimer()
         /// The app's fetch task (``Application/backgroundFetchTaskName``) while its fetch runs.
         var task: BackgroundTaskIdentifier?
         /// The result the running fetch posted.
@@ -82,9 +81,7 @@ extension SystemdHost {
     }
 
     func stopBackgroundFetch() {
-        fetch.timer?.cancel()
-        fetch.timer = nil
-        fetch.timerGeneration += 1
+        fetch.timer.disarm()
         fetch.resultObservation = nil
     }
 
@@ -133,26 +130,10 @@ extension SystemdHost {
     /// Arms the one fetch timer at the scheduler's next wake-up (at once when it is past), or
     /// cancels it when nothing waits.
     func armFetchTimer() {
-        fetch.timer?.cancel()
-        fetch.timer = nil
-        fetch.timerGeneration += 1
-        guard let wake = fetch.scheduler.nextWakeUp(), let loop = bridge.loop,
-            let state = application?.applicationState, state != .notRunning
-        else { return }
-        // The loop's clock is the wall clock; the test clock is ahead of it by its offset.
-        let deadline = fetch.clock.loopDeadlineMicroseconds(for: wake)
-        let generation = fetch.timerGeneration
-        Task { @MainActor [weak self] in
-            guard let self, self.fetch.timerGeneration == generation else { return }
-            let token = try? await loop.addTimer(
-                on: .realtime, deadline: .microseconds(deadline), leeway: .seconds(1)
-            ) { [weak self] _ in
-                Task { @MainActor in
-                    guard let self, self.fetch.timerGeneration == generation else { return }
-                    self.fetchWakeUp()
-                }
-            }
-            if self.fetch.timerGeneration == generation { self.fetch.timer = token } else { token?.cancel() }
+        let running = application.map { $0.applicationState != .notRunning } ?? false
+        fetch.timer.arm(at: fetch.scheduler.nextWakeUp(), clock: fetch.clock, on: running ? bridge.loop : nil) {
+            [weak self] in
+            self?.fetchWakeUp()
         }
     }
 

@@ -147,24 +147,10 @@ extension LifecycleDaemon {
     /// Arms the one fetch timer at the scheduler's next wake-up (at once when it is past), or
     /// cancels it when nothing waits.
     func armFetchTimer() {
-        fetchTimer?.cancel()
-        fetchTimer = nil
-        guard let wake = fetchScheduler.nextWakeUp(), let loop, phase == .running else { return }
-        // The loop's clock is the wall clock; the test clock is ahead of it by its offset.
-        let deadline = fetchClock.loopDeadlineMicroseconds(for: wake)
-        let generation = fetchTimerGeneration + 1
-        fetchTimerGeneration = generation
-        Task { @MainActor [weak self] in
-            guard let self, self.fetchTimerGeneration == generation else { return }
-            let token = try? await loop.addTimer(
-                on: .realtime, deadline: .microseconds(deadline), leeway: .seconds(1)
-            ) { [weak self] _ in
-                Task { @MainActor in
-                    guard let self, self.fetchTimerGeneration == generation else { return }
-                    await self.fetchWakeUp()
-                }
-            }
-            if self.fetchTimerGeneration == generation { self.fetchTimer = token } else { token?.cancel() }
+        fetchTimer.arm(
+            at: fetchScheduler.nextWakeUp(), clock: fetchClock, on: phase == .running ? loop : nil
+        ) { [weak self] in
+            await self?.fetchWakeUp()
         }
     }
 

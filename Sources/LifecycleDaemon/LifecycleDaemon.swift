@@ -102,9 +102,8 @@ package final class LifecycleDaemon {
     var fetchClock = FetchClock()
     /// The writer of `fetch-schedule.json`.
     lazy var fetchScheduleFile = GroupCommitFile(url: fetchScheduleURL, logger: logger)
-    /// The one timer of the next fetch wake-up, and which arming it belongs to.
-    var fetchTimer: EventSourceToken?
-    var fetchTimerGeneration = 0
+    /// The one timer of the next fetch wake-up.
+    let fetchTimer = FetchTimer()
     /// Per app with a fetch running: the wait for its deadline and grace.
     var fetchWatchdogs: [String: Task<Void, Never>] = [:]
     /// Per app with a fetch running: the result it posted, until its fetch task ends.
@@ -356,9 +355,7 @@ package final class LifecycleDaemon {
     /// Stops serving at once: the bridge, the bus and the loop (apps still running lose their supervisor).
     private func teardown() {
         stopLocalNotifications()
-        fetchTimerGeneration += 1
-        fetchTimer?.cancel()
-        fetchTimer = nil
+        fetchTimer.disarm()
         for watchdog in fetchWatchdogs.values { watchdog.cancel() }
         fetchWatchdogs.removeAll()
         push?.stopAbruptly()
