@@ -480,11 +480,8 @@ struct IdleBenchmark: AsyncParsableCommand {
         let rssKiB: Int
 
         init(pid: pid_t) throws {
-            let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
-            guard let close = stat.lastIndex(of: ")") else { throw ValidationError("unreadable /proc/\(pid)/stat") }
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            // After the command: state(0) … utime(11) stime(12).
-            cpuTicks = (UInt64(fields[11]) ?? 0) + (UInt64(fields[12]) ?? 0)
+            guard let stat = ProcessStat(pid: pid) else { throw ValidationError("unreadable /proc/\(pid)/stat") }
+            cpuTicks = stat.cpuTicks
             let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
             func field(_ name: String) -> Int {
                 status.split(separator: "\n").first { $0.hasPrefix(name) }

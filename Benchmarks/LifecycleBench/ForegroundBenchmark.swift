@@ -243,17 +243,13 @@ struct ForegroundBenchmark: AsyncParsableCommand {
 
     /// utime + stime + cutime + cstime of every process in a process group, in clock ticks.
     static func cpuTicks(processGroup: Int32) -> Int {
-        var total = 0
-        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where Int32(entry) != nil {
-            guard let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                let close = stat.lastIndex(of: ")")
+        var total: UInt64 = 0
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = pid_t(entry), let stat = ProcessStat(pid: pid), stat.processGroup == processGroup
             else { continue }
-            // Fields after the command: state(3) ppid(4) pgrp(5) … utime(14) stime(15) cutime(16) cstime(17).
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            guard fields.count > 14, Int32(fields[2]) == processGroup else { continue }
-            total += fields[11...14].compactMap { Int($0) }.reduce(0, +)
+            total += stat.cpuTicks + stat.reapedChildrenTicks
         }
-        return total
+        return Int(total)
     }
 
     /// lifecycled's `DescribeApps`, by app id.
