@@ -81,6 +81,22 @@ struct DaemonSecurityTests {
                 #expect(foreign.stderr.contains("org.freedesktop.DBus.Error.AccessDenied"), "\(foreign.stderr)")
                 #expect(foreign.stderr.contains("uid 65534"), "\(foreign.stderr)")
             }
+            // The methods that change what the daemon keeps for a user (background fetch, the
+            // refresh switch, exemptions): another uid is refused before any argument is looked at.
+            for (member, arguments) in [
+                (LifecycledProtocol.Method.performFetch, ["org.example.Any"]),
+                (.setBackgroundRefresh, ["org.example.Any", "false"]),
+                (.setMinimumBackgroundFetchInterval, ["org.example.Any", "900.0"]),
+                (.setFreezeExempt, ["org.example.Any", "true"]),
+            ] {
+                let foreign = try await runTool(
+                    "/usr/bin/setpriv",
+                    ["--reuid=65534", "--regid=65534", "--clear-groups"] + call
+                        + ["\(LifecycledProtocol.interface).\(member.name)"] + arguments)
+                #expect(
+                    foreign.stderr.contains("org.freedesktop.DBus.Error.AccessDenied"), "\(member): \(foreign.stderr)")
+                #expect(foreign.stderr.contains("uid 65534"), "\(member): \(foreign.stderr)")
+            }
         }
     }
 
