@@ -324,7 +324,7 @@ let package = Package(
             name: "LifecyclectlTests",
             dependencies: [
                 "lifecyclectl", "AppLifecycle", "AppLifecycleTesting", "LifecycledProtocol", "LifecycledClient",
-                "SystemdBus", "SystemdBusTesting", "LifecycledTestSupport", argumentParser,
+                "SystemdBus", "SystemdBusTesting", "LifecycledTestSupport", "BrokerTestSupport", argumentParser,
             ]
         ),
         .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport", argumentParser]),

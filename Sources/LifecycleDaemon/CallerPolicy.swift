@@ -34,7 +34,7 @@ package struct CallerPolicy: Sendable {
         }
         guard callerUID == uid else {
             throw DaemonError.accessDenied(
-                "\(member) refused: caller \(credentials.uniqueName) has uid \(callerUID), lifecycled serves uid \(uid) only"
+                "\(member) refused: caller \(credentials.uniqueName) has uid \(callerUID), lifecycled serves uid \(uid) only; call it as that user, or run a lifecycled of your own in your session"
             )
         }
     }

@@ -209,6 +209,14 @@ package final class LifecycleDaemon {
         do {
             connection = try await BusConnection(
                 configuration.busAddress, loop: loop, description: "lifecycled", timeout: .seconds(25))
+        } catch let error as BusError {
+            loop.shutdown()
+            // The bus's message says which bus, why and what to do; lifecycled adds its own option.
+            throw StartError(
+                .busUnavailable,
+                error.message
+                    + (configuration.busAddress == .session
+                        ? "; or name the bus with --address ADDRESS (`lifecycled --address unix:path=…`)" : ""))
         } catch {
             loop.shutdown()
             throw StartError(
@@ -240,11 +248,17 @@ package final class LifecycleDaemon {
             let reply = try await connection.requestName(LifecycledProtocol.busName, flags: [.doNotQueue])
             guard reply == .primaryOwner || reply == .alreadyOwner else {
                 let owner = try? await connection.nameOwner(LifecycledProtocol.busName)
+                var process = ""
+                if let owner, let pid = try? await connection.credentials(of: owner).pid {
+                    process = "process \(pid), "
+                }
                 throw StartError(
                     .nameTaken,
                     """
                     another lifecycled already owns \(LifecycledProtocol.busName) on the \(configuration.busAddress) bus \
-                    (connection \(owner ?? "?")); not starting a second one
+                    (\(process)connection \(owner ?? "?")); not starting a second one: use that one \
+                    (`lifecyclectl status`), or stop it first (`systemctl --user stop lifecycled` when the user \
+                    manager started it)
                     """)
             }
         } catch {

@@ -35,6 +35,9 @@ final class BrokerPushLink: PushPublisher, Service {
     /// they have stopped for ``settleDelay``, however long the retained burst of a large fleet takes.
     private let lastRegistration = Atomic<UInt64>(0)
 
+    /// The broker's URL, for messages.
+    private let brokerURL: String
+
     /// Creates the link; nothing happens until ``start()``.
     ///
     /// - Parameters:
@@ -44,6 +47,7 @@ final class BrokerPushLink: PushPublisher, Service {
     ///   - logger: The gateway's log.
     init(configuration: BrokerConfiguration, loop: EventLoop, registrations: RegistrationTable, logger: Logger) {
         self.connection = BrokerConnection(configuration: configuration, loop: loop, logger: logger)
+        self.brokerURL = configuration.url
         self.registrations = registrations
         self.logger = logger
     }
@@ -99,10 +103,14 @@ final class BrokerPushLink: PushPublisher, Service {
             }
         case .connectionRefused(let error):
             status.withLock { $0 = .connecting }
-            logger.error("broker refused the connection", metadata: ["error": "\(error)"])
+            logger.error(
+                "\(error.explanation(broker: brokerURL, userOption: "username and password-file"))",
+                metadata: ["error": "\(error)"])
         case .disconnected(.lost(let error)):
             status.withLock { $0 = .connecting }
-            logger.warning("broker connection lost", metadata: ["error": "\(error)"])
+            logger.warning(
+                "broker connection lost, retrying: \(error.explanation(broker: brokerURL, userOption: "username and password-file"))",
+                metadata: ["error": "\(error)"])
         case .disconnected:
             status.withLock { $0 = .disconnected }
         }

@@ -71,9 +71,15 @@ final class GatewayServer: Service, Sendable {
     /// On cancellation (the group's, after the broker link failed) it stops at once: the listener
     /// and every open connection close without waiting.
     ///
-    /// - Throws: NIO's error when it cannot bind (the port is taken, the address is not local).
+    /// - Throws: ``GatewayStartError`` `listener` when it cannot bind (the port is taken, the
+    ///   address is not this machine's, the port is privileged).
     func run() async throws {
-        let bound = try await start(host: address.host, port: address.port)
+        let bound: SocketAddress
+        do {
+            bound = try await start(host: address.host, port: address.port)
+        } catch let error as IOError {
+            throw GatewayStartError.cannotListen(on: "\(address.host):\(address.port)", errno: error.errnoCode)
+        }
         logger.notice(
             "listening",
             metadata: [

@@ -1,3 +1,5 @@
+import Glibc
+
 /// Why the gateway could not start (an unreadable password file, a listener without an address):
 /// printed on standard error, exit status 1.
 ///
@@ -45,4 +47,27 @@ struct GatewayStartError: Error, CustomStringConvertible {
 
     /// The one-line reason.
     var description: String { message }
+
+    /// The listener could not bind: why, in words, and what to do.
+    ///
+    /// - Parameters:
+    ///   - address: `HOST:PORT` as given to `--listen`.
+    ///   - errno: The `bind` call's errno.
+    static func cannotListen(on address: String, errno: Int32) -> GatewayStartError {
+        let reason: String
+        switch errno {
+        case EADDRINUSE:
+            reason =
+                "another program listens there already (`ss -ltnp` shows which): stop it, or choose another --listen port"
+        case EACCES, EPERM:
+            reason =
+                "ports below 1024 need the capability CAP_NET_BIND_SERVICE: choose a port of 1024 or more, or give the service AmbientCapabilities=CAP_NET_BIND_SERVICE"
+        case EADDRNOTAVAIL:
+            reason =
+                "this machine has no such address: give one of its own (`ip address` lists them), or 0.0.0.0 or [::] for all"
+        default:
+            reason = String(cString: strerror(errno)) + "; check --listen"
+        }
+        return GatewayStartError(.listener, "cannot listen on \(address): \(reason)")
+    }
 }

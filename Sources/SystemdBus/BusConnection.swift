@@ -103,9 +103,14 @@ public final class BusConnection: Sendable {
         self.onLoop = .makeBoxSendingValue(LoopState(), eventLoop: loop)
         var logger = Logger(label: "SystemdBus")
         logger[metadataKey: "bus"] = "\(address)"
-        let connecting = try await loop.run {
-            ConnectingBus(
-                try BusConnection.startOnLoop(address, event: loop.event, description: description), loop: loop)
+        let connecting: ConnectingBus
+        do {
+            connecting = try await loop.run {
+                ConnectingBus(
+                    try BusConnection.startOnLoop(address, event: loop.event, description: description), loop: loop)
+            }
+        } catch let error as BusError where error != .loopShutDown {
+            throw BusError.connectionFailed(to: address, underlying: error)
         }
         let uniqueName: String
         do {
@@ -135,6 +140,9 @@ public final class BusConnection: Sendable {
         } catch {
             // A refused perform means the loop shut down, and its hook closed the bus already.
             _ = loop.perform { connecting.close() }
+            if let error = error as? BusError, error != .loopShutDown {
+                throw BusError.connectionFailed(to: address, underlying: error)
+            }
             throw error
         }
         self.uniqueName = uniqueName

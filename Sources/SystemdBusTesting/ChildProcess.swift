@@ -20,6 +20,8 @@ public final class ChildProcess: @unchecked Sendable {
     public enum Output {
         /// A pipe, read with ``readLine()`` and ``readAll()``.
         case pipe
+        /// A pipe that standard error goes to too: what a person at the terminal reads.
+        case pipeWithStandardError
         /// A file, created if missing and appended to (stdout and stderr both go there).
         case file(String)
         /// `/dev/null`.
@@ -67,7 +69,7 @@ public final class ChildProcess: @unchecked Sendable {
         var outputFD: Int32 = -1
         var errorFD: Int32 = -1
         switch stdout {
-        case .pipe:
+        case .pipe, .pipeWithStandardError:
             var fds: [Int32] = [0, 0]
             // A socketpair created close-on-exec atomically, so no concurrently spawned child
             // inherits the write end (which would keep readAll() from seeing end of file).
@@ -77,6 +79,7 @@ public final class ChildProcess: @unchecked Sendable {
             }
             readEnd = fds[0]
             outputFD = fds[1]
+            if case .pipeWithStandardError = stdout { errorFD = outputFD }
         case .file(let path):
             outputFD = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             guard outputFD >= 0 else { throw FixtureError("open \(path): \(String(cString: strerror(errno)))") }
@@ -101,11 +104,15 @@ public final class ChildProcess: @unchecked Sendable {
         return ChildProcess(pid: pid, stdoutFD: readEnd)
     }
 
-    /// Runs a command to completion and returns its exit status and standard output.
-    public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws
-        -> (status: Int32, output: String)
-    {
-        let child = try spawn(executable, arguments, environment: environment, stdout: .pipe)
+    /// Runs a command to completion and returns its exit status and standard output (and its
+    /// standard error, in the order written, with `includingStandardError`).
+    public static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+        includingStandardError: Bool = false
+    ) throws -> (status: Int32, output: String) {
+        let child = try spawn(
+            executable, arguments, environment: environment,
+            stdout: includingStandardError ? .pipeWithStandardError : .pipe)
         let output = child.readAll()
         let status = child.waitForExit()
         return (status, output)

@@ -75,6 +75,9 @@ final class CtlOutput: Sendable {
 
 /// A lifecyclectl subcommand with a body that writes to a ``CtlOutput``.
 protocol CtlCommand: AsyncParsableCommand {
+    /// The command's name in messages: its own, or with its group's for a verb of one (`fleet devices`).
+    static var displayName: String { get }
+
     /// Runs the command; throws ``ValidationError`` for bad arguments, ``BusError`` for D-Bus failures.
     ///
     /// - Parameters:
@@ -83,6 +86,9 @@ protocol CtlCommand: AsyncParsableCommand {
 }
 
 extension CtlCommand {
+    /// The command's own name.
+    static var displayName: String { configuration.commandName ?? "lifecyclectl" }
+
     /// Runs ``execute(output:)`` on the standard streams and exits with lifecyclectl's statuses.
     ///
     /// Each command's `run()` calls it (an explicit `run()` keeps ArgumentParser from picking its default).
@@ -98,7 +104,7 @@ extension CtlCommand {
     ///   - body: The command's work.
     /// - Returns: 0, 1 for runtime failures (D-Bus errors print their name and message), 2 for usage errors.
     static func finish(output: CtlOutput, _ body: (CtlOutput) async throws -> Void) async -> Int32 {
-        let name = configuration.commandName ?? "lifecyclectl"
+        let name = displayName
         do {
             try await body(output)
             return ExitStatus.success
@@ -108,16 +114,36 @@ extension CtlCommand {
         } catch let error as BusError {
             output.err("lifecyclectl \(name): \(error.name): \(error.message)")
             if error.name == BusError.Name.serviceUnknown || error.name == BusError.Name.nameHasNoOwner {
-                output.err(
-                    "lifecyclectl \(name): lifecycled is not running on this bus and has no D-Bus service file to start it from"
-                )
+                output.err("lifecyclectl \(name): \(CtlFailure.daemonAbsent())")
+            } else if let advice = Self.advice(for: error) {
+                output.err("lifecyclectl \(name): \(advice)")
             }
+            return ExitStatus.failure
+        } catch let failure as CtlFailure {
+            output.err("lifecyclectl \(name): \(failure.message)")
             return ExitStatus.failure
         } catch is CancellationError {
             return ExitStatus.success
         } catch {
             output.err("lifecyclectl \(name): \(error)")
             return ExitStatus.failure
+        }
+    }
+
+    /// What to do about a D-Bus error whose message does not say it: a call lifecycled did not
+    /// answer in time, a bus connection lost during the call; `nil` for lifecycled's own errors,
+    /// whose messages say it.
+    ///
+    /// - Parameters:
+    ///   - error: The error the call ended with.
+    static func advice(for error: BusError) -> String? {
+        switch error.name {
+        case BusError.Name.noReply, "org.freedesktop.DBus.Error.Timeout":
+            "lifecycled did not answer in time; `journalctl --user -u lifecycled` shows what it was doing"
+        case BusError.Name.disconnected, "org.freedesktop.DBus.Error.NoServer":
+            "the connection to the bus was lost during the call; try again, and if the bus daemon stopped, log in again"
+        default:
+            nil
         }
     }
 
@@ -157,6 +183,9 @@ final class DaemonClient: Sendable {
         do {
             connection = try await BusConnection(
                 address, loop: loop, description: "lifecyclectl", timeout: Self.connectTimeout)
+        } catch let error as BusError {
+            loop.shutdown()
+            throw CtlFailure.busUnreachable(error, address: address)
         } catch {
             loop.shutdown()
             throw error

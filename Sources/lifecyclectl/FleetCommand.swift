@@ -73,22 +73,29 @@ struct FleetBrokerOptions: ParsableArguments {
         for filter in filters { try connection.subscribe(filter, qos: 1) }
         try await connection.start()
         defer { connection.stop() }
-        try await watch.waitForConnection()
+        try await watch.waitForConnection(to: broker, login: username != nil || passwordFile != nil)
         try await until(watch)
     }
 }
 
 /// What a fleet command waits on: the connection, and when the last message came.
 final class FleetWatch: Sendable {
-    private let state = Mutex<(connected: Bool, refused: String?, last: ContinuousClock.Instant)>(
+    /// Why the connection failed before its CONNACK: the broker's refusal (a CONNACK return code)
+    /// or the connection's loss.
+    private enum Failure {
+        case refused(BrokerError)
+        case lost(BrokerError)
+    }
+
+    private let state = Mutex<(connected: Bool, failure: Failure?, last: ContinuousClock.Instant)>(
         (false, nil, .now))
 
     func record(_ event: BrokerConnectionEvent) {
         state.withLock {
             switch event {
             case .connected: $0.connected = true
-            case .connectionRefused(let error): $0.refused = error.message
-            case .disconnected(.lost(let error)) where !$0.connected: $0.refused = error.message
+            case .connectionRefused(let error): $0.failure = .refused(error)
+            case .disconnected(.lost(let error)) where !$0.connected: $0.failure = .lost(error)
             case .disconnected: break
             }
             $0.last = .now
@@ -97,14 +104,34 @@ final class FleetWatch: Sendable {
 
     func touch() { state.withLock { $0.last = .now } }
 
-    /// Waits (at most 10 s) for the CONNACK.
-    func waitForConnection() async throws {
+    /// Waits (at most 10 s) for the CONNACK; a failure says what to check.
+    ///
+    /// - Parameters:
+    ///   - broker: The broker's URL, as given.
+    ///   - login: Whether a user name or password was given.
+    func waitForConnection(to broker: String, login: Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
         while true {
-            let (connected, refused, _) = state.withLock { $0 }
+            let (connected, failure, _) = state.withLock { $0 }
             if connected { return }
-            if let refused { throw ValidationError("the broker refused the connection: \(refused)") }
-            guard ContinuousClock.now < deadline else { throw ValidationError("no answer from the broker in 10 s") }
+            switch failure {
+            case .refused(let error), .lost(let error):
+                var message = error.explanation(broker: broker, userOption: "--username and --password-file")
+                if !login, error.code == .connectionRefused { message += "; this broker wants a user" }
+                if broker.hasPrefix("mqtts:"), error.code != .connectionRefused {
+                    message += "; for mqtts:// with a private CA, give its certificate with --ca-file"
+                }
+                throw CtlFailure(message: message)
+            case nil:
+                break
+            }
+            guard ContinuousClock.now < deadline else {
+                throw CtlFailure(
+                    message: """
+                        the broker at \(broker) did not answer within 10 s: check --broker, a firewall between here \
+                        and there, and that the URL's scheme matches the port (mqtts:// for TLS)
+                        """)
+            }
             try await Task.sleep(for: .milliseconds(20))
         }
     }
@@ -122,6 +149,7 @@ final class FleetWatch: Sendable {
 
 /// `lifecyclectl fleet devices`: each device and whether it is online (its retained presence).
 struct FleetDevicesCommand: CtlCommand {
+    static let displayName = "fleet devices"
     static let configuration = CommandConfiguration(
         commandName: "devices", abstract: "List the devices and whether each is online.")
 
@@ -143,6 +171,7 @@ struct FleetDevicesCommand: CtlCommand {
 
 /// `lifecyclectl fleet apps`: each device's apps and their last reported state.
 struct FleetAppsCommand: CtlCommand {
+    static let displayName = "fleet apps"
     static let configuration = CommandConfiguration(
         commandName: "apps", abstract: "List every device's apps and their states.")
 
@@ -171,6 +200,7 @@ struct FleetAppsCommand: CtlCommand {
 
 /// `lifecyclectl fleet monitor`: presence, app states and lifecycle notifications as they come.
 struct FleetMonitorCommand: CtlCommand {
+    static let displayName = "fleet monitor"
     static let configuration = CommandConfiguration(
         commandName: "monitor", abstract: "Follow the fleet: presence, app states and lifecycle notifications.")
 

@@ -76,8 +76,11 @@ struct Lifecycled: AsyncParsableCommand, UsageErrorExit {
             valueName: "file"))
     var config: String?
 
-    /// Whether to only check the manifests.
-    @Flag(help: "Only load the manifests, print them and exit (1 if any is rejected).")
+    /// Whether to only check the manifests and the configuration file.
+    @Flag(
+        help:
+            "Only load the manifests and the configuration file, print them and exit (1 if a manifest is rejected or the file has a problem)."
+    )
     var check = false
 
     /// Rejects an empty address.
@@ -151,7 +154,17 @@ struct Lifecycled: AsyncParsableCommand, UsageErrorExit {
         for error in store.errors {
             StandardError.write(line: "lifecycled: \(error)")
         }
-        if !store.errors.isEmpty { throw ExitCode(1) }
+        let configuration = LifecycleDaemon.ConfigurationCheck(
+            explicit: config, environment: ProcessInfo.processInfo.environment)
+        if let path = configuration.path {
+            print("configuration\t\(configuration.problems.isEmpty ? "good" : "has problems")\t(\(path))")
+        } else {
+            print("configuration\tnone (no lifecycled.conf: no fleet, default [lifecycle] settings)")
+        }
+        for problem in configuration.problems {
+            StandardError.write(line: "lifecycled: \(problem)")
+        }
+        if !store.errors.isEmpty || !configuration.problems.isEmpty { throw ExitCode(1) }
     }
 
     /// Parses the command line and runs; usage errors exit 2 (``UsageErrorExit``).

@@ -2,6 +2,7 @@ import BrokerLink
 import BrokerTestSupport
 import FleetProtocol
 import Foundation
+import Glibc
 import SystemdBusTesting
 import Testing
 import WebPush
@@ -193,5 +194,38 @@ import WebPush
             let result = try await offThread { try ChildProcess.run(executable, arguments) }
             #expect(result.status == 2, "\(arguments)")
         }
+    }
+
+    /// A port another program holds is a clear start error, not NIO's `bind(descriptor:ptr:bytes:)`.
+    @Test func aTakenPortIsExplained() async throws {
+        let executable = try #require(BuiltProducts.path(of: "lifecycle-push-gateway"))
+        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(holder) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(holder, pointer, length) == 0 && listen(holder, 1) == 0
+                    && getsockname(holder, pointer, &length) == 0
+            }
+        }
+        #expect(bound)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let result = try await offThread {
+            try ChildProcess.run(
+                executable,
+                [
+                    "--listen", "127.0.0.1:\(port)", "--public-url", "https://push.example.net", "--broker",
+                    "mqtt://127.0.0.1:1",
+                ], includingStandardError: true)
+        }
+        #expect(result.status == 1)
+        #expect(
+            result.output.contains(
+                "lifecycle-push-gateway: cannot listen on 127.0.0.1:\(port): another program listens there already"),
+            "\(result.output)")
+        #expect(!result.output.contains("bind(descriptor"))
     }
 }

@@ -135,6 +135,19 @@ struct DaemonBinaryTests {
         #expect(second.status == 1)
         #expect(
             second.stderr.contains("another lifecycled already owns org.applifecycle.Lifecycled1"), "\(second.stderr)")
+        // It names the process that owns the name and what to do (issue 20: errors a person can act on).
+        #expect(
+            second.stderr.contains("(process \(daemon.process.processIdentifier), connection :"), "\(second.stderr)")
+        #expect(second.stderr.contains("systemctl --user stop lifecycled"))
+        // An unreachable bus is explained, without the "--address" advice it was given.
+        let absentBus = "unix:path=\(dir.path)/no-bus"
+        let unreachable = try await runTool(binary, ["--address", absentBus, "--no-host-sources"])
+        #expect(unreachable.status == 1)
+        #expect(
+            unreachable.stderr.contains(
+                "lifecycled: cannot connect to the D-Bus address \(absentBus): no such socket; check the address"),
+            "\(unreachable.stderr)")
+        #expect(!unreachable.stderr.contains("or name the bus with --address"))
         let usage = try await runTool(binary, ["--bogus"])
         #expect(usage.status == 2)
         #expect(usage.stderr.contains("Unknown option '--bogus'"), "\(usage.stderr)")

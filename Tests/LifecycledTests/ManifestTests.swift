@@ -182,6 +182,40 @@ struct ManifestTests {
         #expect(check.stdout.contains("org.example.Fits"))
     }
 
+    /// `--check` reads lifecycled.conf as the daemon would and says what the daemon would leave out
+    /// (it only logs that when it starts).
+    @Test func lifecycledCheckReportsTheConfigurationFilesProblems() async throws {
+        let dir = try TemporaryDirectory(prefix: "lifecycled-tests")
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: dir.path + "/apps", withIntermediateDirectories: true)
+        let binary = try #require(BuiltProducts.path(of: "lifecycled"), "lifecycled is not built")
+        let cases: [(file: String?, status: Int32, message: String)] = [
+            (
+                "[broker\nurl = mqtt://x\n", 1,
+                "/lifecycled.conf:1: '[broker' is not a [section]; lifecycled would start without any of the file's settings"
+            ),
+            (
+                "[broker]\nurl = mqtt://x\n", 1,
+                "[push] needs endpoint-url (the gateway's public URL); without it lifecycled starts with no fleet"
+            ),
+            ("[lifecycle]\nforeground-mode = sideways\n", 1, "without it the [lifecycle] settings are not applied"),
+            ("[lifecycle]\nforeground-mode = single\n", 0, ""),
+            (nil, 1, "does not exist: check --config"),
+        ]
+        for (index, entry) in cases.enumerated() {
+            let path = dir.path + "/\(index)/lifecycled.conf"
+            try FileManager.default.createDirectory(atPath: dir.path + "/\(index)", withIntermediateDirectories: true)
+            if let file = entry.file { _ = FileManager.default.createFile(atPath: path, contents: Data(file.utf8)) }
+            let check = try await runTool(
+                binary, ["--check", "--apps-directory", dir.path + "/apps", "--config", path])
+            #expect(check.status == entry.status, "\(index): \(check.stdout) \(check.stderr)")
+            #expect(
+                entry.message.isEmpty ? check.stderr.isEmpty : check.stderr.contains(entry.message),
+                "\(index): \(check.stderr)")
+            #expect(check.stdout.contains("configuration\t\(entry.status == 0 ? "good" : "has problems")\t(\(path))"))
+        }
+    }
+
     @Test func manifestRoundTripsThroughJSON() throws {
         let original = try AppManifest(
             id: "org.example.App", name: "App", executable: "/bin/sh", arguments: ["-c"], urlSchemes: ["app"],

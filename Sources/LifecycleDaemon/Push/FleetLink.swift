@@ -83,7 +83,14 @@ final class FleetLink {
             onConnected()
         case .event(.connectionRefused(let error)):
             isConnected = false
-            logger.warning("fleet: the broker refused the connection: \(error)")
+            logger.warning(
+                "fleet: \(error.explanation(broker: configuration.broker.url, userOption: "username and password-file in [broker] of lifecycled.conf"))"
+            )
+        case .event(.disconnected(.lost(let error))):
+            isConnected = false
+            logger.notice(
+                "fleet: disconnected, retrying: \(error.explanation(broker: configuration.broker.url, userOption: "username and password-file in [broker] of lifecycled.conf"))"
+            )
         case .event(.disconnected(let reason)):
             isConnected = false
             logger.notice("fleet: disconnected (\(reason))")
