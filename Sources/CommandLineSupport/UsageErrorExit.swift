@@ -23,8 +23,16 @@ extension UsageErrorExit {
     /// ArgumentParser's message (standard output for `--help`, standard error otherwise) and exits
     /// with ``exitStatus(for:)``.
     public static func runMain() async {
+        await runMain(arguments: nil)
+    }
+
+    /// ``runMain()`` over `arguments` instead of the process's own (without the program's name).
+    ///
+    /// - Parameters:
+    ///   - arguments: The arguments to parse; `nil` for `CommandLine.arguments`.
+    public static func runMain(arguments: [String]?) async {
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

@@ -31,7 +31,11 @@ enum DaemonError {
     static func unknownApp(_ id: String) -> BusError {
         BusError(
             name: LifecycledProtocol.ErrorName.unknownApp,
-            message: "no app '\(id)': no manifest and no registered process")
+            message: """
+                no app '\(id)': no manifest and no registered process; `lifecyclectl apps` lists the apps \
+                lifecycled knows, and a manifest \(id).json in an applifecycle/apps directory of $XDG_DATA_HOME or \
+                $XDG_DATA_DIRS adds one (`lifecycled --check` shows what it reads)
+                """)
     }
 
     /// `…Error.NoHandler`: no manifest claims the URL's scheme.
@@ -39,7 +43,12 @@ enum DaemonError {
     /// - Parameters:
     ///   - scheme: The URL's scheme.
     static func noHandler(_ scheme: String) -> BusError {
-        BusError(name: LifecycledProtocol.ErrorName.noHandler, message: "no app claims the URL scheme '\(scheme)'")
+        BusError(
+            name: LifecycledProtocol.ErrorName.noHandler,
+            message: """
+                no app claims the URL scheme '\(scheme)'; an app claims a scheme with urlSchemes in its manifest \
+                (`lifecycled --check` lists each app's schemes)
+                """)
     }
 
     /// `…Error.InvalidURL`: the URL is malformed, has no scheme, or is too long.

@@ -13,6 +13,7 @@ extension LifecycleDaemon {
                 case busUnavailable = "bus-unavailable"
                 case nameTaken = "name-taken"
                 case serveFailed = "serve-failed"
+                case stateDirectory = "state-directory"
             }
 
             private let base: Base
@@ -29,6 +30,8 @@ extension LifecycleDaemon {
             static let nameTaken = Code(.nameTaken)
             /// Subscribing, exporting the interface or requesting the name failed.
             static let serveFailed = Code(.serveFailed)
+            /// The state directory cannot be made or written: nothing acknowledged could be kept.
+            static let stateDirectory = Code(.stateDirectory)
 
             /// The code's name, as in logs: `name-taken`.
             var description: String { base.rawValue }

@@ -187,12 +187,43 @@ package final class LifecycleDaemon {
 
     // MARK: Start and stop
 
+    /// Why `directory` cannot hold the daemon's state files, after making it (and its parents,
+    /// mode 0700) when it is missing; `nil` when it can.
+    ///
+    /// - Parameters:
+    ///   - directory: The state directory.
+    static func stateDirectoryProblem(_ directory: String) -> String? {
+        var status = stat()
+        if stat(directory, &status) != 0 {
+            do {
+                try FileManager.default.createDirectory(
+                    atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                return "it does not exist and cannot be made (\(String(cString: strerror(errno))))"
+            }
+            guard stat(directory, &status) == 0 else { return "it cannot be made" }
+        }
+        guard status.st_mode & S_IFMT == S_IFDIR else { return "it is not a directory" }
+        guard access(directory, W_OK | X_OK) == 0 else { return "this user (uid \(geteuid())) may not write in it" }
+        return nil
+    }
+
     /// Connects, exports the interface, takes the bus name, starts the host bridge, `READY=1`.
     ///
     /// - Throws: ``StartError`` when the bus cannot be reached or another process owns
     ///   `org.applifecycle.Lifecycled1` (nothing is left running then).
     package func start() async throws {
         guard phase == .idle else { throw StartError(.alreadyStarted, "lifecycled was already started") }
+        // What lifecycled acknowledges (a schedule, a push, a registration) is kept here: without
+        // a directory it can write, it would answer and then lose it.
+        if let problem = Self.stateDirectoryProblem(stateDirectory) {
+            throw StartError(
+                .stateDirectory,
+                """
+                cannot keep state in \(stateDirectory): \(problem); give --state-directory a directory lifecycled's \
+                user can write, or fix that one's owner and permissions
+                """)
+        }
         let loop: EventLoop
         do {
             loop = try EventLoop(name: "lifecycled")

@@ -24,6 +24,29 @@ struct LifecycleCtl: AsyncParsableCommand, UsageErrorExit {
 
     /// Parses the command line and runs; usage errors exit 2 (``UsageErrorExit``).
     static func main() async {
-        await runMain()
+        await runMain(arguments: movingLeadingAddress(Array(CommandLine.arguments.dropFirst())))
+    }
+
+    /// `--address` is each verb's option; given before the verb (`lifecyclectl --address A status`,
+    /// as with `busctl`), it is moved after it instead of being refused as an unknown option.
+    ///
+    /// - Parameters:
+    ///   - arguments: The command line without the program's name.
+    static func movingLeadingAddress(_ arguments: [String]) -> [String] {
+        var rest = arguments[...]
+        var moved: [String] = []
+        while let first = rest.first {
+            if first == "--address", rest.count >= 2 {
+                moved += rest.prefix(2)
+                rest = rest.dropFirst(2)
+            } else if first.hasPrefix("--address=") {
+                moved.append(first)
+                rest = rest.dropFirst()
+            } else {
+                break
+            }
+        }
+        guard !moved.isEmpty, let verb = rest.first, !verb.hasPrefix("-") else { return arguments }
+        return [verb] + moved + rest.dropFirst()
     }
 }

@@ -19,6 +19,22 @@ struct LifecycleCtlTests {
         #expect(throws: Never.self) { try LifecycleCtl.parseAsRoot(["graph"]) }
     }
 
+    /// `--address` before the verb is the verb's (`busctl --address=A list` habits); other
+    /// arguments are left as they are.
+    @Test func aLeadingAddressIsMovedAfterTheVerb() {
+        #expect(
+            LifecycleCtl.movingLeadingAddress(["--address", "unix:path=/b", "status"]) == [
+                "status", "--address", "unix:path=/b",
+            ])
+        #expect(
+            LifecycleCtl.movingLeadingAddress(["--address=unix:path=/b", "apps", "--json"]) == [
+                "apps", "--address=unix:path=/b", "--json",
+            ])
+        #expect(LifecycleCtl.movingLeadingAddress(["status", "--address", "x"]) == ["status", "--address", "x"])
+        #expect(LifecycleCtl.movingLeadingAddress(["--address"]) == ["--address"])
+        #expect(LifecycleCtl.movingLeadingAddress(["--address", "x", "--bogus"]) == ["--address", "x", "--bogus"])
+    }
+
     @Test func builtBinaryPrintsTheGraphAndRejectsUnknownOptions() throws {
         let binary = try #require(BuiltProducts.path(of: "lifecyclectl"), "lifecyclectl binary not found")
         let ok = try run(binary, ["graph"])

@@ -148,6 +148,15 @@ struct DaemonBinaryTests {
                 "lifecycled: cannot connect to the D-Bus address \(absentBus): no such socket; check the address"),
             "\(unreachable.stderr)")
         #expect(!unreachable.stderr.contains("or name the bus with --address"))
+        // A state directory it cannot write stops it before it acknowledges anything it could not keep.
+        let file = try dir.write("a-file", "")
+        let stateless = try await runTool(
+            binary, ["--address", bus.address, "--no-host-sources", "--state-directory", file + "/state"])
+        #expect(stateless.status == 1)
+        #expect(
+            stateless.stderr.contains(
+                "lifecycled: cannot keep state in \(file)/state: it does not exist and cannot be made (Not a directory); give --state-directory a directory"
+            ), "\(stateless.stderr)")
         let usage = try await runTool(binary, ["--bogus"])
         #expect(usage.status == 2)
         #expect(usage.stderr.contains("Unknown option '--bogus'"), "\(usage.stderr)")

@@ -152,7 +152,10 @@ struct PushChainTests {
             #expect(monitor.stdout.contains("device-one \(id) state"), "\(monitor.stdout)")
             let refused = try await runTool(
                 ctl, ["fleet", "devices", "--broker", rig.broker.url, "--username", "operator"])
-            #expect(refused.status == 2 && refused.stderr.contains("refused"), "\(refused.stderr)")
+            // A refused login is the broker's answer, not a usage error: exit 1, with what to check.
+            #expect(
+                refused.status == 1 && refused.stderr.contains("refused the login")
+                    && refused.stderr.contains("check --username and --password-file"), "\(refused.stderr)")
         }
         #expect(gateway.stop() == 0)
     }
