@@ -76,6 +76,13 @@ extension Application {
             notificationCenter.post(
                 HandleRemoteNotificationActionMessage(identifier: identifier, payload: payload), object: self)
             settle()
+        case .remoteNotificationOpened(let payload):
+            // As a local banner's click: willEnterForeground, the callback while inactive, didBecomeActive.
+            wakeIfSuspended()
+            foregroundRequested = true
+            settle(ceiling: .inactive)
+            deliverRemoteNotificationFetch(payload, plainAllowed: true)
+            settle()
         case .registeredForRemoteNotifications(let token):
             remoteNotificationsRegistered = true
             runIfRunningCode("didRegisterForRemoteNotifications") {
