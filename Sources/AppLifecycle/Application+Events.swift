@@ -18,6 +18,9 @@ extension Application {
             case .foreground(let value): pendingForeground = value
             case .focused(let value): focused = value
             case .lowPowerMode, .thermalState, .backgroundRefreshStatus: recordConditionBeforeLaunch(event)
+            // The badge the host shows (lifecycled's registration): what a push in the launch
+            // options changes (an aps without badge clears it), so it is known before the launch.
+            case .applicationIconBadgeNumber(let number): badgeNumber = number
             default: eventsBeforeLaunch.append(event)
             }
             return

@@ -126,6 +126,17 @@ struct RemoteNotificationBannerTests {
         harness.host.send(.remoteNotification(["aps": ["alert": "read"]]))
         #expect(harness.app.applicationIconBadgeNumber == 0)
         #expect(harness.host.badgeNumbers == [4, 0])
+
+        // Launched for a push without badge while the host shows one (lifecycled tells it at
+        // registration, before the launch): cleared too.
+        let relaunched = Harness(FullDelegate())
+        relaunched.app.handle(.applicationIconBadgeNumber(4))
+        var options = LaunchOptions()
+        options.remoteNotification = ["aps": ["alert": "read"]]
+        options.launchedInBackground = true
+        relaunched.launch(options)
+        #expect(relaunched.app.applicationIconBadgeNumber == 0)
+        #expect(relaunched.host.badgeNumbers == [0])
     }
 
     @Test("a click that launches the app: the payload in the launch options, no second banner")
