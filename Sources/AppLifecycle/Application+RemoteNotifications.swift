@@ -45,7 +45,9 @@ extension Application {
     ///   currently badging the icon should be removed." So a payload with an `aps` dictionary and
     ///   no `badge` clears the badge; one that is not a non-negative integer leaves it (and is
     ///   logged); a payload without `aps` (the app's own data) changes nothing.
-    /// - `alert` is a string (the body) or a dictionary with `title`, `body` and `action`;
+    /// - `alert` is a string (the body) or a dictionary with `title`, `body`, `action` and
+    ///   `show-view` ("If the value of the show-view key is false, the alert's View button is not
+    ///   shown": the banner then has no default action, so a click does not open the app);
     ///   `sound` names the banner's sound; `category` names a category registered with
     ///   ``registerUserNotificationSettings(_:)``, whose actions become the banner's buttons (one
     ///   that was not registered shows the banner without them, and is logged).
@@ -68,6 +70,7 @@ extension Application {
         var title: String?
         var body: String?
         var action: String?
+        var showView = true
         switch alert {
         case .string(let text):
             body = text
@@ -75,6 +78,7 @@ extension Application {
             title = fields["title"]?.stringValue
             body = fields["body"]?.stringValue
             action = fields["action"]?.stringValue
+            showView = fields["show-view"]?.boolValue ?? true
         default:
             return
         }
@@ -93,8 +97,8 @@ extension Application {
         }
         let banner = LocalNotification(
             identifier: "remote-" + (payload["id"]?.stringValue ?? UUID().uuidString), alertTitle: title,
-            alertBody: body, alertAction: action, soundName: aps["sound"]?.stringValue, category: category,
-            userInfo: payload)
+            alertBody: body, alertAction: action, hasAction: showView, soundName: aps["sound"]?.stringValue,
+            category: category, userInfo: payload)
         host.application(self, presentRemoteNotification: payload, banner: banner, actions: actions)
     }
 }

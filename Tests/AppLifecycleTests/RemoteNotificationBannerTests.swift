@@ -85,12 +85,18 @@ struct RemoteNotificationBannerTests {
         #expect(shown.actions.map(\.identifier) == ["reply", "archive"])
         #expect(harness.host.presentedNotifications.first?.category == "mail")
         #expect(harness.host.presentedNotifications.first?.userInfo == Self.payload)
+        #expect(harness.host.presentedNotifications.first?.hasAction == true)
 
         // A category the app did not register: the banner, without buttons.
         harness.host.send(.remoteNotification(["aps": ["alert": "hi", "category": "unknown"]]))
         #expect(harness.host.presentedRemoteNotifications.count == 2)
         #expect(harness.host.presentedRemoteNotifications.last?.actions.isEmpty == true)
         #expect(harness.host.presentedNotifications.last?.category == nil)
+
+        // show-view false: "the alert's View button is not shown" (no default action).
+        harness.host.send(.remoteNotification(["aps": ["alert": ["body": "FYI", "show-view": false]]]))
+        #expect(harness.host.presentedNotifications.last?.alertBody == "FYI")
+        #expect(harness.host.presentedNotifications.last?.hasAction == false)
     }
 
     @Test("an action on a push's banner runs handleActionWithIdentifier:forRemoteNotification: in the background")
