@@ -501,7 +501,8 @@ package final class LocalNotificationCenter {
     }
 
     /// Cancels an app's notification, or all of them for `nil`: they leave the schedule, their
-    /// banners are withdrawn (`CloseNotification`) and their kept copies dropped.
+    /// banners are withdrawn (`CloseNotification`) and their kept copies dropped. A push's banner
+    /// is not one of them (`cancelAllLocalNotifications` leaves it, as iOS leaves remote ones).
     ///
     /// - Throws: ``Refusal/unknownNotification`` for an identifier the app has nowhere;
     ///   ``Refusal/notSaved(_:)`` when the file could not be written (cancelled in memory;
@@ -526,17 +527,23 @@ package final class LocalNotificationCenter {
             budget.set(key, schedule.entry(key).map { Self.entryBytes($0.notification) })
         }
         // Fired and on their way to a banner: the delivery stops (withdrawing the banner it gets).
-        let deliveriesRemoved = delivering.filter { $0.value.appID == id && matches($0.value.identifier) }.map(\.key)
+        // A push's banner is not a local notification: cancelling them leaves it (and its kept copy).
+        let deliveriesRemoved = delivering.filter {
+            $0.value.appID == id && !$0.value.isRemote && matches($0.value.identifier)
+        }.map(\.key)
         for ticket in deliveriesRemoved { delivering[ticket] = nil }
-        let onScreen = bannerIDs.filter { $0.key.appID == id && matches($0.key.identifier) }
+        let onScreen = bannerIDs.filter {
+            $0.key.appID == id && banners[$0.value]?.remotePayload == nil && matches($0.key.identifier)
+        }
         for (key, serverID) in onScreen {
             bannerIDs[key] = nil
             withdrawBanner(serverID)
         }
         let keptBefore = undelivered[id]?.count ?? 0
         if var kept = undelivered[id] {
-            let gone = kept.filter { matches($0.notification.identifier) }
-            kept.removeAll { matches($0.notification.identifier) }
+            let cancelled = { (kept: Kept) in !kept.notification.isRemote && matches(kept.notification.identifier) }
+            let gone = kept.filter(cancelled)
+            kept.removeAll(where: cancelled)
             keptBytes -= gone.reduce(0) { $0 + $1.bytes }
             undelivered[id] = kept.isEmpty ? nil : kept
         }

@@ -294,6 +294,22 @@ struct LocalNotificationCenterPushBannerTests {
         }
     }
 
+    @Test func cancellingAllLocalNotificationsWithdrawsTheirBannersNotAPushs() async throws {
+        let host = FakeHost()
+        host.presences[app] = .running
+        try await withNotificationServer(host) { center, server in
+            center.present(try pushBanner("p1"))
+            #expect(await eventually { center.banners[1] != nil }, "no push banner")
+            try await center.schedule(due("tea"))
+            center.fireDue()
+            #expect(await eventually { center.banners[2] != nil }, "no local banner")
+            try await center.cancel(app, identifier: nil)
+            #expect(try await eventually { try server.calls("CloseNotification").contains { closes($0, 2) } })
+            #expect(try !server.calls("CloseNotification").contains { closes($0, 1) })
+            #expect(center.banners[1] != nil && center.banners[2] == nil)
+        }
+    }
+
     @Test func aClickOnANotRunningAppsPushBannerLaunchesItWithTheRemoteNotificationKeyAndTheToken() async throws {
         let host = FakeHost()
         host.presences[app] = .notRunning
@@ -367,6 +383,19 @@ struct LocalNotificationCenterKeptPushTests {
                 }
             })
         #expect(host.received(app).isEmpty, "a push's banner was handed over as a local notification")
+    }
+
+    @Test func cancellingAllLocalNotificationsLeavesAKeptPushBanner() async throws {
+        let host = FakeHost()
+        host.presences[app] = .running
+        let center = makeCenter(host)
+        await center.start(connection: nil, loop: nil)
+        defer { center.stop() }
+        center.present(try pushBanner("p1"))
+        center.present(try due("tea"))
+        #expect(await eventually { center.undelivered[app]?.count == 2 })
+        try await center.cancel(app, identifier: nil)
+        #expect(center.undelivered[app]?.map(\.notification.identifier) == ["remote-p1"])
     }
 
     @Test func aPushBannerIsNeverScheduled() async throws {
