@@ -36,6 +36,19 @@ final class CounterAppDelegate: ApplicationDelegate {
         let item = launchOptions?.shortcutItem.map { " shortcutItem=\($0.type)" } ?? ""
         let push = launchOptions?.remoteNotification.map { " remoteNotification=\(Self.describe($0))" } ?? ""
         say("didFinishLaunching\(notification)\(token)\(item)\(push)", application)
+        // Not a callback: what the launch brought (its command line) and kept (the push registration).
+        print(
+            "counter-app: launched arguments=\(launchOptions?.arguments ?? []) registeredForRemoteNotifications=\(application.isRegisteredForRemoteNotifications)"
+        )
+        fflush(nil)
+        // A push whose aps.category is "counter" offers "+1" on its banner.
+        application.registerUserNotificationSettings(
+            UserNotificationSettings(
+                types: [.alert, .badge, .sound],
+                categories: [
+                    UserNotificationCategory(
+                        identifier: "counter", actions: [UserNotificationAction(identifier: "increment", title: "+1")])
+                ]))
         // As an iOS app does on every launch: the token stays the same while the endpoint does.
         application.registerForRemoteNotifications()
         if let fetchInterval { application.setMinimumBackgroundFetchInterval(fetchInterval) }
@@ -143,6 +156,19 @@ final class CounterAppDelegate: ApplicationDelegate {
         // "increment" on a reminder's banner counts without opening the app.
         if identifier == "increment" { count += 1 }
         say("handleAction \(identifier ?? "-") for \(notification.identifier)", application)
+        completionHandler()
+    }
+
+    func application(
+        _ application: Application, handleActionWithIdentifier identifier: String?,
+        forRemoteNotification userInfo: UserInfo, completionHandler: @escaping @Sendable () -> Void
+    ) {
+        // "increment" on a push's banner adds its `increment` (else one) without opening the app.
+        if identifier == "increment" {
+            count += userInfo["increment"]?.intValue.map(Int.init) ?? 1
+            save(application)
+        }
+        say("handleAction \(identifier ?? "-") for remote \(Self.describe(userInfo))", application)
         completionHandler()
     }
 

@@ -18,6 +18,9 @@ extension Application {
             case .foreground(let value): pendingForeground = value
             case .focused(let value): focused = value
             case .lowPowerMode, .thermalState, .backgroundRefreshStatus: recordConditionBeforeLaunch(event)
+            // The badge the host shows (lifecycled's registration): what a push in the launch
+            // options changes (an aps without badge clears it), so it is known before the launch.
+            case .applicationIconBadgeNumber(let number): badgeNumber = number
             default: eventsBeforeLaunch.append(event)
             }
             return
@@ -75,6 +78,13 @@ extension Application {
             if !implemented { completion.finishNow() }
             notificationCenter.post(
                 HandleRemoteNotificationActionMessage(identifier: identifier, payload: payload), object: self)
+            settle()
+        case .remoteNotificationOpened(let payload):
+            // As a local banner's click: willEnterForeground, the callback while inactive, didBecomeActive.
+            wakeIfSuspended()
+            foregroundRequested = true
+            settle(ceiling: .inactive)
+            deliverRemoteNotificationFetch(payload, plainAllowed: true)
             settle()
         case .registeredForRemoteNotifications(let token):
             remoteNotificationsRegistered = true

@@ -53,7 +53,9 @@ extension Application {
             deliverLocalNotification(notification)
         }
         if let payload = options.remoteNotification {
-            presentRemoteNotification(payload)
+            // A launch into the background is the push arriving; one into the foreground is a
+            // click on its banner, which was shown (and its badge set) when it arrived.
+            if options.launchedInBackground { presentRemoteNotification(payload) }
             // Only the fetch variant is called for the notification that launched the app.
             deliverRemoteNotificationFetch(payload, plainAllowed: false)
         }

@@ -88,6 +88,22 @@ public protocol ApplicationHost: AnyObject {
     /// Asks the host to present a local notification that fired while the app was not active (as a banner).
     func application(_ application: Application, present notification: LocalNotification)
 
+    /// Asks the host to show a push's `aps.alert` as a banner (the app is not active) that
+    /// remembers it is remote: a click on it brings a running app to the foreground with
+    /// ``HostEvent/remoteNotificationOpened(_:)`` or launches it with ``LaunchOptions/remoteNotification``
+    /// (and the click's activation token), and a button runs
+    /// ``HostEvent/remoteNotificationAction(identifier:payload:)`` in the background (launching the
+    /// app there if needed). The default presents `banner` as a local notification.
+    ///
+    /// - Parameters:
+    ///   - application: The app this host drives.
+    ///   - payload: The push's payload, as the app receives it again.
+    ///   - banner: The banner: `aps.alert`'s title and body, `aps.sound`, `aps.category`, the payload as userInfo.
+    ///   - actions: The banner's buttons: the actions of the registered category `aps.category` names.
+    func application(
+        _ application: Application, presentRemoteNotification payload: UserInfo, banner: LocalNotification,
+        actions: [UserNotificationAction])
+
     /// Asks the host to keep a local notification until its fire date and deliver it then
     /// (as ``HostEvent/localNotification(_:)`` when the app is active, as a banner otherwise).
     ///
@@ -173,6 +189,13 @@ extension ApplicationHost {
     public func application(_ application: Application, didOpen url: URL, handled: Bool) {}
     /// Does nothing (the notification is logged by the app).
     public func application(_ application: Application, present notification: LocalNotification) {}
+    /// Presents the banner as a local notification (``application(_:present:)``).
+    public func application(
+        _ application: Application, presentRemoteNotification payload: UserInfo, banner: LocalNotification,
+        actions: [UserNotificationAction]
+    ) {
+        self.application(application, present: banner)
+    }
     /// Does nothing: a host without a schedule drops the notification.
     public func application(
         _ application: Application, schedule notification: LocalNotification, actions: [UserNotificationAction]

@@ -34,8 +34,16 @@ public enum HostEvent: Sendable, Hashable {
     case openURL(URL, OpenURLOptions)
     /// A remote (push) notification arrived with this payload.
     case remoteNotification(UserInfo)
-    /// The user chose an action on a remote notification.
+    /// The user chose an action button on a push's banner (its `aps.category`'s actions):
+    /// `application(_:handleActionWithIdentifier:forRemoteNotification:completionHandler:)` in the
+    /// background, with the 30 s completion budget local actions have.
     case remoteNotificationAction(identifier: String?, payload: UserInfo)
+    /// The user clicked a push's banner while the app runs: the app comes to the foreground, then
+    /// receives the payload in `application(_:didReceiveRemoteNotification:fetchCompletionHandler:)`
+    /// (`application(_:didReceiveRemoteNotification:)` when the fetch variant is not implemented),
+    /// while still inactive, as a click on a local notification's banner is received. A click that
+    /// launches the app is ``LaunchOptions/remoteNotification`` instead.
+    case remoteNotificationOpened(UserInfo)
     /// Registration for remote notifications succeeded with this device token.
     case registeredForRemoteNotifications(deviceToken: Data)
     /// Registration for remote notifications failed.

@@ -188,6 +188,12 @@ public struct LaunchOptions: Sendable, Hashable, Codable, ExpressibleByDictionar
         set { userInfo[Key.listenFileDescriptorNames] = newValue.map { .array($0.map(UserInfoValue.string)) } }
     }
 
+    /// Linux: the command-line arguments after the executable.
+    public var arguments: [String]? {
+        get { Self.strings(userInfo[Key.arguments]) }
+        set { userInfo[Key.arguments] = newValue.map { .array($0.map(UserInfoValue.string)) } }
+    }
+
     /// Linux: whether the app was launched into the background.
     public var launchedInBackground: Bool {
         get { userInfo[Key.launchedInBackground]?.boolValue ?? false }
@@ -198,17 +204,22 @@ public struct LaunchOptions: Sendable, Hashable, Codable, ExpressibleByDictionar
     ///
     /// `$TRIGGER_UNIT` and `$TRIGGER_PATH` (set by systemd for units started by a `.path`,
     /// `.timer` or other trigger) and `$LISTEN_FDS`/`$LISTEN_FDNAMES` (socket activation; the
-    /// names are taken only when `$LISTEN_PID` is this process and the count matches).
+    /// names are taken only when `$LISTEN_PID` is this process and the count matches), and the
+    /// command line after the executable as ``Key/arguments`` (``arguments``) when there is any:
+    /// what a unit's `ExecStart=` or a manifest's `arguments` passed. Both hosts launch with these.
     /// Malformed values are ignored.
     ///
     /// - Parameters:
     ///   - environment: The environment to read.
     ///   - processID: The process's id, compared with `$LISTEN_PID`.
+    ///   - arguments: The command-line arguments after the executable.
     public static func fromServiceManager(
         environment: [String: String] = ProcessInfo.processInfo.environment,
-        processID: Int32 = ProcessInfo.processInfo.processIdentifier
+        processID: Int32 = ProcessInfo.processInfo.processIdentifier,
+        arguments: [String] = Array(CommandLine.arguments.dropFirst())
     ) -> LaunchOptions {
         var options = LaunchOptions()
+        if !arguments.isEmpty { options.arguments = arguments }
         if let unit = environment["TRIGGER_UNIT"], !unit.isEmpty { options.triggerUnit = unit }
         if let path = environment["TRIGGER_PATH"], path.hasPrefix("/") { options.triggerPath = path }
         if let pid = environment["LISTEN_PID"].flatMap(Int32.init), pid == processID,

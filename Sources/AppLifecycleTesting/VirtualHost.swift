@@ -38,6 +38,10 @@ public final class VirtualHost: ApplicationHost {
     public private(set) var openedURLs: [(url: URL, handled: Bool)] = []
     /// Local notifications the app asked the host to present.
     public private(set) var presentedNotifications: [LocalNotification] = []
+    /// Pushes the app asked the host to show as banners (each also in ``presentedNotifications``),
+    /// with the banner's buttons, in order.
+    public private(set) var presentedRemoteNotifications: [(payload: UserInfo, actions: [UserNotificationAction])] =
+        []
     /// The notifications the app scheduled, with their banner buttons, in order.
     public private(set) var scheduledNotifications:
         [(notification: LocalNotification, actions: [UserNotificationAction])] =
@@ -173,6 +177,14 @@ public final class VirtualHost: ApplicationHost {
 
     public func application(_ application: Application, present notification: LocalNotification) {
         presentedNotifications.append(notification)
+    }
+
+    public func application(
+        _ application: Application, presentRemoteNotification payload: UserInfo, banner: LocalNotification,
+        actions: [UserNotificationAction]
+    ) {
+        presentedRemoteNotifications.append((payload, actions))
+        presentedNotifications.append(banner)
     }
 
     /// Records the request; the test answers it with ``send(_:)``

@@ -65,6 +65,21 @@ extension SystemdHost {
         }
     }
 
+    /// Shows a push's `aps.alert` as a banner that remembers it is remote: a click on it is
+    /// `HostEvent.remoteNotificationOpened`, a button `HostEvent.remoteNotificationAction`.
+    public func application(
+        _ application: Application, presentRemoteNotification payload: UserInfo, banner: LocalNotification,
+        actions: [UserNotificationAction]
+    ) {
+        do {
+            notificationCenter?.present(
+                try Self.scheduled(
+                    banner, actions: actions, appID: application.configuration.applicationIdentifier, isRemote: true))
+        } catch {
+            logger.info("remote notification banner '\(banner.identifier)' rejected: \(error.message)")
+        }
+    }
+
     /// Announces the badge with `com.canonical.Unity.LauncherEntry.Update`.
     public func application(_ application: Application, didChangeApplicationIconBadgeNumber number: Int) {
         notificationCenter?.setBadge(application.configuration.applicationIdentifier, number, tellApp: false)
@@ -72,14 +87,14 @@ extension SystemdHost {
 
     /// A notification of the app with its category's actions as the banner's buttons.
     private static func scheduled(
-        _ notification: LocalNotification, actions: [UserNotificationAction], appID: String
+        _ notification: LocalNotification, actions: [UserNotificationAction], appID: String, isRemote: Bool = false
     ) throws(ApplicationError) -> ScheduledLocalNotification {
         try ScheduledLocalNotification(
             appID: appID, payload: notification.propertyList.dictionaryValue ?? [:],
             buttons: actions.map {
                 .init(identifier: $0.identifier, title: $0.title, foreground: $0.activationMode == .foreground)
             },
-            scheduledAt: Date())
+            scheduledAt: Date(), isRemote: isRemote)
     }
 }
 
@@ -102,6 +117,9 @@ extension SystemdHost: LocalNotificationCenterHost {
         case .foreground: application.handle(.foreground(true))
         case .action(let identifier, let notification):
             application.handle(.localNotificationAction(identifier: identifier, notification: notification))
+        case .remoteOpened(let payload, _): application.handle(.remoteNotificationOpened(payload))
+        case .remoteAction(let identifier, let payload):
+            application.handle(.remoteNotificationAction(identifier: identifier, payload: payload))
         case .badge(let count): application.handle(.applicationIconBadgeNumber(count))
         case .scheduleChanged(let removed, let updated):
             // As LifecycledHost applies lifecycled's change: the same projection in both hosts.

@@ -124,7 +124,9 @@ extension LifecycleDaemon {
     }
 
     /// `PresentNotification(appId, notification)`: the app shows a notification now; it is not
-    /// active (an active app calls its own delegate), so it becomes a banner.
+    /// active (an active app calls its own delegate), so it becomes a banner. With `remote: true`
+    /// it is a push's banner (its `userInfo` the payload): a click or an action on it reaches the
+    /// app through the remote path (``LocalNotificationCenter/Delivery/remoteOpened(_:activationToken:)``).
     func presentNotification(_ id: String, _ info: UserInfo) throws(BusError) {
         localNotifications.present(try Self.notification(from: info, appID: id))
     }
@@ -134,12 +136,15 @@ extension LifecycleDaemon {
         localNotifications.setBadge(id, count)
     }
 
-    /// A notification from a method's `a{sv}`: its property list, and `actions` (`identifier`,
-    /// `title`, `foreground`) as the banner's buttons.
+    /// A notification from a method's `a{sv}`: its property list, `actions` (`identifier`,
+    /// `title`, `foreground`) as the banner's buttons, and `remote` (a boolean: a push's banner,
+    /// which only `PresentNotification` accepts).
     ///
     /// - Throws: `InvalidArgs` naming what is wrong.
     static func notification(from info: UserInfo, appID: String) throws(BusError) -> ScheduledLocalNotification {
         var payload = info.values
+        let remote = payload.removeValue(forKey: "remote")
+        if let remote, remote.boolValue == nil { throw DaemonError.invalidArgs("'remote' must be a boolean") }
         var buttons: [ScheduledLocalNotification.Button] = []
         for value in payload.removeValue(forKey: "actions")?.arrayValue ?? [] {
             guard let button = ScheduledLocalNotification.Button(propertyList: value) else {
@@ -148,7 +153,9 @@ extension LifecycleDaemon {
             buttons.append(button)
         }
         do {
-            return try ScheduledLocalNotification(appID: appID, payload: payload, buttons: buttons, scheduledAt: Date())
+            return try ScheduledLocalNotification(
+                appID: appID, payload: payload, buttons: buttons, scheduledAt: Date(),
+                isRemote: remote?.boolValue ?? false)
         } catch {
             throw DaemonError.invalidArgs("notification rejected: \(error.message)")
         }
@@ -209,6 +216,11 @@ extension LifecycleDaemon: LocalNotificationCenterHost {
             await send(.hostEvent(.foreground(true)), to: id)
         case .action(let identifier, let notification):
             await send(.hostEvent(.localNotificationAction(identifier: identifier, notification: notification)), to: id)
+        case .remoteOpened(let payload, _):
+            registry[id]?.foreground = true
+            await send(.hostEvent(.remoteNotificationOpened(payload)), to: id)
+        case .remoteAction(let identifier, let payload):
+            await send(.hostEvent(.remoteNotificationAction(identifier: identifier, payload: payload)), to: id)
         case .badge(let count):
             await send(.hostEvent(.applicationIconBadgeNumber(count)), to: id)
         case .scheduleChanged(let removed, let updated):

@@ -629,6 +629,19 @@ public final class LifecycledHost: ApplicationHost {
             LifecycledProtocol.Method.presentNotification.name, [.string(appID), Self.payload(notification, actions)])
     }
 
+    /// Shows a push's `aps.alert` as a banner that remembers it is remote (`PresentNotification`
+    /// with `remote: true`): a click on it comes back as `remote-notification-opened` (or a launch
+    /// with `UIApplicationLaunchOptionsRemoteNotificationKey`), a button as `remote-notification-action`.
+    public func application(
+        _ application: Application, presentRemoteNotification payload: UserInfo, banner: LocalNotification,
+        actions: [UserNotificationAction]
+    ) {
+        guard let appID else { return }
+        report(
+            LifecycledProtocol.Method.presentNotification.name,
+            [.string(appID), Self.payload(banner, actions, remote: true)])
+    }
+
     /// Announces the badge (`SetBadge`).
     public func application(_ application: Application, didChangeApplicationIconBadgeNumber number: Int) {
         guard let appID else { return }
@@ -699,9 +712,13 @@ public final class LifecycledHost: ApplicationHost {
         shortcutItems = items
     }
 
-    /// A notification and its buttons as `ScheduleNotification`'s `a{sv}`.
-    public static func payload(_ notification: LocalNotification, _ actions: [UserNotificationAction]) -> BusValue {
+    /// A notification and its buttons as `ScheduleNotification`'s (and `PresentNotification`'s)
+    /// `a{sv}`; `remote` marks a push's banner (`PresentNotification` only).
+    public static func payload(
+        _ notification: LocalNotification, _ actions: [UserNotificationAction], remote: Bool = false
+    ) -> BusValue {
         var info = UserInfo(notification.propertyList.dictionaryValue ?? [:])
+        if remote { info["remote"] = .bool(true) }
         if !actions.isEmpty {
             info["actions"] = .array(
                 actions.map {

@@ -16,6 +16,8 @@ import SystemdBus
 /// | `.memoryWarning(w)` | `memory-warning` | `level: s`, `source: s` |
 /// | `.openURL(u, o)` | `open-url` | `url: s`, the `UIApplicationOpenURLOptions…Key` entries |
 /// | `.remoteNotification(p)` | `remote-notification` | `payload: a{sv}` |
+/// | `.remoteNotificationOpened(p)` | `remote-notification-opened` | `payload: a{sv}` |
+/// | `.remoteNotificationAction(i, p)` | `remote-notification-action` | `identifier: s`?, `payload: a{sv}` |
 /// | `.localNotification(n)` | `local-notification` | `notification: a{sv}` |
 /// | `.localNotificationOpened(n)` | `local-notification-opened` | `notification: a{sv}`, `activation-token: s`? |
 /// | `.localNotificationAction(i, n)` | `local-notification-action` | `identifier: s`, `notification: a{sv}` |
@@ -54,6 +56,12 @@ public enum HostEventBusCodec {
             return ("open-url", options.userInfo.merging(["url": .string(url.absoluteString)]))
         case .remoteNotification(let payload):
             return ("remote-notification", ["payload": .dictionary(payload.values)])
+        case .remoteNotificationOpened(let payload):
+            return ("remote-notification-opened", ["payload": .dictionary(payload.values)])
+        case .remoteNotificationAction(let identifier, let payload):
+            var arguments: UserInfo = ["payload": .dictionary(payload.values)]
+            if let identifier { arguments["identifier"] = .string(identifier) }
+            return ("remote-notification-action", arguments)
         case .localNotification(let notification):
             return ("local-notification", ["notification": notification.propertyList])
         case .localNotificationOpened(let notification):
@@ -81,7 +89,7 @@ public enum HostEventBusCodec {
                 "status-bar-orientation",
                 ["orientation": .int(Int64(orientation.rawValue)), "duration": .double(duration)]
             )
-        case .remoteNotificationAction, .registeredForRemoteNotifications, .failedToRegisterForRemoteNotifications,
+        case .registeredForRemoteNotifications, .failedToRegisterForRemoteNotifications,
             .unregisteredForRemoteNotifications, .backgroundURLSessionEvents, .willContinueUserActivity,
             .continueUserActivity, .failedToContinueUserActivity, .userActivityUpdated, .statusBarFrame:
             // The app's own facts (its connector, its activities, its window): no daemon sends them.
@@ -117,6 +125,13 @@ public enum HostEventBusCodec {
             return .openURL(url, OpenURLOptions(userInfo: arguments))
         case "remote-notification":
             return arguments["payload"]?.dictionaryValue.map { .remoteNotification(UserInfo($0)) }
+        case "remote-notification-opened":
+            return arguments["payload"]?.dictionaryValue.map { .remoteNotificationOpened(UserInfo($0)) }
+        case "remote-notification-action":
+            guard let payload = arguments["payload"]?.dictionaryValue else { return nil }
+            let identifier = arguments["identifier"]
+            guard identifier == nil || identifier?.stringValue != nil else { return nil }
+            return .remoteNotificationAction(identifier: identifier?.stringValue, payload: UserInfo(payload))
         case "local-notification":
             return arguments["notification"].flatMap(LocalNotification.init(propertyList:)).map(
                 HostEvent.localNotification)

@@ -91,8 +91,9 @@ public enum LifecycledCommand: Sendable, Hashable {
             case .sleeping(let sleeping): return !sleeping
             case .foreground(let foreground): return foreground
             case .sessionActive(let active): return active
-            case .openURL, .remoteNotification, .localNotification, .localNotificationOpened, .localNotificationAction,
-                .shortcutItem, .backgroundFetch, .terminate:
+            case .openURL, .remoteNotification, .remoteNotificationOpened, .remoteNotificationAction,
+                .localNotification,
+                .localNotificationOpened, .localNotificationAction, .shortcutItem, .backgroundFetch, .terminate:
                 return true
             case .locked, .focused, .significantTimeChange, .memoryWarning, .scheduledLocalNotifications,
                 .applicationIconBadgeNumber, .lowPowerMode, .thermalState, .backgroundRefreshStatus,
@@ -100,7 +101,7 @@ public enum LifecycledCommand: Sendable, Hashable {
                 // The device's conditions and orientation too: a suspended app is told of the latest
                 // of each only when it comes back to the foreground.
                 return false
-            case .remoteNotificationAction, .registeredForRemoteNotifications, .failedToRegisterForRemoteNotifications,
+            case .registeredForRemoteNotifications, .failedToRegisterForRemoteNotifications,
                 .unregisteredForRemoteNotifications, .backgroundURLSessionEvents, .willContinueUserActivity,
                 .continueUserActivity, .failedToContinueUserActivity, .userActivityUpdated, .statusBarFrame:
                 return false  // never sent (``HostEventBusCodec/encode(_:)``)

@@ -24,7 +24,7 @@ import SystemdBus
 /// | `ScheduleNotification` | method | `sa{sv}` → `s` | schedule a local notification for an app (its property list, plus `actions`: the banner's buttons); returns its identifier once the schedule is on disk (`NotSaved` otherwise; `LimitsExceeded` over ``Limits/scheduleBytesPerApp`` or ``Limits/scheduleBytes``) |
 /// | `CancelNotification` | method | `ss` | cancel an app's notification by identifier (`""`: all of them): from the schedule, its banner withdrawn, its kept copy dropped; `UnknownNotification` when there is none of that identifier |
 /// | `ListNotifications` | method | `s` → `aa{sv}` | an app's schedule (`""`: every app's), soonest first, each with `app` and `nextFireDate` |
-/// | `PresentNotification` | method | `sa{sv}` | the registered app shows a notification now (as a banner: it is not active) |
+/// | `PresentNotification` | method | `sa{sv}` | the registered app shows a notification now (as a banner: it is not active); `remote: true` marks a push's banner, whose click and buttons come back as `remote-notification-opened` / `-action` |
 /// | `SetBadge` | method | `sx` | set an app's badge (announced with `com.canonical.Unity.LauncherEntry.Update`) |
 /// | `SetIdleTimerDisabled` | method | `sb` | the registered app wants the screen kept awake while it is active (a logind `idle` inhibitor) |
 /// | `ListManifests` | method | → `aa{sv}` | every manifest: `id`, `name`, `urlSchemes`, `shortcutItems`, `backgroundModes` (for desktop files) |

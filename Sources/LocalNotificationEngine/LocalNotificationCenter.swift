@@ -23,6 +23,14 @@ import SystemdBus
 ///   `handleActionWithIdentifier` (launching the app in the background if needed). A banner is
 ///   closed when its notification is handled, cancelled or replaced.
 /// - The badge is announced on `com.canonical.Unity.LauncherEntry` and told to a running app.
+/// - A push's banner (``ScheduledLocalNotification/isRemote``, from ``present(_:)``) takes the
+///   same way and remembers it is remote: a click brings a running app to the foreground with
+///   ``Delivery/remoteOpened(_:activationToken:)`` (`didReceiveRemoteNotification`) or launches it
+///   with `UIApplicationLaunchOptionsRemoteNotificationKey` and the activation token; a button
+///   runs ``Delivery/remoteAction(identifier:payload:)``
+///   (`handleActionWithIdentifier:forRemoteNotification:`), launching the app in the background
+///   if needed. It is never scheduled; kept (no server), it reaches the app at its next
+///   activation as a click would.
 ///
 /// Where an app is, how to reach it and how to launch it are the host's
 /// (``LocalNotificationCenterHost``). Main actor only.
@@ -82,6 +90,12 @@ package final class LocalNotificationCenter {
         case foreground
         /// An action button was chosen: `handleActionWithIdentifier`.
         case action(identifier: String, notification: LocalNotification)
+        /// A push's banner was clicked (or kept for this activation): the app comes to the
+        /// foreground and gets the payload in `didReceiveRemoteNotification`.
+        case remoteOpened(UserInfo, activationToken: String?)
+        /// An action button of a push's banner was chosen:
+        /// `handleActionWithIdentifier:forRemoteNotification:`.
+        case remoteAction(identifier: String, payload: UserInfo)
         /// The badge changed.
         case badge(Int)
         /// The app's schedule changed: these identifiers left, these notifications were added or
@@ -97,6 +111,8 @@ package final class LocalNotificationCenter {
         package var notification: LocalNotification
         /// Its buttons beyond the default action.
         package var buttons: [ScheduledLocalNotification.Button]
+        /// The push's payload when it is a push's banner (``ScheduledLocalNotification/remotePayload``).
+        package var remotePayload: UserInfo? = nil
     }
 
     /// A notification kept for its app's next activation, with its bytes (as ``LocalNotificationBudget`` counts).
@@ -331,7 +347,9 @@ package final class LocalNotificationCenter {
                 foreign.append(notification)
                 continue
             }
-            if let problem = admissionProblem(notification) {
+            if let problem = notification.isRemote
+                ? "a push's banner is never scheduled" : admissionProblem(notification)
+            {
                 logger.info(
                     "local notifications: '\(notification.identifier.prefix(64))' of \(notification.appID.prefix(64)) in \(url.path) refused at load: \(problem)"
                 )
@@ -443,6 +461,7 @@ package final class LocalNotificationCenter {
         let id = notification.appID
         // The checks the file is loaded with: what is scheduled loads again after a restart.
         if let problem = admissionProblem(notification, budget: false) { throw .invalid(problem) }
+        if notification.isRemote { throw .invalid("a push's banner is shown, never scheduled") }
         let key = notification.key
         let bytes = Self.entryBytes(notification)
         if let excess = budget.excess(bytes, for: key) { throw .limitsExceeded(excess) }
@@ -482,7 +501,8 @@ package final class LocalNotificationCenter {
     }
 
     /// Cancels an app's notification, or all of them for `nil`: they leave the schedule, their
-    /// banners are withdrawn (`CloseNotification`) and their kept copies dropped.
+    /// banners are withdrawn (`CloseNotification`) and their kept copies dropped. A push's banner
+    /// is not one of them (`cancelAllLocalNotifications` leaves it, as iOS leaves remote ones).
     ///
     /// - Throws: ``Refusal/unknownNotification`` for an identifier the app has nowhere;
     ///   ``Refusal/notSaved(_:)`` when the file could not be written (cancelled in memory;
@@ -507,17 +527,23 @@ package final class LocalNotificationCenter {
             budget.set(key, schedule.entry(key).map { Self.entryBytes($0.notification) })
         }
         // Fired and on their way to a banner: the delivery stops (withdrawing the banner it gets).
-        let deliveriesRemoved = delivering.filter { $0.value.appID == id && matches($0.value.identifier) }.map(\.key)
+        // A push's banner is not a local notification: cancelling them leaves it (and its kept copy).
+        let deliveriesRemoved = delivering.filter {
+            $0.value.appID == id && !$0.value.isRemote && matches($0.value.identifier)
+        }.map(\.key)
         for ticket in deliveriesRemoved { delivering[ticket] = nil }
-        let onScreen = bannerIDs.filter { $0.key.appID == id && matches($0.key.identifier) }
+        let onScreen = bannerIDs.filter {
+            $0.key.appID == id && banners[$0.value]?.remotePayload == nil && matches($0.key.identifier)
+        }
         for (key, serverID) in onScreen {
             bannerIDs[key] = nil
             withdrawBanner(serverID)
         }
         let keptBefore = undelivered[id]?.count ?? 0
         if var kept = undelivered[id] {
-            let gone = kept.filter { matches($0.notification.identifier) }
-            kept.removeAll { matches($0.notification.identifier) }
+            let cancelled = { (kept: Kept) in !kept.notification.isRemote && matches(kept.notification.identifier) }
+            let gone = kept.filter(cancelled)
+            kept.removeAll(where: cancelled)
             keptBytes -= gone.reduce(0) { $0 + $1.bytes }
             undelivered[id] = kept.isEmpty ? nil : kept
         }
@@ -664,6 +690,8 @@ package final class LocalNotificationCenter {
             return
         }
         if presence == .active {
+            // A push reached the active app through its callback already: no banner.
+            if scheduled.isRemote { return }
             Task { @MainActor in await host.deliver(.notification(notification), to: id) }
             return
         }
@@ -705,7 +733,9 @@ package final class LocalNotificationCenter {
                 return
             }
             bannerIDs[key] = serverID
-            banners[serverID] = Banner(appID: id, notification: notification, buttons: scheduled.buttons)
+            banners[serverID] = Banner(
+                appID: id, notification: notification, buttons: scheduled.buttons,
+                remotePayload: scheduled.remotePayload)
             serverAbsenceLogged = false
             logger.info(
                 "\(id): local notification '\(notification.identifier)' shown as banner \(serverID)",
@@ -768,7 +798,11 @@ package final class LocalNotificationCenter {
         keptBytes -= waiting.reduce(0) { $0 + $1.bytes }
         Task { @MainActor in
             for kept in waiting {
-                await host?.deliver(.notification(kept.notification.notification), to: id)
+                if let payload = kept.notification.remotePayload {
+                    await host?.deliver(.remoteOpened(payload, activationToken: nil), to: id)
+                } else {
+                    await host?.deliver(.notification(kept.notification.notification), to: id)
+                }
             }
             await persist()
         }
@@ -825,15 +859,28 @@ package final class LocalNotificationCenter {
     }
 
     /// A click on the banner: the app comes to the foreground with the notification, or is launched with it.
+    ///
+    /// A push's banner: the seeds' `application:didReceiveRemoteNotification:` — "If the app is
+    /// not running when a push notification arrives, the method launches the app and provides the
+    /// appropriate information in the launch options dictionary" (`UIApplicationLaunchOptionsRemoteNotificationKey`);
+    /// a running app gets ``Delivery/remoteOpened(_:activationToken:)``.
     private func open(_ banner: Banner, activationToken: String?) async {
         let id = banner.appID
         guard let host else { return }
         if host.presence(of: id).isRunning {
-            await host.deliver(.opened(banner.notification, activationToken: activationToken), to: id)
+            if let payload = banner.remotePayload {
+                await host.deliver(.remoteOpened(payload, activationToken: activationToken), to: id)
+            } else {
+                await host.deliver(.opened(banner.notification, activationToken: activationToken), to: id)
+            }
             return
         }
         var options = LaunchOptions()
-        options.localNotification = banner.notification
+        if let payload = banner.remotePayload {
+            options.remoteNotification = payload
+        } else {
+            options.localNotification = banner.notification
+        }
         if let activationToken { options[.activationToken] = .string(activationToken) }
         do {
             try host.launch(id, options: options, activationToken: activationToken)
@@ -848,7 +895,9 @@ package final class LocalNotificationCenter {
     ) async {
         let id = banner.appID
         guard let host else { return }
-        let action = Delivery.action(identifier: button.identifier, notification: banner.notification)
+        let action =
+            banner.remotePayload.map { Delivery.remoteAction(identifier: button.identifier, payload: $0) }
+            ?? Delivery.action(identifier: button.identifier, notification: banner.notification)
         if host.presence(of: id).isRunning {
             if button.foreground { await host.deliver(.foreground, to: id) }
             await host.deliver(action, to: id)

@@ -18,7 +18,8 @@ import FoundationEssentials
 ///
 /// `undelivered` holds notifications that fired when no notification server could show them,
 /// kept for their app's next activation (entries as in `notifications`; a reader that does not
-/// know the key ignores it).
+/// know the key ignores it). An entry with `"remote": true` there is a push's banner
+/// (`ScheduledLocalNotification/isRemote`): its notification's `userInfo` is the push's payload.
 ///
 /// Loading never loses data: an entry that does not read as a notification is reported, kept
 /// verbatim under `rejected` and written back with the rest; a file that is not JSON, or whose
@@ -164,13 +165,15 @@ package enum LocalNotificationScheduleFile {
 
     /// One notification's entry.
     package static func entry(_ notification: ScheduledLocalNotification) -> UserInfoValue {
-        .dictionary([
+        var fields: [String: UserInfoValue] = [
             "app": .string(notification.appID),
             "scheduledAt": .double(notification.scheduledAt.timeIntervalSince1970),
             "occurrence": .int(Int64(notification.occurrence)),
             "buttons": .array(notification.buttons.map(\.propertyList)),
             "notification": .dictionary(notification.payload),
-        ])
+        ]
+        if notification.isRemote { fields["remote"] = .bool(true) }
+        return .dictionary(fields)
     }
 
     /// Reads one entry.
@@ -206,6 +209,6 @@ package enum LocalNotificationScheduleFile {
         }
         return try ScheduledLocalNotification(
             appID: app, payload: payload, buttons: buttons, scheduledAt: Date(timeIntervalSince1970: scheduledAt),
-            occurrence: occurrence)
+            occurrence: occurrence, isRemote: fields["remote"]?.boolValue ?? false)
     }
 }

@@ -55,6 +55,13 @@ package struct ScheduledLocalNotification: Sendable, Hashable {
     package var scheduledAt: Date
     /// How many of its occurrences have fired (0 until the first).
     package var occurrence: Int
+    /// Whether it is a push's banner (`Application`'s `presentRemoteNotification`), not a local
+    /// notification: its ``notification``'s userInfo is the push's payload, and a click or an
+    /// action on it reaches the app through the remote path (``remotePayload``).
+    package var isRemote: Bool
+    /// The push's payload when ``isRemote``: what a click hands back as
+    /// `UIApplicationLaunchOptionsRemoteNotificationKey` or to `didReceiveRemoteNotification`.
+    package var remotePayload: UserInfo? { isRemote ? notification.userInfo : nil }
 
     /// Reads the schedule-relevant fields of a notification's property list.
     ///
@@ -64,11 +71,13 @@ package struct ScheduledLocalNotification: Sendable, Hashable {
     ///   - buttons: The category's actions.
     ///   - scheduledAt: Now.
     ///   - occurrence: How many occurrences already fired (from the schedule file).
+    ///   - isRemote: Whether it is a push's banner (``isRemote``).
     /// - Throws: `ApplicationError` (`invalidInput`) for a payload that is not a valid notification:
     ///   no identifier, a field over `LocalNotification/Limits`, a fire date that is
     ///   not a finite instant, a malformed `wallClock`, an unknown `repeatInterval`, bad buttons.
     package init(
-        appID: String, payload: [String: UserInfoValue], buttons: [Button], scheduledAt: Date, occurrence: Int = 0
+        appID: String, payload: [String: UserInfoValue], buttons: [Button], scheduledAt: Date, occurrence: Int = 0,
+        isRemote: Bool = false
     ) throws(ApplicationError) {
         for (key, value) in payload {
             guard let expected = Self.fieldTypes[key] else { continue }
@@ -112,6 +121,7 @@ package struct ScheduledLocalNotification: Sendable, Hashable {
         self.buttons = buttons
         self.scheduledAt = scheduledAt
         self.occurrence = occurrence
+        self.isRemote = isRemote
     }
 
     /// The property-list type each known field must have (a `fireDate` sent as a number would

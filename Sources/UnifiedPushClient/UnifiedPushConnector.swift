@@ -20,7 +20,8 @@ import WebPush
 ///   directory, mode 0600) and handed to ``deliver``: a JSON object is the payload; other bytes
 ///   arrive as `["message": text]` (or `.data` when not UTF-8).
 /// - `Unregistered` clears the endpoint: `Application.isRegisteredForRemoteNotifications` is
-///   `false` until the app registers again.
+///   `false` until the app registers again. An endpoint kept from an earlier run makes it `true`
+///   from ``start(on:)`` on, as iOS keeps the registration across launches.
 ///
 /// A connector that registered before registers again on every start, with the same token, as the
 /// specification requires. Calls are accepted only from the current owner of the distributor's
@@ -123,6 +124,11 @@ package final class UnifiedPushConnector {
         } catch {
             stateUnreadable = "\(error)"
             logger.info("\(error); remote notifications stay off until the file is fixed or removed")
+        }
+        if state?.endpoint != nil {
+            // As iOS keeps it: registered from launch on, until the app unregisters or the
+            // distributor says `Unregistered` (the re-registration below confirms the endpoint).
+            application?.restoreRemoteNotificationRegistration()
         }
         if let distributor = state?.distributor {
             // Known before the name is requested: a distributor that activated the app for a push

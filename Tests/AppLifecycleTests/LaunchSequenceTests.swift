@@ -161,7 +161,8 @@ struct LaunchSequenceTests {
         #expect(options.triggerPath == "/srv/inbox")
         #expect(options.listenFileDescriptorNames == ["http", "admin"])
         let foreign = LaunchOptions.fromServiceManager(
-            environment: ["LISTEN_PID": "78", "LISTEN_FDS": "2", "TRIGGER_PATH": "relative"], processID: 77)
+            environment: ["LISTEN_PID": "78", "LISTEN_FDS": "2", "TRIGGER_PATH": "relative"], processID: 77,
+            arguments: [])
         #expect(foreign.isEmpty)
     }
 

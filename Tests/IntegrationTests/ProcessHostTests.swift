@@ -97,12 +97,18 @@ struct ProcessHostTests {
         #expect(untilStopping.last?.contains("EXTEND_TIMEOUT_USEC=") == true)
         #expect(app.waitForExit() == 0)
         let lines = app.readAll().split(separator: "\n").map(String.init)
-        let names = lines.compactMap { line -> String? in
-            guard let data = line.data(using: .utf8),
-                let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-            else { return nil }
-            return object["name"] as? String
+        let objects = lines.compactMap { line -> [String: Any]? in
+            guard let data = line.data(using: .utf8) else { return nil }
+            return try? JSONSerialization.jsonObject(with: data) as? [String: Any]
         }
+        let names = objects.compactMap { $0["name"] as? String }
+        // The command line after the executable, in the launch options (the DidFinishLaunching userInfo).
+        let launched = try #require(
+            objects.first { $0["name"] as? String == "UIApplicationDidFinishLaunchingNotification" })
+        #expect(
+            (launched["userInfo"] as? [String: Any])?["ApplicationLaunchOptionsArgumentsKey"] as? [String] == [
+                "--host", "systemd", "--trace-json",
+            ], "\(launched)")
         let terminate = try #require(
             names.firstIndex(of: "applicationWillTerminate(_:)"), "no applicationWillTerminate in \(names)")
         let notification = try #require(names.firstIndex(of: "UIApplicationWillTerminateNotification"))

@@ -51,6 +51,46 @@ struct SystemdHostDesktopTests {
 }
 
 @MainActor
+@Suite("SystemdHost: a push's banner remembers it is remote", .serialized)
+struct SystemdHostPushBannerTests {
+    @Test func itsButtonRunsTheRemoteActionAndItsClickTheRemoteCallbackNotALocalOne() async throws {
+        let rig = try HostRig()
+        let server = try DBusMock(template: "notification_daemon", address: rig.sessionBus.address)
+        defer { server.stop() }
+        await rig.launch()
+        rig.app.registerUserNotificationSettings(
+            UserNotificationSettings(
+                types: [.alert],
+                categories: [
+                    UserNotificationCategory(
+                        identifier: "mail", actions: [UserNotificationAction(identifier: "archive", title: "Archive")])
+                ]))
+        // Locked: inactive, so a push's alert is a banner, with the category's button.
+        try rig.session("Lock")
+        await rig.wait(for: Application.willResignActiveNotification.rawValue)
+        let payload: UserInfo = ["id": "p1", "aps": ["alert": "Mail", "category": "mail"]]
+        rig.app.handle(.remoteNotification(payload))
+        #expect(try await eventually { try server.methodCalls("Notify").contains("'archive', 'Archive'") }, "no banner")
+        try server.emitSignal(
+            interface: "org.freedesktop.Notifications", name: "ActionInvoked", signature: "us",
+            arguments: ["uint32 1", "'archive'"])
+        await rig.wait(for: Application.handleRemoteNotificationActionNotification.rawValue)
+        #expect(rig.seen(Application.handleLocalNotificationActionNotification.rawValue) == 0)
+
+        // A second push; its click reaches didReceiveRemoteNotification (the first went there on arrival).
+        let received = rig.seen(Application.didReceiveRemoteNotificationNotification.rawValue)
+        rig.app.handle(.remoteNotification(["id": "p2", "aps": ["alert": "More mail"]]))
+        #expect(try await eventually { try server.methodCalls("Notify").contains("'More mail'") }, "no banner")
+        try server.emitSignal(
+            interface: "org.freedesktop.Notifications", name: "ActionInvoked", signature: "us",
+            arguments: ["uint32 2", "'default'"])
+        await rig.wait(for: Application.didReceiveRemoteNotificationNotification.rawValue, count: received + 2)
+        #expect(rig.seen(Application.didReceiveLocalNotificationNotification.rawValue) == 0)
+        await rig.stop()
+    }
+}
+
+@MainActor
 @Suite("SystemdHost's UnifiedPush connector, without lifecycled", .serialized)
 struct SystemdHostPushTests {
     @Test func registersWithADistributorOnTheSessionBusAndReceivesAPush() async throws {

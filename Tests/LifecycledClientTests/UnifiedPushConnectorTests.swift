@@ -180,6 +180,7 @@ struct UnifiedPushConnectorTests {
             var firstStopped = false
             defer { if !firstStopped { first.stop() } }
             await first.start()
+            #expect(!first.app.isRegisteredForRemoteNotifications, "registered before any registration")
             first.app.registerForRemoteNotifications()
             let original = try await first.waitForRegistration(1)
             let connectorToken = try await env.standIn.registeredToken()
@@ -201,6 +202,9 @@ struct UnifiedPushConnectorTests {
             let second = PushApp(env)
             defer { second.stop() }
             await second.start()
+            // The kept endpoint: registered from launch on, before any callback, as iOS keeps it.
+            #expect(second.app.isRegisteredForRemoteNotifications, "the registration did not survive the relaunch")
+            #expect(second.delegate.seen.isEmpty)
             second.app.registerForRemoteNotifications()
             let again = try await second.waitForRegistration(1)
             #expect(again.endpoint.absoluteString == changed)

@@ -15,6 +15,9 @@ struct LifecycledCommandTests {
         .hostEvent(.memoryWarning(MemoryWarning(level: .critical, source: "psi"))),
         .hostEvent(.openURL(URL(string: "counter://open?x=1")!, OpenURLOptions())),
         .hostEvent(.remoteNotification(["aps": .dictionary(["alert": .string("hi")])])),
+        .hostEvent(.remoteNotificationOpened(["aps": .dictionary(["alert": .string("hi")]), "id": .string("p1")])),
+        .hostEvent(.remoteNotificationAction(identifier: "archive", payload: ["aps": .dictionary([:])])),
+        .hostEvent(.remoteNotificationAction(identifier: nil, payload: ["n": .int(1)])),
         .hostEvent(.localNotification(note)), .hostEvent(.localNotificationOpened(note)),
         .hostEvent(.localNotificationAction(identifier: "reply", notification: note)),
         .hostEvent(.scheduledLocalNotifications([note])), .hostEvent(.applicationIconBadgeNumber(3)),
@@ -34,6 +37,15 @@ struct LifecycledCommandTests {
         #expect(LifecycledCommand.hostEvent(.unregisteredForRemoteNotifications).encode() == nil)
         #expect(LifecycledCommand.hostEvent(.statusBarFrame(Rect(x: 0, y: 0, width: 1, height: 1))).encode() == nil)
         #expect(LifecycledCommand.decode(command: "no-such-command", arguments: [:]) == nil)
+        #expect(LifecycledCommand.decode(command: "remote-notification-opened", arguments: [:]) == nil)
+        #expect(
+            LifecycledCommand.decode(
+                command: "remote-notification-action", arguments: ["payload": .dictionary([:]), "identifier": .int(1)])
+                == nil)
+        // A click or an action on a push's banner wakes a suspended app to handle it.
+        #expect(LifecycledCommand.hostEvent(.remoteNotificationOpened([:])).resumesSuspendedApp)
+        #expect(
+            LifecycledCommand.hostEvent(.remoteNotificationAction(identifier: "a", payload: [:])).resumesSuspendedApp)
         #expect(LifecycledCommand.decode(command: LifecycledCommand.postName, arguments: ["name": .string("")]) == nil)
         #expect(
             LifecycledCommand.decode(

@@ -255,3 +255,152 @@ struct LocalNotificationCenterBannerTests {
         }
     }
 }
+
+/// A push's banner of ``app`` as `Application` presents it: its userInfo is the push's payload.
+private func pushBanner(_ identifier: String, buttons: [ScheduledLocalNotification.Button] = []) throws
+    -> ScheduledLocalNotification
+{
+    try ScheduledLocalNotification(
+        appID: app,
+        payload: [
+            "identifier": .string("remote-\(identifier)"), "alertBody": .string("Push \(identifier)"),
+            "userInfo": .dictionary(["id": .string(identifier), "aps": .dictionary(["alert": .string("Push")])]),
+        ],
+        buttons: buttons, scheduledAt: Date(timeIntervalSince1970: now), isRemote: true)
+}
+
+private let pushPayload: UserInfo = ["id": "p1", "aps": ["alert": "Push"]]
+
+@Suite("LocalNotificationCenter: a push's banner remembers it is remote", .serialized, .timeLimit(.minutes(1)))
+@MainActor
+struct LocalNotificationCenterPushBannerTests {
+    @Test func aClickOnARunningAppsPushBannerIsRemoteOpenedNotALocalNotification() async throws {
+        let host = FakeHost()
+        host.presences[app] = .running
+        try await withNotificationServer(host) { center, server in
+            center.present(try pushBanner("p1"))
+            #expect(await eventually { center.banners[1] != nil }, "no banner")
+            #expect(center.banners[1]?.remotePayload == pushPayload)
+            try invoke(server, 1, "default")
+            #expect(
+                await eventually {
+                    host.deliveries.contains {
+                        guard case .remoteOpened(let payload, nil) = $0.delivery else { return false }
+                        return payload == pushPayload
+                    }
+                }, "the click was not delivered as remoteOpened")
+            #expect(!host.deliveries.contains { if case .opened = $0.delivery { true } else { false } })
+            #expect(host.launches.isEmpty)
+        }
+    }
+
+    @Test func cancellingAllLocalNotificationsWithdrawsTheirBannersNotAPushs() async throws {
+        let host = FakeHost()
+        host.presences[app] = .running
+        try await withNotificationServer(host) { center, server in
+            center.present(try pushBanner("p1"))
+            #expect(await eventually { center.banners[1] != nil }, "no push banner")
+            try await center.schedule(due("tea"))
+            center.fireDue()
+            #expect(await eventually { center.banners[2] != nil }, "no local banner")
+            try await center.cancel(app, identifier: nil)
+            #expect(try await eventually { try server.calls("CloseNotification").contains { closes($0, 2) } })
+            #expect(try !server.calls("CloseNotification").contains { closes($0, 1) })
+            #expect(center.banners[1] != nil && center.banners[2] == nil)
+        }
+    }
+
+    @Test func aClickOnANotRunningAppsPushBannerLaunchesItWithTheRemoteNotificationKeyAndTheToken() async throws {
+        let host = FakeHost()
+        host.presences[app] = .notRunning
+        try await withNotificationServer(host) { center, server in
+            center.present(try pushBanner("p1"))
+            #expect(await eventually { center.banners[1] != nil }, "no banner")
+            try server.emitSignal(
+                interface: "org.freedesktop.Notifications", name: "ActivationToken", signature: "us",
+                arguments: ["uint32 1", "'push-token'"])
+            #expect(await eventually { center.activationTokens[1] == "push-token" })
+            try invoke(server, 1, "default")
+            #expect(await eventually { host.launches.count == 1 }, "the click did not launch the app")
+            let launch = try #require(host.launches.first)
+            #expect(launch.options.remoteNotification == pushPayload)
+            #expect(launch.options.localNotification == nil)
+            #expect(launch.options.launchedInBackground == false)
+            #expect(launch.options[.activationToken] == .string("push-token"))
+            #expect(launch.activationToken == "push-token")
+        }
+    }
+
+    @Test func anActionOnAPushBannerLaunchesInTheBackgroundThenHandsItTheRemoteAction() async throws {
+        let host = FakeHost()
+        host.presences[app] = .notRunning
+        try await withNotificationServer(host) { center, server in
+            center.present(try pushBanner("p1", buttons: [.init(identifier: "archive", title: "Archive")]))
+            #expect(await eventually { center.banners[1] != nil }, "no banner")
+            #expect(try server.methodCalls("Notify").contains("'archive'"), "the category's action is not a button")
+            try invoke(server, 1, "archive")
+            #expect(await eventually { host.launches.count == 1 }, "the action did not launch the app")
+            #expect(host.launches.first?.options.launchedInBackground == true)
+            #expect(host.launches.first?.options.remoteNotification == nil)
+            #expect(
+                await eventually {
+                    host.deliveries.contains {
+                        guard case .remoteAction("archive", let payload) = $0.delivery else { return false }
+                        return payload == pushPayload
+                    }
+                }, "the action was not handed over as remoteAction")
+        }
+    }
+}
+
+@Suite("LocalNotificationCenter: a push's banner without a server")
+@MainActor
+struct LocalNotificationCenterKeptPushTests {
+    @Test func aKeptPushBannerStaysRemoteInTheFileAndReachesTheAppAsRemoteOpened() async throws {
+        let directory = try TemporaryDirectory(prefix: "engine-kept-push")
+        defer { directory.remove() }
+        let url = URL(fileURLWithPath: directory.path).appendingPathComponent(LocalNotificationScheduleFile.fileName)
+        let host = FakeHost()
+        host.presences[app] = .running
+        let center = makeCenter(host, scheduleURL: url)
+        await center.start(connection: nil, loop: nil)
+        defer { center.stop() }
+        center.present(try pushBanner("p1"))
+        #expect(await eventually { center.undelivered[app]?.count == 1 })
+        #expect(
+            await eventually { LocalNotificationScheduleFile.load(from: url).undelivered.map(\.isRemote) == [true] })
+        let restarted = makeCenter(FakeHost(), scheduleURL: url)
+        restarted.ensureLoaded()
+        #expect(restarted.undelivered[app]?.map(\.notification.isRemote) == [true])
+
+        host.presences[app] = .active
+        center.appBecameActive(app)
+        #expect(
+            await eventually {
+                host.deliveries.contains {
+                    guard case .remoteOpened(let payload, nil) = $0.delivery else { return false }
+                    return payload == pushPayload
+                }
+            })
+        #expect(host.received(app).isEmpty, "a push's banner was handed over as a local notification")
+    }
+
+    @Test func cancellingAllLocalNotificationsLeavesAKeptPushBanner() async throws {
+        let host = FakeHost()
+        host.presences[app] = .running
+        let center = makeCenter(host)
+        await center.start(connection: nil, loop: nil)
+        defer { center.stop() }
+        center.present(try pushBanner("p1"))
+        center.present(try due("tea"))
+        #expect(await eventually { center.undelivered[app]?.count == 2 })
+        try await center.cancel(app, identifier: nil)
+        #expect(center.undelivered[app]?.map(\.notification.identifier) == ["remote-p1"])
+    }
+
+    @Test func aPushBannerIsNeverScheduled() async throws {
+        let center = makeCenter(FakeHost())
+        await #expect(throws: LocalNotificationCenter.Refusal.self) { try await center.schedule(pushBanner("p1")) }
+        #expect(center.schedule.count == 0)
+    }
+}

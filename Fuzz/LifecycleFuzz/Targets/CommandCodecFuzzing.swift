@@ -9,7 +9,8 @@ import SystemdBus
 enum CommandCodecFuzzing {
     static let commands = [
         "sleeping", "locked", "session-active", "foreground", "terminate", "time-change", "memory-warning",
-        "open-url", "remote-notification", "local-notification", "local-notification-opened",
+        "open-url", "remote-notification", "remote-notification-opened", "remote-notification-action",
+        "local-notification", "local-notification-opened",
         "local-notification-action", "scheduled-local-notifications", "badge", "shortcut-item", "background-fetch",
         LifecycledCommand.postName, LifecycledCommand.scheduleChangedName, "low-power-mode", "thermal-state",
         "background-refresh-status", "status-bar-orientation",
