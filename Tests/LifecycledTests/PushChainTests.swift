@@ -145,8 +145,14 @@ struct PushChainTests {
             let devices = try await runTool(ctl, ["fleet", "devices"] + fleet)
             #expect(
                 devices.status == 0 && devices.stdout == "device-one\tonline\n", "\(devices.stdout)\(devices.stderr)")
-            let apps = try await runTool(ctl, ["fleet", "apps"] + fleet)
-            #expect(apps.stdout.contains("device-one\t\(id)\tactive"), "\(apps.stdout)\(apps.stderr)")
+            // The app's return to the foreground travels app → lifecycled → broker: wait for the
+            // retained state to say so (reading it at once raced that chain under load).
+            var apps = (status: Int32(0), stdout: "", stderr: "")
+            #expect(
+                await eventually(hangGuard: .seconds(15), pause: .milliseconds(200)) {
+                    apps = (try? await runTool(ctl, ["fleet", "apps"] + fleet)) ?? apps
+                    return apps.stdout.contains("device-one\t\(id)\tactive")
+                }, "\(apps.stdout)\(apps.stderr)")
             let monitor = try await runTool(ctl, ["fleet", "monitor", "--timeout", "1.5"] + fleet)
             #expect(monitor.stdout.contains("device-one presence online"), "\(monitor.stdout)\(monitor.stderr)")
             #expect(monitor.stdout.contains("device-one \(id) state"), "\(monitor.stdout)")
