@@ -13,7 +13,10 @@ extension LifecycledHost {
             Task { @MainActor [weak application] in
                 application?.handle(
                     .failedToRegisterForRemoteNotifications(
-                        ApplicationError(.noPushDistributor, "the app is not on the session bus")))
+                        ApplicationError(
+                            .noPushDistributor,
+                            "the app is not on the session bus, where push distributors are: run it in a desktop or systemd user session"
+                        )))
             }
             return
         }

@@ -236,12 +236,20 @@ package final class UnifiedPushConnector {
             guard self.state?.token == state.token else { return }
             guard saved else {
                 self.state = nil
-                fail(ApplicationError(.registrationFailed, "cannot store the push keys in \(stateDirectory.path)"))
+                fail(
+                    ApplicationError(
+                        .registrationFailed,
+                        "cannot store the push keys in \(stateDirectory.path): free space there or fix its permissions, then register again"
+                    ))
                 return
             }
         }
         guard let distributor = await chooseDistributor(on: connection, previous: state.distributor) else {
-            fail(ApplicationError(.noPushDistributor, "no UnifiedPush distributor on the session bus"))
+            fail(
+                ApplicationError(
+                    .noPushDistributor,
+                    "no UnifiedPush distributor on the session bus: run lifecycled with [broker] and [push] in lifecycled.conf (see lifecycled.conf(5)), or install another distributor, then register again"
+                ))
             return
         }
         do {
