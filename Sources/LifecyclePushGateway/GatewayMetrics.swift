@@ -1,4 +1,5 @@
 import Metrics
+import Synchronization
 
 /// What the gateway measures, through the swift-metrics API (the backend is the process's: the
 /// command bootstraps swift-prometheus, whose text ``PushGateway`` serves on `GET /metrics`; without
@@ -9,7 +10,7 @@ import Metrics
 ///   PUBACK, for each 201 (a timer: a histogram);
 /// - `lifecycle_push_gateway_broker_connected`: 1 while the broker connection is up, else 0;
 /// - `lifecycle_push_gateway_registrations`: the tokens the ``RegistrationTable`` knows.
-package struct GatewayMetrics: Sendable {
+package final class GatewayMetrics: Sendable {
     /// The name of the answers counter (its one dimension: `status`).
     package static let requests = "lifecycle_push_gateway_requests_total"
     /// The name of the publish latency timer.
@@ -19,6 +20,8 @@ package struct GatewayMetrics: Sendable {
     /// The name of the registrations gauge.
     package static let registrations = "lifecycle_push_gateway_registrations"
 
+    /// The answers counter of each status seen, made once (the gateway answers with a dozen statuses).
+    private let requestCounters = Mutex<[Int: Counter]>([:])
     private let latency: Metrics.Timer
     private let connected: Gauge
     private let registrationCount: Gauge
@@ -32,7 +35,13 @@ package struct GatewayMetrics: Sendable {
 
     /// Counts one answer with `status`.
     func answered(status: Int) {
-        Counter(label: Self.requests, dimensions: [("status", String(status))]).increment()
+        let counter = requestCounters.withLock { counters in
+            if let counter = counters[status] { return counter }
+            let counter = Counter(label: Self.requests, dimensions: [("status", String(status))])
+            counters[status] = counter
+            return counter
+        }
+        counter.increment()
     }
 
     /// Records a publish acknowledged now, for a request whose head arrived at `received`.
