@@ -10,6 +10,9 @@ let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
 let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
 let nioHTTP1: Target.Dependency = .product(name: "NIOHTTP1", package: "swift-nio")
 let nioEmbedded: Target.Dependency = .product(name: "NIOEmbedded", package: "swift-nio")
+let nioSSL: Target.Dependency = .product(name: "NIOSSL", package: "swift-nio-ssl")
+let metrics: Target.Dependency = .product(name: "Metrics", package: "swift-metrics")
+let prometheus: Target.Dependency = .product(name: "Prometheus", package: "swift-prometheus")
 
 let package = Package(
     name: "AppLifecycle",
@@ -49,6 +52,15 @@ let package = Package(
         // HTTP/1.1: the Web Push gateway's server, and the small client (HTTPClientSupport) that
         // lifecyclectl push and the benchmark POST with. lifecycled and the apps do not link it.
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // TLS on those NIO channels: `lifecyclectl push` to an https:// gateway (NIOSSLClientHandler, the
+        // system's trust roots or --ca-file) and the gateway serving TLS itself (--tls-certificate). NIO's
+        // own TLS rather than async-http-client, which would bring a second HTTP stack. BoringSSL is built
+        // in, so lifecycled, which links none of NIO, stays free of it.
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // The gateway's metrics API (Counter, Timer, Gauge): its library records through it, backend-free.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        // The backend the gateway's command bootstraps: Prometheus text on GET /metrics.
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         .target(name: "AppLifecycle", dependencies: [logging]),
@@ -172,7 +184,7 @@ let package = Package(
             name: "LifecyclePushGateway",
             dependencies: [
                 "WebPush", "FleetProtocol", "BrokerLink", "SystemdBus", "CommandLineSupport", argumentParser, logging,
-                nioCore, nioPosix, nioHTTP1, serviceLifecycle,
+                nioCore, nioPosix, nioHTTP1, nioSSL, serviceLifecycle, metrics, prometheus,
             ]
         ),
         // The `lifecycle-push-gateway` binary: a main that runs LifecyclePushGateway's command.
@@ -180,9 +192,10 @@ let package = Package(
             name: "lifecycle-push-gateway", dependencies: ["LifecyclePushGateway", "CommandLineSupport"]),
         // The two executables' shared command-line behaviour (usage errors exit 2).
         .target(name: "CommandLineSupport", dependencies: [argumentParser]),
-        // A small HTTP/1.1 client on swift-nio, an app server's side of the gateway: what `lifecyclectl
-        // push` and the benchmark's pushes send. Its own module so that neither links the gateway.
-        .target(name: "HTTPClientSupport", dependencies: [nioCore, nioPosix, nioHTTP1]),
+        // A small HTTP/1.1 client on swift-nio, over TCP or TLS (swift-nio-ssl), an app server's side of the
+        // gateway: what `lifecyclectl push` and the benchmark's pushes send. Its own module so that neither
+        // links the gateway.
+        .target(name: "HTTPClientSupport", dependencies: [nioCore, nioPosix, nioHTTP1, nioSSL]),
         // lifecycled's logic: the registry, policy, hosted apps, local notifications, the push
         // distributor and the fleet link. A library so that its decoders can be fuzzed and its main stays thin.
         .target(
@@ -344,7 +357,7 @@ let package = Package(
             dependencies: [
                 "LifecyclePushGateway", "lifecycle-push-gateway", "WebPush", "FleetProtocol", "BrokerLink",
                 "BrokerTestSupport", "SystemdBus", "SystemdBusTesting", "HTTPClientSupport", logging, nioCore,
-                nioEmbedded,
+                nioEmbedded, metrics,
             ]
         ),
         .testTarget(

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Creates (once) the Python venv that WebPushTests' interop tests run: pywebpush, http-ece and
-# py-vapid, independent implementations of RFC 8291 (aes128gcm) and RFC 8292 (VAPID), pinned so a
+# py-vapid, independent implementations of RFC 8291 (aes128gcm) and RFC 8292 (VAPID), and
+# prometheus-client, whose text-format parser reads the gateway's /metrics in its tests; pinned so a
 # new release cannot change what the tests compare against. System site packages are visible (the
 # Debian python3-cryptography is reused when it fits). Idempotent: a venv that already has the
 # pinned versions is left alone.
@@ -12,7 +13,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 venv=${WEBPUSH_VENV:-$root/.build/webpush-venv}
-pins=(pywebpush==2.5.0 http-ece==1.2.1 py-vapid==1.9.6)
+pins=(pywebpush==2.5.0 http-ece==1.2.1 py-vapid==1.9.6 prometheus-client==0.26.0)
 python=$venv/bin/python
 
 installed() {

@@ -2,7 +2,7 @@ import NIOCore
 
 /// A `TaskExecutor` that runs jobs on one NIO event loop.
 ///
-/// ``HTTPClientConnection/withConnection(host:port:timeout:isolation:_:)`` runs a nonisolated
+/// ``HTTPClientConnection/withConnection(host:port:tls:timeout:isolation:_:)`` runs a nonisolated
 /// caller's body with it as the task executor preference, so awaiting the connection's reads and
 /// writes resumes on the connection's own loop: each request then costs the loop's wake-up on the
 /// response and nothing more, instead of a hop from the concurrency pool to the loop for the

@@ -1,16 +1,18 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
-/// One HTTP/1.1 connection over plain TCP on swift-nio (`ClientBootstrap`, NIO's HTTP/1.1 client
-/// handlers, `NIOAsyncChannel`): requests one after another, kept alive while the server agrees.
+/// One HTTP/1.1 connection over TCP or TLS on swift-nio (`ClientBootstrap`, swift-nio-ssl's client
+/// handler with ``HTTPClientTLS``, NIO's HTTP/1.1 client handlers, `NIOAsyncChannel`): requests one
+/// after another, kept alive while the server agrees.
 ///
-/// What an app server needs to POST to a push gateway, no more: `lifecyclectl push` sends one
-/// request, the benchmark many over a few keep-alive connections. No TLS (that belongs to a proxy
-/// or the load balancer in front of the gateways), no redirects, no chunked request bodies.
+/// What an app server needs to POST to a push gateway, no more: `lifectl push` sends one request
+/// (to an `https://` gateway, or an `http://` one on a private network), the benchmark many over a
+/// few keep-alive connections. No redirects, no chunked request bodies.
 ///
-/// The connection lives for the scope of ``withConnection(host:port:timeout:isolation:_:)`` and is
-/// closed when it returns:
+/// The connection lives for the scope of ``withConnection(host:port:tls:timeout:isolation:_:)`` and
+/// is closed when it returns:
 ///
 /// ```swift
 /// let response = try await HTTPClientConnection.withConnection(host: "127.0.0.1", port: 8080) {
@@ -22,6 +24,9 @@ package final class HTTPClientConnection {
     package static let maximumBodySize = 1 << 20
 
     private let hostHeader: String
+    private let host: String
+    private let tls: HTTPClientTLS?
+    private let errors: FirstErrorRecorder
     private var inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>.AsyncIterator
     private let outbound: NIOAsyncChannelOutboundWriter<HTTPClientRequestPart>
 
@@ -30,11 +35,14 @@ package final class HTTPClientConnection {
     package private(set) var isReusable = true
 
     private init(
-        hostHeader: String,
+        host: String, hostHeader: String, tls: HTTPClientTLS?, errors: FirstErrorRecorder,
         inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>.AsyncIterator,
         outbound: NIOAsyncChannelOutboundWriter<HTTPClientRequestPart>
     ) {
+        self.host = host
         self.hostHeader = hostHeader
+        self.tls = tls
+        self.errors = errors
         self.inbound = inbound
         self.outbound = outbound
     }
@@ -44,23 +52,29 @@ package final class HTTPClientConnection {
     /// - Parameters:
     ///   - host: A host name or address (an IPv6 literal without brackets).
     ///   - port: The TCP port.
+    ///   - tls: TLS to speak over the connection (`https://`), or `nil` for plain HTTP.
     ///   - timeout: The limit for connecting, and for each request until its whole response.
     ///   - isolation: Where `body` runs (the caller's actor).
     ///   - body: What to do with the connection.
     /// - Returns: What `body` returned.
     /// - Throws: ``HTTPClientError`` when it cannot connect; what `body` throws.
     package static func withConnection<Result: Sendable>(
-        host: String, port: Int, timeout: Duration = .seconds(10),
+        host: String, port: Int, tls: HTTPClientTLS? = nil, timeout: Duration = .seconds(10),
         isolation: isolated (any Actor)? = #isolation,
         _ body: (HTTPClientConnection) async throws -> Result
     ) async throws -> Result {
         let channel: NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>
+        let errors = FirstErrorRecorder()
         do {
             channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .connectTimeout(TimeAmount(timeout))
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .connect(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        if let tls {
+                            try channel.pipeline.syncOperations.addHandler(try tls.makeHandler(host: host))
+                            try channel.pipeline.syncOperations.addHandler(errors)
+                        }
                         try channel.pipeline.syncOperations.addHTTPClientHandlers()
                         try channel.pipeline.syncOperations.addHandler(ResponseDeadlineHandler(limit: timeout))
                         return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(
@@ -71,14 +85,15 @@ package final class HTTPClientConnection {
             throw HTTPClientError(.connectFailed, "cannot connect to \(host):\(port)", underlying: error)
         }
         let bracketed = host.contains(":") ? "[\(host)]" : host
-        let hostHeader = port == 80 ? bracketed : "\(bracketed):\(port)"
+        let hostHeader = port == (tls == nil ? 80 : 443) ? bracketed : "\(bracketed):\(port)"
         // Nonisolated code in the scope runs on the connection's loop (EventLoopTaskExecutor).
         return try await withTaskExecutorPreference(
             EventLoopTaskExecutor(channel.channel.eventLoop), isolation: isolation
         ) {
             try await channel.executeThenClose(isolation: isolation) { inbound, outbound in
                 let connection = HTTPClientConnection(
-                    hostHeader: hostHeader, inbound: inbound.makeAsyncIterator(), outbound: outbound)
+                    host: host, hostHeader: hostHeader, tls: tls, errors: errors, inbound: inbound.makeAsyncIterator(),
+                    outbound: outbound)
                 return try await body(connection)
             }
         }
@@ -86,8 +101,8 @@ package final class HTTPClientConnection {
 
     /// Sends `request` and waits for its whole response (within the connection's time limit).
     ///
-    /// - Throws: ``HTTPClientError`` when the connection is no longer usable, the server closed it
-    ///   or sent a body over ``maximumBodySize`` before a complete response, or the time ran out.
+    /// - Throws: ``HTTPClientError`` when the connection is no longer usable, the server's TLS
+    ///   certificate is not trusted (`certificateNotTrusted`), the server closed it or sent a body over ``maximumBodySize`` before a complete response, or the time ran out.
     package func send(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
         guard isReusable else {
             throw HTTPClientError(.connectionNotReusable, "the connection can take no more requests")
@@ -99,6 +114,10 @@ package final class HTTPClientConnection {
         } catch let error as HTTPClientError {
             throw error
         } catch {
+            // The handshake's own error, when the request failed on the channel it closed.
+            for cause in [error, errors.error].compactMap({ $0 }) {
+                if let untrusted = tls?.untrustedCertificate(in: cause, host: host) { throw untrusted }
+            }
             throw HTTPClientError(.exchangeFailed, "the exchange failed", underlying: error)
         }
     }

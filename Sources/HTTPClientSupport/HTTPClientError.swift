@@ -1,6 +1,6 @@
 /// Why an ``HTTPClientConnection`` got no response, or no usable one: it could not connect, the
-/// server closed the connection or sent too much, the time limit passed, or the answer was not the
-/// one asked for.
+/// server's TLS certificate is not trusted, the server closed the connection or sent too much, the
+/// time limit passed, or the answer was not the one asked for.
 ///
 /// The project's one error shape (swift-service-lifecycle's `ServiceGroupError`): an opaque
 /// ``code`` over a private enum, a message for a person, and the error underneath, if any.
@@ -9,6 +9,8 @@ package struct HTTPClientError: Error, CustomStringConvertible {
     package struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Base: String, Sendable, Hashable {
             case invalidURL = "invalid-url"
+            case invalidTLSConfiguration = "invalid-tls-configuration"
+            case certificateNotTrusted = "certificate-not-trusted"
             case connectFailed = "connect-failed"
             case connectionNotReusable = "connection-not-reusable"
             case exchangeFailed = "exchange-failed"
@@ -22,8 +24,12 @@ package struct HTTPClientError: Error, CustomStringConvertible {
 
         private init(_ base: Base) { self.base = base }
 
-        /// The URL is not one this client can reach (only `http://`).
+        /// The URL is not one this client can reach (only `http://` and `https://`).
         package static let invalidURL = Code(.invalidURL)
+        /// The CA file cannot be read, or TLS cannot be set up.
+        package static let invalidTLSConfiguration = Code(.invalidTLSConfiguration)
+        /// The server's TLS certificate failed verification: not signed by a trusted CA, or not for that host.
+        package static let certificateNotTrusted = Code(.certificateNotTrusted)
         /// No connection to the server could be made.
         package static let connectFailed = Code(.connectFailed)
         /// The connection was closed by an earlier answer (`Connection: close`) or an error.

@@ -231,7 +231,21 @@ extension LifecycleDaemon {
             }
         case .listApps:
             return ExportedMethod(method, arguments: ()) { daemon, call in [daemon.registry.listValue] }
+        case .getCounters:
+            return ExportedMethod(method, arguments: ()) { daemon, call in
+                [UserInfoBusCodec.encode(UserInfo(daemon.counters.mapValues { .int(Int64($0)) }))]
+            }
         }
+    }
+
+    /// `GetCounters`: the push distributor's and the local notifications' counters, the push
+    /// queue's length and the registrations (all 0 without a distributor).
+    var counters: [String: Int] {
+        var counters = (push?.counters ?? PushCounters()).values
+        counters["push-queued"] = push?.queuedCount ?? 0
+        counters["push-registrations"] = push?.registrationCount ?? 0
+        counters.merge(localNotifications.counters.values) { $1 }
+        return counters
     }
 
     /// `ListManifests() → aa{sv}`: every manifest's id, name, URL schemes, quick actions and

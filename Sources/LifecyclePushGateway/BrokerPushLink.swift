@@ -28,6 +28,7 @@ final class BrokerPushLink: PushPublisher, Service {
     private let connection: BrokerConnection
     private let registrations: RegistrationTable
     private let logger: Logger
+    private let metrics: GatewayMetrics
     private let status = Mutex(BrokerStatus.connecting)
     /// Counts connections, so a settle timer of an earlier one does nothing.
     private let connectionCount = Atomic<UInt64>(0)
@@ -45,11 +46,18 @@ final class BrokerPushLink: PushPublisher, Service {
     ///   - loop: The loop the connection runs on (the caller shuts it down after ``stop()``).
     ///   - registrations: The table to keep up to date.
     ///   - logger: The gateway's log.
-    init(configuration: BrokerConfiguration, loop: EventLoop, registrations: RegistrationTable, logger: Logger) {
+    ///   - metrics: Where the connection's state and the number of registrations are recorded.
+    init(
+        configuration: BrokerConfiguration, loop: EventLoop, registrations: RegistrationTable, logger: Logger,
+        metrics: GatewayMetrics = GatewayMetrics()
+    ) {
         self.connection = BrokerConnection(configuration: configuration, loop: loop, logger: logger)
         self.brokerURL = configuration.url
         self.registrations = registrations
         self.logger = logger
+        self.metrics = metrics
+        metrics.brokerConnected(false)
+        metrics.registrations(registrations.count)
     }
 
     /// The connection's state.
@@ -68,6 +76,7 @@ final class BrokerPushLink: PushPublisher, Service {
     /// Disconnects cleanly (DISCONNECT); returns at once.
     func stop() {
         status.withLock { $0 = .disconnected }
+        metrics.brokerConnected(false)
         connection.stop()
     }
 
@@ -87,6 +96,7 @@ final class BrokerPushLink: PushPublisher, Service {
             let number = connectionCount.add(1, ordering: .relaxed).newValue
             registrations.beginResync()
             status.withLock { $0 = .connected }
+            metrics.brokerConnected(true)
             logger.notice("broker connected", metadata: ["session-present": "\(sessionPresent)"])
             lastRegistration.store(Self.monotonicNanoseconds(), ordering: .relaxed)
             Task { [self] in
@@ -97,22 +107,26 @@ final class BrokerPushLink: PushPublisher, Service {
                     if Self.monotonicNanoseconds() - lastRegistration.load(ordering: .relaxed) >= quiet { break }
                 }
                 let dropped = registrations.finishResync()
+                metrics.registrations(registrations.count)
                 logger.info(
                     "registrations loaded",
                     metadata: ["registrations": "\(registrations.count)", "dropped": "\(dropped)"])
             }
         case .connectionRefused(let error):
             status.withLock { $0 = .connecting }
+            metrics.brokerConnected(false)
             logger.error(
                 "\(error.explanation(broker: brokerURL, userOption: "username and password-file"))",
                 metadata: ["error": "\(error)"])
         case .disconnected(.lost(let error)):
             status.withLock { $0 = .connecting }
+            metrics.brokerConnected(false)
             logger.warning(
                 "broker connection lost, retrying: \(error.explanation(broker: brokerURL, userOption: "username and password-file"))",
                 metadata: ["error": "\(error)"])
         case .disconnected:
             status.withLock { $0 = .disconnected }
+            metrics.brokerConnected(false)
         }
     }
 
@@ -122,6 +136,7 @@ final class BrokerPushLink: PushPublisher, Service {
         }
         lastRegistration.store(Self.monotonicNanoseconds(), ordering: .relaxed)
         let change = registrations.apply(device: topic.device, token: token, payload: message.payload)
+        metrics.registrations(registrations.count)
         let metadata: Logger.Metadata = [
             "device": "\(topic.device)", "token": "\(PushGateway.shortened(token))", "retained": "\(message.retain)",
         ]

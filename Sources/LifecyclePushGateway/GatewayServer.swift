@@ -2,12 +2,13 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import ServiceLifecycle
 import Synchronization
 import SystemdBus
 
 /// The HTTP/1.1 listener: NIO's server pipeline and one ``PushHTTPHandler`` per connection, with the
-/// ``ConnectionLimits``.
+/// ``ConnectionLimits``, over TLS (swift-nio-ssl's `NIOSSLServerHandler`) when it has a TLS context.
 ///
 /// A connection over ``ConnectionLimits/maximumConnections`` is accepted and closed at once rather
 /// than left unaccepted: the listen queue keeps draining, so a real client is served the moment a
@@ -38,6 +39,7 @@ final class GatewayServer: Service, Sendable {
     private let group: any EventLoopGroup
     private let gateway: PushGateway
     private let limits: ConnectionLimits
+    private let tls: NIOSSLContext?
     private let logger: Logger
     private let connections: ConnectionSet
     private let listener = Mutex<(any Channel)?>(nil)
@@ -49,15 +51,17 @@ final class GatewayServer: Service, Sendable {
     ///   - group: The event loops of the listener and its connections.
     ///   - gateway: The request logic.
     ///   - limits: The connections' timeouts and their cap.
+    ///   - tls: The server's certificate and key, to serve HTTPS; `nil`: plain HTTP.
     ///   - logger: Where refused connections and failed accepts are logged.
     init(
         address: ListenAddress, group: any EventLoopGroup, gateway: PushGateway,
-        limits: ConnectionLimits = ConnectionLimits(), logger: Logger
+        limits: ConnectionLimits = ConnectionLimits(), tls: NIOSSLContext? = nil, logger: Logger
     ) {
         self.address = address
         self.group = group
         self.gateway = gateway
         self.limits = limits
+        self.tls = tls
         self.logger = logger
         self.connections = ConnectionSet(capacity: limits.maximumConnections)
     }
@@ -84,7 +88,7 @@ final class GatewayServer: Service, Sendable {
             "listening",
             metadata: [
                 "address": "\(bound)", "port": "\(bound.port ?? 0)", "public-url": "\(gateway.publicURL)",
-                "max-connections": "\(limits.maximumConnections)",
+                "max-connections": "\(limits.maximumConnections)", "tls": "\(tls != nil)",
             ])
         try? await gracefulShutdown()
         logger.notice("stopping")
@@ -101,6 +105,7 @@ final class GatewayServer: Service, Sendable {
         let gateway = self.gateway
         let connections = self.connections
         let limits = self.limits
+        let tls = self.tls
         let logger = self.logger
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
@@ -132,7 +137,7 @@ final class GatewayServer: Service, Sendable {
                 }
                 channel.closeFuture.whenComplete { _ in connections.remove(channel) }
                 return channel.eventLoop.makeCompletedFuture {
-                    try Self.configure(channel, gateway: gateway, limits: limits, logger: logger)
+                    try Self.configure(channel, gateway: gateway, limits: limits, tls: tls, logger: logger)
                 }
             }
             .bind(host: host, port: port)
@@ -144,17 +149,21 @@ final class GatewayServer: Service, Sendable {
         return address
     }
 
-    /// Sets up one connection's pipeline: the deadlines, NIO's HTTP/1.1 server handlers, the gateway.
+    /// Sets up one connection's pipeline: TLS if asked, the deadlines, NIO's HTTP/1.1 server
+    /// handlers, the gateway.
     ///
     /// - Parameters:
     ///   - channel: The connection (on its event loop).
     ///   - gateway: The request logic.
     ///   - limits: The timeouts.
+    ///   - tls: The TLS context to serve HTTPS with, or `nil`.
     ///   - logger: Where timeouts are logged.
     package static func configure(
-        _ channel: any Channel, gateway: PushGateway, limits: ConnectionLimits, logger: Logger
+        _ channel: any Channel, gateway: PushGateway, limits: ConnectionLimits, tls: NIOSSLContext? = nil,
+        logger: Logger
     ) throws {
         let pipeline = channel.pipeline.syncOperations
+        if let tls { try pipeline.addHandler(NIOSSLServerHandler(context: tls)) }
         try pipeline.addHandler(ConnectionDeadlineHandler(limits: limits, logger: logger))
         try pipeline.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
         try pipeline.addHandler(PushHTTPHandler(gateway: gateway))

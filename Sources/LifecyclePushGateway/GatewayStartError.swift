@@ -11,6 +11,7 @@ struct GatewayStartError: Error, CustomStringConvertible {
         private enum Base: String, Sendable, Hashable {
             case passwordFile = "password-file"
             case listener
+            case tls
         }
 
         private let base: Base
@@ -21,6 +22,8 @@ struct GatewayStartError: Error, CustomStringConvertible {
         static let passwordFile = Code(.passwordFile)
         /// The listening socket could not be set up as asked.
         static let listener = Code(.listener)
+        /// `--tls-certificate` or `--tls-key` cannot be read, or they do not make a TLS server.
+        static let tls = Code(.tls)
 
         /// The code's name, as in logs: `password-file`.
         var description: String { base.rawValue }

@@ -14,6 +14,8 @@ package struct PushAdmission: Sendable, Equatable {
     package var urgency: PushEnvelope.Urgency
     /// The `Topic` header, if any.
     package var topic: String?
+    /// When the head was admitted (the publish latency runs from here to the PUBACK).
+    package var received = ContinuousClock.now
 }
 
 /// What the check of a push request's head decided.

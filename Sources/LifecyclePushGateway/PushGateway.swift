@@ -27,6 +27,8 @@ package struct PushGateway: Sendable {
         case push(token: String)
         /// `GET /health`.
         case health
+        /// `GET /metrics`: Prometheus text.
+        case metrics
         /// A known path with another method; the associated value is the `Allow` header.
         case methodNotAllowed(allow: String)
         /// Anything else.
@@ -46,6 +48,10 @@ package struct PushGateway: Sendable {
     let now: @Sendable () -> Date
     /// The request log.
     let logger: Logger
+    /// What the gateway measures.
+    let metrics: GatewayMetrics
+    /// The text of `GET /metrics` (the metrics backend's exposition), or `nil`: 404.
+    let metricsText: (@Sendable () -> String)?
 
     /// Creates the gateway's logic.
     ///
@@ -55,10 +61,15 @@ package struct PushGateway: Sendable {
     ///   - publicURL: The gateway's public origin, such as `https://push.example.net`.
     ///   - now: The clock.
     ///   - logger: The request log.
+    ///   - metrics: What the gateway measures.
+    ///   - metricsText: The Prometheus text `GET /metrics` answers, or `nil` for no such route.
     package init(
         registrations: RegistrationTable, publisher: any PushPublisher, publicURL: String,
-        now: @escaping @Sendable () -> Date = { Date() }, logger: Logger
+        now: @escaping @Sendable () -> Date = { Date() }, logger: Logger, metrics: GatewayMetrics = GatewayMetrics(),
+        metricsText: (@Sendable () -> String)? = nil
     ) {
+        self.metrics = metrics
+        self.metricsText = metricsText
         self.registrations = registrations
         self.publisher = publisher
         var url = publicURL
@@ -75,6 +86,9 @@ package struct PushGateway: Sendable {
         if path == "/health" {
             return method == "GET" ? .health : .methodNotAllowed(allow: "GET")
         }
+        if path == "/metrics" {
+            return method == "GET" ? .metrics : .methodNotAllowed(allow: "GET")
+        }
         if path.hasPrefix("/push/") {
             let token = String(path.dropFirst("/push/".count))
             return method == "POST" ? .push(token: token) : .methodNotAllowed(allow: "POST")
@@ -82,10 +96,16 @@ package struct PushGateway: Sendable {
         return .notFound
     }
 
-    /// The answer to a route that is not a push (`/health`, 404, 405).
+    /// The answer to a route that is not a push (`/health`, `/metrics`, 404, 405).
     package func respond(to route: Route) -> GatewayResponse {
         switch route {
         case .health: health()
+        case .metrics:
+            metricsText.map {
+                GatewayResponse(
+                    status: 200, reason: GatewayResponse.phrase(for: 200), headers: [],
+                    contentType: "text/plain; version=0.0.4; charset=utf-8", body: $0())
+            } ?? .text(404, "not found")
         case .methodNotAllowed(let allow): .text(405, "method not allowed", headers: [("Allow", allow)])
         case .notFound, .push: .text(404, "not found")
         }
@@ -253,6 +273,7 @@ package struct PushGateway: Sendable {
             logger.notice("push rejected", metadata: metadata)
             return .unavailable("the message broker did not take the message")
         }
+        metrics.published(since: admission.received)
         metadata["status"] = "201"
         metadata["ttl"] = "\(admission.ttl)"
         metadata["urgency"] = "\(admission.urgency.rawValue)"

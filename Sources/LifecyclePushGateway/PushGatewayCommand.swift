@@ -3,8 +3,11 @@ import BrokerLink
 import CommandLineSupport
 import FoundationEssentials
 import Logging
+import Metrics
 import NIOCore
 import NIOPosix
+import NIOSSL
+import Prometheus
 import ServiceLifecycle
 import SystemdBus
 
@@ -13,7 +16,11 @@ import SystemdBus
 /// `lifecycle-push-gateway --listen 127.0.0.1:8080 --public-url https://push.example.net
 /// --broker mqtt://127.0.0.1:1883 --username gateway --password-file FILE [--ca-file F
 /// --certificate-file F --key-file F] [--client-id ID] [--idle-timeout S] [--header-timeout S]
-/// [--body-timeout S] [--max-connections N]` (``ConnectionLimits``)
+/// [--body-timeout S] [--max-connections N] [--tls-certificate F --tls-key F]` (``ConnectionLimits``)
+///
+/// With `--tls-certificate` and `--tls-key` it serves HTTPS itself (swift-nio-ssl), without a proxy
+/// in front; the files are read once, at start. `GET /metrics` serves the ``GatewayMetrics`` as
+/// Prometheus text: ``run()`` bootstraps swift-metrics with swift-prometheus's registry, once.
 ///
 /// It keeps no state beyond the broker's retained registrations, so several instances can run
 /// behind one load balancer (each with its own client id, the default). It runs as a
@@ -98,6 +105,16 @@ package struct PushGatewayCommand: AsyncParsableCommand, UsageErrorExit {
             valueName: "count"))
     var maximumConnections: Int?
 
+    @Option(
+        name: .customLong("tls-certificate"),
+        help: ArgumentHelp(
+            "Serve HTTPS with this certificate chain (PEM, the server's certificate first).", valueName: "file"))
+    var tlsCertificate: String?
+
+    @Option(
+        name: .customLong("tls-key"), help: ArgumentHelp("The TLS certificate's private key (PEM).", valueName: "file"))
+    var tlsKey: String?
+
     /// An unparsed command (ArgumentParser fills the options in).
     package init() {}
 
@@ -118,7 +135,13 @@ package struct PushGatewayCommand: AsyncParsableCommand, UsageErrorExit {
         if (certificateFile == nil) != (keyFile == nil) {
             throw ValidationError("--certificate-file and --key-file go together")
         }
-        for (name, path) in [("--ca-file", caFile), ("--certificate-file", certificateFile), ("--key-file", keyFile)] {
+        if (tlsCertificate == nil) != (tlsKey == nil) {
+            throw ValidationError("--tls-certificate and --tls-key go together")
+        }
+        for (name, path) in [
+            ("--ca-file", caFile), ("--certificate-file", certificateFile), ("--key-file", keyFile),
+            ("--tls-certificate", tlsCertificate), ("--tls-key", tlsKey),
+        ] {
             if let path, path.isEmpty { throw ValidationError("\(name) must not be empty") }
         }
         if let passwordFile, passwordFile.isEmpty { throw ValidationError("--password-file must not be empty") }
@@ -161,16 +184,31 @@ package struct PushGatewayCommand: AsyncParsableCommand, UsageErrorExit {
             return handler
         }
         let logger = Logger(label: "lifecycle-push-gateway")
+        let registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets[GatewayMetrics.publishLatency] = Self.publishLatencyBuckets
+        MetricsSystem.bootstrap(factory)
         do {
-            try await serve(logger: logger)
+            try await serve(logger: logger, metricsText: { registry.emitToString() })
         } catch {
             StandardError.write(line: "lifecycle-push-gateway: \(error)")
             throw ExitCode(1)
         }
     }
 
+    /// The publish latency histogram's buckets: a push to a broker on the same host takes well under
+    /// a millisecond, one across a network a few; past a second it is close to a timeout.
+    static let publishLatencyBuckets: [Duration] = [
+        .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
+        .milliseconds(10), .milliseconds(25), .milliseconds(100), .milliseconds(250), .seconds(1), .seconds(5),
+    ]
+
     /// Runs the broker link and the HTTP server as one service group until SIGTERM or SIGINT.
-    private func serve(logger: Logger) async throws {
+    ///
+    /// - Parameters:
+    ///   - logger: The gateway's log.
+    ///   - metricsText: The Prometheus text of the bootstrapped registry, for `GET /metrics`.
+    private func serve(logger: Logger, metricsText: @escaping @Sendable () -> String) async throws {
         let address = ListenAddress(listen)!
         let publicURL = PublicURL.normalize(self.publicURL)!
         var configuration = try BrokerConfiguration(
@@ -183,6 +221,7 @@ package struct PushGatewayCommand: AsyncParsableCommand, UsageErrorExit {
         // retained registrations re-read on every connect.
         configuration.cleanSession = true
 
+        let tls = try serverTLS()
         let limits = connectionLimits
         if let openFiles = ConnectionLimits.openFileLimit(),
             limits.maximumConnections > openFiles - ConnectionLimits.reservedDescriptors
@@ -195,10 +234,15 @@ package struct PushGatewayCommand: AsyncParsableCommand, UsageErrorExit {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, System.coreCount))
         defer { brokerLoop.shutdown() }
         let registrations = RegistrationTable()
+        let metrics = GatewayMetrics()
         let link = BrokerPushLink(
-            configuration: configuration, loop: brokerLoop, registrations: registrations, logger: logger)
-        let gateway = PushGateway(registrations: registrations, publisher: link, publicURL: publicURL, logger: logger)
-        let server = GatewayServer(address: address, group: group, gateway: gateway, limits: limits, logger: logger)
+            configuration: configuration, loop: brokerLoop, registrations: registrations, logger: logger,
+            metrics: metrics)
+        let gateway = PushGateway(
+            registrations: registrations, publisher: link, publicURL: publicURL, logger: logger, metrics: metrics,
+            metricsText: metricsText)
+        let server = GatewayServer(
+            address: address, group: group, gateway: gateway, limits: limits, tls: tls, logger: logger)
         // A graceful shutdown stops the services in reverse order: the server first (it finishes
         // the requests in flight, which may still publish), then the broker link.
         let services = ServiceGroup(
@@ -214,6 +258,37 @@ package struct PushGatewayCommand: AsyncParsableCommand, UsageErrorExit {
         }
         try? await group.shutdownGracefully()
         logger.notice("stopped")
+    }
+
+    /// The TLS server context of `--tls-certificate` and `--tls-key`, or `nil` without them.
+    private func serverTLS() throws -> NIOSSLContext? {
+        guard let tlsCertificate, let tlsKey else { return nil }
+        let chain: [NIOSSLCertificate]
+        do {
+            chain = try NIOSSLCertificate.fromPEMFile(tlsCertificate)
+        } catch {
+            throw GatewayStartError(
+                .tls, "--tls-certificate: cannot read a PEM certificate chain from \(tlsCertificate)", underlying: error
+            )
+        }
+        guard !chain.isEmpty else {
+            throw GatewayStartError(.tls, "--tls-certificate: \(tlsCertificate) holds no PEM certificate")
+        }
+        let key: NIOSSLPrivateKey
+        do {
+            key = try NIOSSLPrivateKey(file: tlsKey, format: .pem)
+        } catch {
+            throw GatewayStartError(.tls, "--tls-key: cannot read a PEM private key from \(tlsKey)", underlying: error)
+        }
+        do {
+            return try NIOSSLContext(
+                configuration: .makeServerConfiguration(
+                    certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key)))
+        } catch {
+            throw GatewayStartError(
+                .tls, "--tls-certificate and --tls-key do not make a TLS server (is the key the certificate's?)",
+                underlying: error)
+        }
     }
 
     /// The broker password: the file's first line, else the environment variable, else none.

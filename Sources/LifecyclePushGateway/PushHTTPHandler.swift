@@ -168,6 +168,7 @@ package final class PushHTTPHandler: ChannelInboundHandler, RemovableChannelHand
         } else if version.major == 1 && version.minor == 0 {
             headers.add(name: "Connection", value: "keep-alive")
         }
+        gateway.metrics.answered(status: response.status)
         let status = HTTPResponseStatus(statusCode: response.status, reasonPhrase: response.reason)
         // Before the end is written: writing it may deliver a pipelined request at once.
         context.triggerUserOutboundEvent(RequestProgress.answered, promise: nil)

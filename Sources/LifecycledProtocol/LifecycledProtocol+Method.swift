@@ -31,6 +31,12 @@ extension LifecycledProtocol {
         case performFetch = "PerformFetch"
         /// The user's background-refresh switch for one app (`lifecyclectl background-refresh APP on|off`).
         case setBackgroundRefresh = "SetBackgroundRefresh"
+        /// What lifecycled counted since it started (`lifectl status`): pushes received, delivered,
+        /// failed, expired and dropped (`push-received`, …), the queue's length and the push
+        /// registrations (`push-queued`, `push-registrations`), and local notifications scheduled,
+        /// fired, shown and handed to an active app (`notifications-scheduled`, …), as integers.
+        /// The same names, upper-cased, are the journal fields of the lines that count them.
+        case getCounters = "GetCounters"
 
         /// The member name on the bus.
         public var name: String { rawValue }
@@ -49,7 +55,7 @@ extension LifecycledProtocol {
             case .launch: return [Argument("app_id", "s"), Argument("options", "a{sv}")]
             case .terminate, .getState: return [Argument("app_id", "s")]
             case .simulate: return [Argument("kind", "s"), Argument("arguments", "a{sv}")]
-            case .listApps, .listManifests: return []
+            case .listApps, .listManifests, .getCounters: return []
             case .scheduleNotification, .presentNotification:
                 return [Argument("app_id", "s"), Argument("notification", "a{sv}")]
             case .cancelNotification: return [Argument("app_id", "s"), Argument("identifier", "s")]
@@ -75,6 +81,7 @@ extension LifecycledProtocol {
             case .listNotifications: return [Argument("notifications", "aa{sv}")]
             case .listManifests: return [Argument("manifests", "aa{sv}")]
             case .describeApps: return [Argument("apps", "aa{sv}")]
+            case .getCounters: return [Argument("counters", "a{sv}")]
             case .reportState, .reportNotification, .backgroundTaskBegan, .backgroundTaskEnded, .launch, .terminate,
                 .post, .simulate, .cancelNotification, .presentNotification, .setBadge, .setIdleTimerDisabled,
                 .setFreezeExempt, .setMinimumBackgroundFetchInterval, .performFetch, .setBackgroundRefresh:

@@ -129,6 +129,8 @@ package final class LocalNotificationCenter {
     package let configuration: Configuration
     /// The schedule file, or `nil` in memory only.
     package var scheduleURL: URL? { configuration.scheduleURL }
+    /// What it did since it started (``LocalNotificationCounters``).
+    package private(set) var counters = LocalNotificationCounters()
     /// Writes the file (a test may replace it with one whose save it holds); `nil` in memory only.
     package var writer: GroupCommitFile?
     /// The schedule, ordered by fire time.
@@ -495,9 +497,10 @@ package final class LocalNotificationCenter {
         if let replacedBanner = bannerIDs.removeValue(forKey: key) { withdrawBanner(replacedBanner) }
         armAlarm()
         reportScheduleChange(of: id, updated: [notification.notification])
+        counters.scheduled += 1
         logger.info(
             "\(id): scheduled local notification '\(notification.identifier)' (\(schedule.count) in all)",
-            metadata: Self.app(id))
+            metadata: Self.app(id).merging(counters.metadata) { $1 })
     }
 
     /// Cancels an app's notification, or all of them for `nil`: they leave the schedule, their
@@ -647,6 +650,7 @@ package final class LocalNotificationCenter {
         let firings = schedule.takeDue(now: configuration.now())
         armAlarm()
         guard !firings.isEmpty else { return }
+        counters.fired += firings.count
         for firing in firings { present(firing.notification) }
         var gone: [String: [String]] = [:]
         for firing in firings where !firing.repeats {
@@ -692,6 +696,10 @@ package final class LocalNotificationCenter {
         if presence == .active {
             // A push reached the active app through its callback already: no banner.
             if scheduled.isRemote { return }
+            counters.deliveredToApp += 1
+            logger.debug(
+                "\(id): local notification '\(notification.identifier)' handed to the active app",
+                metadata: Self.app(id).merging(counters.metadata) { $1 })
             Task { @MainActor in await host.deliver(.notification(notification), to: id) }
             return
         }
@@ -737,9 +745,10 @@ package final class LocalNotificationCenter {
                 appID: id, notification: notification, buttons: scheduled.buttons,
                 remotePayload: scheduled.remotePayload)
             serverAbsenceLogged = false
+            counters.shown += 1
             logger.info(
                 "\(id): local notification '\(notification.identifier)' shown as banner \(serverID)",
-                metadata: Self.app(id))
+                metadata: Self.app(id).merging(counters.metadata) { $1 })
             delivering[ticket] = nil
             await persist()
         } catch {

@@ -1,19 +1,31 @@
 import Logging
 import Synchronization
 
-/// The messages a logger was given, in order: for tests that a component said something (once).
+/// The messages a logger was given, in order, with their metadata: for tests that a component said
+/// something (once), and with which fields (what `JournalLogHandler` makes journal fields of).
 public final class RecordedLog: Sendable {
-    private let lines = Mutex<[String]>([])
+    /// One message and its metadata (the logger's, overridden by the call's), as text.
+    public struct Entry: Sendable {
+        /// The message.
+        public var message: String
+        /// The metadata by key, each value as text.
+        public var metadata: [String: String]
+    }
+
+    private let lines = Mutex<[Entry]>([])
 
     /// An empty log.
     public init() {}
 
     /// Every message so far.
-    public var messages: [String] { lines.withLock { $0 } }
+    public var messages: [String] { lines.withLock { $0.map(\.message) } }
+
+    /// Every message so far, with its metadata.
+    public var entries: [Entry] { lines.withLock { $0 } }
 
     /// How many messages match.
     public func count(_ predicate: (String) -> Bool) -> Int {
-        lines.withLock { $0.filter(predicate).count }
+        lines.withLock { $0.filter { predicate($0.message) }.count }
     }
 
     /// A logger that records here (and nowhere else), from debug up.
@@ -35,7 +47,9 @@ public final class RecordedLog: Sendable {
         }
 
         func log(event: LogEvent) {
-            log.lines.withLock { $0.append(event.message.description) }
+            let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+            let entry = Entry(message: event.message.description, metadata: merged.mapValues(\.description))
+            log.lines.withLock { $0.append(entry) }
         }
     }
 }

@@ -252,6 +252,19 @@ final class DaemonClient: Sendable {
         let reply = try await call(LifecycledProtocol.Method.describeApps.name)
         return try (reply.first?.arrayValue ?? []).map { DescribedApp(try UserInfoBusCodec.decodeUserInfo($0)) }
     }
+
+    /// `GetCounters`: what lifecycled counted of pushes and local notifications, by name
+    /// (`push-received`, …); empty from a lifecycled without the method.
+    func counters() async throws -> [String: Int] {
+        let reply: [BusValue]
+        do {
+            reply = try await call(LifecycledProtocol.Method.getCounters.name)
+        } catch let error as BusError where error.name == BusError.Name.unknownMethod {
+            return [:]
+        }
+        let info = try reply.first.map(UserInfoBusCodec.decodeUserInfo) ?? UserInfo()
+        return info.values.compactMapValues { $0.intValue.map { Int($0) } }
+    }
 }
 
 /// Checks an app id argument.

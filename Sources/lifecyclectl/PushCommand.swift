@@ -17,12 +17,14 @@ struct PushCommand: CtlCommand {
             a Push API subscription in JSON ({"endpoint":…,"keys":{"p256dh":…,"auth":…}}), given as the JSON \
             itself or as @FILE. PAYLOAD is the message (for AppLifecycle apps a JSON object, such as \
             {"aps":{"alert":"Hi"}}), or @FILE. --gateway sends to that base URL instead of the endpoint's \
-            own origin (a gateway reached on another address than the public one). Exit 0 on 201 Created.
+            own origin (a gateway reached on another address than the public one). An https:// endpoint or \
+            gateway is reached over TLS, its certificate checked against the system's CA certificates, or \
+            against --ca-file's (a private CA). Exit 0 on 201 Created.
             """)
 
     @Option(
         help: ArgumentHelp(
-            "POST to this gateway (http://host:port) instead of the endpoint's origin.", valueName: "url"))
+            "POST to this gateway (http[s]://host:port) instead of the endpoint's origin.", valueName: "url"))
     var gateway: String?
 
     @Option(help: "How long the push service keeps the message for an offline device, in seconds.")
@@ -41,6 +43,12 @@ struct PushCommand: CtlCommand {
         help: ArgumentHelp(
             "The app server's VAPID private key: a PEM file, or 32 raw bytes in base64url.", valueName: "file"))
     var vapidKey: String?
+
+    @Option(
+        name: .customLong("ca-file"),
+        help: ArgumentHelp(
+            "Trust only the CA certificates in this PEM file for https:// (default: the system's).", valueName: "file"))
+    var caFile: String?
 
     @Option(help: ArgumentHelp("The VAPID subject (mailto: or https: contact).", valueName: "uri"))
     var subject = "mailto:admin@example.net"
@@ -67,8 +75,8 @@ struct PushCommand: CtlCommand {
         let message = try Self.argument(payload, "PAYLOAD")
         var target = subscription.endpoint
         if let gateway {
-            guard let base = URL(string: gateway), base.scheme == "http", base.host != nil else {
-                throw ValidationError("--gateway must be an http://host[:port] URL, not '\(gateway)'")
+            guard let base = URL(string: gateway), ["http", "https"].contains(base.scheme), base.host != nil else {
+                throw ValidationError("--gateway must be an http[s]://host[:port] URL, not '\(gateway)'")
             }
             var components = URLComponents(url: subscription.endpoint, resolvingAgainstBaseURL: false)
             components?.scheme = base.scheme
@@ -94,7 +102,10 @@ struct PushCommand: CtlCommand {
             let origin = Self.origin(of: subscription.endpoint)
             headers.append(("Authorization", try key.authorization(audience: origin, subject: subject)))
         }
-        let response = try await Self.post(to: target, headers: headers, body: Array(body))
+        if let caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+            throw ValidationError("--ca-file: cannot read '\(caFile)'")
+        }
+        let response = try await Self.post(to: target, headers: headers, body: Array(body), caFile: caFile)
         guard response.status == 201 else {
             throw HTTPClientError(
                 .unexpectedStatus,
@@ -104,15 +115,22 @@ struct PushCommand: CtlCommand {
         output.out("201 Created \(response.headers["location"] ?? "")")
     }
 
-    /// POSTs `body` to an `http://` URL on a connection of its own (`Connection: close`), within 10 s.
-    static func post(to url: URL, headers: [(String, String)], body: [UInt8]) async throws -> HTTPClientResponse {
-        guard url.scheme == "http", let host = url.host else {
-            throw HTTPClientError(.invalidURL, "\(url) is not an http:// URL (put TLS in front of the gateway)")
+    /// POSTs `body` to an `http://` or `https://` URL on a connection of its own (`Connection: close`),
+    /// within 10 s; over TLS, the server's certificate is checked against `caFile`'s CA certificates,
+    /// or the system's.
+    static func post(
+        to url: URL, headers: [(String, String)], body: [UInt8], caFile: String? = nil
+    ) async throws -> HTTPClientResponse {
+        guard let scheme = url.scheme, ["http", "https"].contains(scheme), let host = url.host else {
+            throw HTTPClientError(.invalidURL, "\(url) is not an http:// or https:// URL")
         }
+        let tls = scheme == "https" ? try HTTPClientTLS(caFile: caFile, caFileOption: "--ca-file FILE") : nil
         var path = url.path.isEmpty ? "/" : url.path
         if let query = url.query { path += "?" + query }
         let request = HTTPClientRequest(path: path, headers: headers, body: body, closesConnection: true)
-        return try await HTTPClientConnection.withConnection(host: host, port: url.port ?? 80) {
+        return try await HTTPClientConnection.withConnection(
+            host: host, port: url.port ?? (tls == nil ? 80 : 443), tls: tls
+        ) {
             try await $0.send(request)
         }
     }

@@ -7,7 +7,8 @@ import SystemdBus
 /// `lifecyclectl status`: lifecycled's host state and a summary of its apps.
 ///
 /// Reads the daemon's properties (`HostState`, `Apps`, `SimulationEnabled`, `Version`) in one
-/// `GetAll` call. Exit status 1 when lifecycled is not running.
+/// `GetAll` call, its apps (`DescribeApps`) and its push and local-notification counters
+/// (`GetCounters`). Exit status 1 when lifecycled is not running.
 struct StatusCommand: CtlCommand {
     static let configuration = CommandConfiguration(
         commandName: "status", abstract: "Show lifecycled's host state and a summary of its apps.")
@@ -30,6 +31,8 @@ struct StatusCommand: CtlCommand {
         var frozen: [String]
         /// The apps never frozen in the background, and why (a background mode, the user's exemption).
         var exempt: [String: String]
+        /// What lifecycled counted of pushes and local notifications (`push-received`, …).
+        var counters: [String: Int]
     }
 
     func execute(output: CtlOutput) async throws {
@@ -43,11 +46,12 @@ struct StatusCommand: CtlCommand {
             let frozen = described.filter(\.frozen).map(\.id)
             var exempt: [String: String] = [:]
             for app in described { exempt[app.id] = app.exempt }
+            let counters = try await client.counters()
             return Report(
                 daemon: owner, version: properties[LifecycledProtocol.Property.version.name]?.uint32Value, host: host,
                 simulationEnabled: properties[LifecycledProtocol.Property.simulationEnabled.name]?.boolValue,
                 apps: LifecycledApp.list(from: properties[LifecycledProtocol.Property.apps.name]), frozen: frozen,
-                exempt: exempt)
+                exempt: exempt, counters: counters)
         }
         if json {
             output.out(jsonLine(report))
@@ -77,6 +81,18 @@ struct StatusCommand: CtlCommand {
         if let reclaim = report.host["memory-reclaim"]?.stringValue {
             let bytes = report.host["memory-reclaimed"]?.intValue ?? 0
             output.out("memory reclaim from frozen apps: \(reclaim), \(bytes) bytes reclaimed since start")
+        }
+        if !report.counters.isEmpty {
+            func count(_ name: String) -> Int { report.counters[name] ?? 0 }
+            output.out(
+                "pushes: \(count("push-received")) received, \(count("push-delivered")) delivered, "
+                    + "\(count("push-queued")) queued, \(count("push-failed-deliveries")) failed deliveries, "
+                    + "\(count("push-expired")) expired, \(count("push-dropped")) dropped; "
+                    + "\(count("push-registrations")) registrations")
+            output.out(
+                "local notifications: \(count("notifications-scheduled")) scheduled, "
+                    + "\(count("notifications-fired")) fired, \(count("notifications-shown")) shown as banners, "
+                    + "\(count("notifications-delivered-to-app")) handed to the active app")
         }
         output.out("simulation: \(report.simulationEnabled == true ? "enabled" : "disabled")")
     }

@@ -11,9 +11,11 @@ public final class GatewayProcess: Sendable {
     public let directory: TemporaryDirectory
     /// The port it listens on (it was started with port 0 and logged the one it got).
     public let port: Int
+    /// Whether it serves HTTPS (it was given a certificate).
+    public let servesTLS: Bool
 
-    /// `http://127.0.0.1:<port>`.
-    public var url: String { "http://127.0.0.1:\(port)" }
+    /// `http://127.0.0.1:<port>`, or `https://` when it serves TLS.
+    public var url: String { "\(servesTLS ? "https" : "http")://127.0.0.1:\(port)" }
     /// Its log (stderr).
     public var logPath: String { directory.appending("gateway.log") }
     /// What it logged so far.
@@ -27,11 +29,12 @@ public final class GatewayProcess: Sendable {
     ///   - publicURL: Its public origin (the endpoints' base, the VAPID audience).
     ///   - clientID: Its MQTT client id (default: a random one).
     ///   - arguments: More options (`--idle-timeout 1`, `--max-connections 3`, …).
+    ///   - tls: Serve HTTPS with this CA's server certificate (`--tls-certificate`, `--tls-key`).
     ///   - openFileLimit: Its `RLIMIT_NOFILE` (soft and hard), set by `prlimit`, which then execs
     ///     the gateway (so ``child``'s pid is the gateway's).
     public init(
         brokerURL: String, password: String, publicURL: String = "https://push.example.net", clientID: String? = nil,
-        arguments extraArguments: [String] = [], openFileLimit: Int? = nil
+        arguments extraArguments: [String] = [], tls: TestCertificateAuthority? = nil, openFileLimit: Int? = nil
     )
         async throws
     {
@@ -46,6 +49,8 @@ public final class GatewayProcess: Sendable {
             "--password-file", passwordFile,
         ]
         if let clientID { arguments += ["--client-id", clientID] }
+        if let tls { arguments += ["--tls-certificate", tls.certificatePath, "--tls-key", tls.keyPath] }
+        servesTLS = tls != nil
         arguments += extraArguments
         var program = executable
         if let openFileLimit {

@@ -31,14 +31,17 @@ import WebPush
         #expect(result.status == 0, "mosquitto_pub: \(result.output)")
     }
 
-    func startGateway(clientID: String? = nil) async throws -> GatewayProcess {
-        try await GatewayProcess(brokerURL: broker.url, password: Self.users["gateway"]!, clientID: clientID)
+    func startGateway(clientID: String? = nil, tls: TestCertificateAuthority? = nil) async throws -> GatewayProcess {
+        try await GatewayProcess(brokerURL: broker.url, password: Self.users["gateway"]!, clientID: clientID, tls: tls)
     }
 
-    /// Waits until `/health` reports a connected broker and `count` registrations.
-    func waitForRegistrations(_ count: Int, at gateway: GatewayProcess) async -> Bool {
+    /// Waits until `/health` reports a connected broker and `count` registrations (over HTTPS
+    /// trusting `tls`'s CA when the gateway serves TLS).
+    func waitForRegistrations(
+        _ count: Int, at gateway: GatewayProcess, tls: TestCertificateAuthority? = nil
+    ) async -> Bool {
         await eventually(hangGuard: .seconds(15), pause: .milliseconds(100)) {
-            let health = try? await HTTPExchange.send("GET", "\(gateway.url)/health")
+            let health = try? await HTTPExchange.send("GET", "\(gateway.url)/health", caFile: tls?.caPath)
             return health?.status == 200 && health?.body.contains("\"registrations\":\(count),\"loaded\":true") == true
         }
     }

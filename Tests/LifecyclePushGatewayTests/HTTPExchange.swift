@@ -1,20 +1,24 @@
 import Foundation
 import SystemdBusTesting
 
-/// One HTTP exchange through `curl` (loopback only).
+/// One HTTP or HTTPS exchange through `curl` (loopback only).
 struct HTTPExchange: Sendable {
     var status: Int
     var headers: [String: String]
     var body: String
 
-    /// Sends a request with `curl` on a thread of its own (the concurrency pool never blocks).
+    /// Sends a request with `curl` on a thread of its own (the concurrency pool never blocks); an
+    /// `https://` one trusting only `caFile`'s CA.
     static func send(
-        _ method: String, _ url: String, headers: [(String, String)] = [], body: [UInt8]? = nil
+        _ method: String, _ url: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
+        caFile: String? = nil
     ) async throws -> HTTPExchange {
-        precondition(url.hasPrefix("http://127.0.0.1:"), "tests only talk to loopback")
+        precondition(
+            url.hasPrefix("http://127.0.0.1:") || url.hasPrefix("https://127.0.0.1:"), "tests only talk to loopback")
         let directory = try TemporaryDirectory(prefix: "curl")
         defer { directory.remove() }
         var arguments = ["-sS", "-i", "--max-time", "20", "-X", method]
+        if let caFile { arguments += ["--cacert", caFile] }
         for (name, value) in headers { arguments += ["-H", "\(name): \(value)"] }
         if let body {
             let path = directory.appending("body")

@@ -73,11 +73,24 @@ struct CtlCommandTests {
             #expect(capture.out.contains("host: sleeping no, locked no, session active yes"))
             #expect(capture.out.contains("apps: 2 known, 1 running (1 active, 1 notRunning)"))
             #expect(capture.out.contains("simulation: enabled"))
+            // GetCounters, as lifecycled counts pushes and local notifications.
+            #expect(
+                capture.out.contains(
+                    "pushes: 7 received, 5 delivered, 1 queued, 2 failed deliveries, 1 expired, 0 dropped; 3 registrations"
+                ))
+            #expect(
+                capture.out.contains(
+                    "local notifications: 4 scheduled, 3 fired, 2 shown as banners, 1 handed to the active app"))
+            #expect(env.fake.log.calls(LifecycledProtocol.Method.getCounters.name).count == 1)
 
             let (jsonStatus, jsonCapture) = await env.run(StatusCommand.self, ["--json"])
             #expect(jsonStatus == 0)
             let object = try JSONSerialization.jsonObject(with: Data(jsonCapture.out.joined().utf8)) as? [String: Any]
             #expect((object?["apps"] as? [Any])?.count == 2)
+            let counters = object?["counters"] as? [String: Int]
+            #expect(counters?["push-received"] == 7)
+            #expect(counters?["notifications-shown"] == 2)
+            #expect(counters?.count == FakeLifecycled.counters.count)
 
             let (appsStatus, apps) = await env.run(AppsCommand.self, [])
             #expect(appsStatus == 0)

@@ -83,6 +83,13 @@ public final class FakeLifecycled: Sendable {
 
     public static let counterID = "org.example.Counter"
     public static let notesID = "org.example.Notes"
+    /// What `GetCounters` answers.
+    public static let counters: UserInfo = [
+        "push-received": .int(7), "push-delivered": .int(5), "push-queued": .int(1),
+        "push-failed-deliveries": .int(2), "push-expired": .int(1), "push-dropped": .int(0),
+        "push-registrations": .int(3), "notifications-scheduled": .int(4), "notifications-fired": .int(3),
+        "notifications-shown": .int(2), "notifications-delivered-to-app": .int(1),
+    ]
 
     public static func start(
         address: String, loop: EventLoop,
@@ -207,6 +214,9 @@ public final class FakeLifecycled: Sendable {
                                 return UserInfoBusCodec.encode(info)
                             })
                     ]
+                },
+                recorded(LifecycledProtocol.Method.getCounters.name, "", "a{sv}") { _ in
+                    [UserInfoBusCodec.encode(FakeLifecycled.counters)]
                 },
                 recorded(LifecycledProtocol.Method.setFreezeExempt.name, "sb") { call in
                     let app = call.arguments[0].stringValue ?? ""

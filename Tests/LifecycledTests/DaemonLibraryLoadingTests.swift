@@ -33,6 +33,22 @@ struct DaemonLibraryLoadingTests {
         #expect(unwanted.isEmpty, "\(unwanted)")
     }
 
+    /// The modules of the gateway's TLS and metrics (and swift-nio under them), by the names their
+    /// Swift symbols carry (`$s6NIOSSL…`) and BoringSSL's prefix in swift-nio-ssl.
+    static let gatewayOnlyModules = ["6NIOSSL", "11CoreMetrics", "10Prometheus", "7NIOCore", "CNIOBoringSSL"]
+
+    @Test func lifecycledLinksNoneOfTheGatewaysNIOTLSAndMetricsPackages() throws {
+        let daemon = try #require(BuiltProducts.path(of: "lifecycled"))
+        let gateway = try #require(BuiltProducts.path(of: "lifecycle-push-gateway"))
+        func modules(in path: String) throws -> [String] {
+            let binary = try Data(contentsOf: URL(fileURLWithPath: path))
+            return Self.gatewayOnlyModules.filter { binary.range(of: Data($0.utf8)) != nil }
+        }
+        // The gateway has them all: the names are the ones a binary that links them carries.
+        #expect(try modules(in: gateway) == Self.gatewayOnlyModules)
+        #expect(try modules(in: daemon).isEmpty)
+    }
+
     @Test func withABrokerLibmosquittoIsLoadedWhenTheFleetLinkStarts() async throws {
         let fleet = try await FleetRig()
         let rig = try await BinaryDaemonRig(

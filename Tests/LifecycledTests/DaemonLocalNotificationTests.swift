@@ -20,13 +20,17 @@ private let counter = "org.example.Counter"
 /// `notification_daemon` on the same private session bus.
 @MainActor
 private func withCounterAndNotificationServer(
-    startServer: Bool = true, _ body: @escaping @MainActor (DaemonHarness, DBusMock?, String) async throws -> Void
+    startServer: Bool = true, log: RecordedLog? = nil,
+    _ body: @escaping @MainActor (DaemonHarness, DBusMock?, String) async throws -> Void
 ) async throws {
     let products = try #require(
         BuiltProducts.directory(containing: "counter-app"), "counter-app is not built; run `swift build` first")
     var appLog = ""
     try await withDaemon(
         termination: TerminationPolicy(deadline: .seconds(5), grace: .milliseconds(500)),
+        configure: { configuration in
+            if let log { configuration.logger = log.logger(label: "lifecycled") }
+        },
         setUp: { dir in
             appLog = dir.path + "/counter.log"
             let launcher = try writeScript(
@@ -140,6 +144,39 @@ struct DaemonLocalNotificationTests {
                 "\(logLines(appLog))")
             #expect(try notifyCalls(server).count == 1)
             #expect(!callbacks(appLog).contains { $0.hasPrefix("handleAction") })
+        }
+    }
+
+    @Test func scheduledFiredAndShownAreCountedInGetCountersAndTheJournalFields() async throws {
+        let log = RecordedLog()
+        try await withCounterAndNotificationServer(log: log) { h, server, appLog in
+            let server = try #require(server)
+            func counters() async throws -> UserInfo {
+                let reply = try await h.client.call(LifecycledProtocol.Method.getCounters.name)
+                return try UserInfoBusCodec.decodeUserInfo(try #require(reply.first))
+            }
+            #expect(try await counters()["notifications-scheduled"] == .int(0))
+            try await h.client.call(
+                LifecycledProtocol.Method.scheduleNotification.name,
+                [.string(counter), notification("c1", in: 0.3, title: "Count me")])
+            #expect(try await counters()["notifications-scheduled"] == .int(1))
+            #expect(try await eventually { try notifyCalls(server).count == 1 }, "no Notify call")
+            #expect(await eventually { log.messages.contains { $0.contains("'c1' shown as banner") } })
+            let counted = try await counters()
+            #expect(counted["notifications-scheduled"] == .int(1))
+            #expect(counted["notifications-fired"] == .int(1))
+            #expect(counted["notifications-shown"] == .int(1))
+            #expect(counted["notifications-delivered-to-app"] == .int(0))
+            // No broker: the push counters are there, and 0.
+            #expect(counted["push-received"] == .int(0))
+            // The lines of each event carry the counters (journal fields NOTIFICATIONS_SHOWN=…).
+            let shown = try #require(log.entries.last { $0.message.contains("'c1' shown as banner") })
+            #expect(shown.metadata["notifications-shown"] == "1")
+            #expect(shown.metadata["notifications-fired"] == "1")
+            #expect(shown.metadata["app_id"] == counter)
+            let scheduled = try #require(log.entries.last { $0.message.contains("scheduled local notification 'c1'") })
+            #expect(scheduled.metadata["notifications-scheduled"] == "1")
+            #expect(scheduled.metadata["notifications-shown"] == "0")
         }
     }
 

@@ -145,6 +145,48 @@ struct DaemonPushTests {
         }
     }
 
+    @Test func pushesReceivedDeliveredAndDroppedAreCountedInGetCountersAndTheJournalFields() async throws {
+        let rig = try await FleetRig()
+        let log = RecordedLog()
+        try await withDaemon(
+            fleetConfiguration: rig.configurationPath, configure: { $0.logger = log.logger(label: "lifecycled") }
+        ) { h in
+            #expect(await eventually { h.daemon.push?.fleet?.isConnected == true })
+            let connector = try PythonConnector(
+                name: "org.example.PyPush", bus: h.bus.address, log: h.directory.path + "/connector.log")
+            defer { connector.process.terminateAndWait() }
+            #expect(await eventually { connector.endpointToken != nil }, "\(connector.calls)")
+            let token = try #require(connector.endpointToken)
+            func counters() async throws -> UserInfo {
+                let reply = try await h.client.call(LifecycledProtocol.Method.getCounters.name)
+                return try UserInfoBusCodec.decodeUserInfo(try #require(reply.first))
+            }
+            #expect(try await counters()["push-registrations"] == .int(1))
+
+            try await rig.push(token: "AAAAAAAAAAAAAAAAAAAAAAAAAAA", body: [1])
+            try await rig.push(token: token, body: Array("one".utf8))
+            let last = try await rig.push(token: token, body: Array("two".utf8))
+            #expect(await eventually { connector.messageIDs.contains(last) }, "\(connector.calls)")
+            #expect(await eventually { (try? await counters())?["push-delivered"] == .int(2) })
+            let counted = try await counters()
+            #expect(counted["push-delivered"] == .int(2))
+            #expect(counted["push-received"] == .int(2))
+            #expect(counted["push-dropped"] == .int(1))
+            #expect(counted["push-failed-deliveries"] == .int(0))
+            #expect(counted["push-expired"] == .int(0))
+            #expect(counted["push-queued"] == .int(0))
+            #expect(counted["notifications-scheduled"] == .int(0))
+
+            // The delivery lines carry the counters (journal fields PUSH_RECEIVED=…, PUSH_DELIVERED=…).
+            let delivered = try #require(log.entries.last { $0.message.contains("\(last) delivered to") })
+            #expect(delivered.metadata["push-delivered"] == "2")
+            #expect(delivered.metadata["push-received"] == "2")
+            #expect(delivered.metadata["push-dropped"] == "1")
+            let dropped = try #require(log.entries.first { $0.message.contains("is not registered here") })
+            #expect(dropped.metadata["push-dropped"] == "1")
+        }
+    }
+
     @Test func aV1ConnectorIsServedToo() async throws {
         let rig = try await FleetRig()
         try await withDaemon(fleetConfiguration: rig.configurationPath) { h in

@@ -89,7 +89,7 @@ struct IntrospectionTests {
         let shipped = try #require(
             IntrospectedInterface.parse(
                 try String(contentsOf: file, encoding: .utf8), interface: LifecycledProtocol.interface))
-        #expect(shipped.members.count == 24 + 4 + 4)
+        #expect(shipped.members.count == 25 + 4 + 4)
         try await withDaemon { (h: DaemonHarness) async throws in
             let result = try await runTool(
                 "/usr/bin/gdbus",

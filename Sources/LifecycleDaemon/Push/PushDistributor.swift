@@ -34,8 +34,10 @@ final class PushDistributor {
     var registrationCount: Int { registrations.count }
     /// How many pushes wait in the queue (not those the broker keeps for a full queue).
     var queuedCount: Int { queue.pending.count }
+    /// What happened to pushes since the start (``PushCounters``).
+    private(set) var counters = PushCounters()
     /// `Message` calls that failed or timed out since the start (each is retried).
-    private(set) var failedDeliveries = 0
+    var failedDeliveries: Int { counters.failedDeliveries }
     private var queue = PushQueue()
     private let registrationsFile: GroupCommitFile
     private let queueFile: GroupCommitFile
@@ -499,10 +501,15 @@ final class PushDistributor {
             return
         }
         guard registrations[envelope.token] != nil else {
-            logger.notice("push: dropped \(envelope.id): token …\(envelope.token.suffix(4)) is not registered here")
+            counters.dropped += 1
+            logger.notice(
+                "push: dropped \(envelope.id): token …\(envelope.token.suffix(4)) is not registered here",
+                metadata: counters.metadata)
             acknowledgement.acknowledge()
             return
         }
+        counters.received += 1
+        logger.debug("push: \(envelope.id) received", metadata: counters.metadata)
         var arrived = envelope
         // The device's clock decides expiry from here on: a gateway clock ahead of it must not
         // keep a push alive longer than its TTL.
@@ -592,7 +599,10 @@ final class PushDistributor {
         guard !isStopping, !delivering.contains(endpointToken), retryTasks[endpointToken] == nil else { return }
         let expired = queue.dropExpired(nowMilliseconds: FleetLink.now())
         for push in expired {
-            logger.notice("push: \(push.id) expired (TTL \(push.ttl) s) before it could be delivered")
+            counters.expired += 1
+            logger.notice(
+                "push: \(push.id) expired (TTL \(push.ttl) s) before it could be delivered", metadata: counters.metadata
+            )
         }
         if !expired.isEmpty {
             Task { _ = await saveQueue() }
@@ -634,7 +644,6 @@ final class PushDistributor {
                     self.scheduleRetry(endpointToken, after: .seconds(10))
                 }
             case .failed:
-                self.failedDeliveries += 1
                 let failures = (self.failures[endpointToken] ?? 0) + 1
                 self.failures[endpointToken] = failures
                 if failures < Self.attemptsBeforeWaitingForOwner {
@@ -724,7 +733,10 @@ final class PushDistributor {
             let sent = SentMessage()
             guard await saveQueue(afterWrite: { sent.reply = send(owner) }), let pending = sent.reply else {
                 queue.unmarkHandedOver(push.id)
-                logger.error("push: \(push.id) stays queued: the queue could not be written before handing it over")
+                counters.failedDeliveries += 1
+                logger.error(
+                    "push: \(push.id) stays queued: the queue could not be written before handing it over",
+                    metadata: counters.metadata)
                 return .failed
             }
             reply = pending
@@ -733,19 +745,22 @@ final class PushDistributor {
         }
         do {
             _ = try await reply.value()
-            logger.info("push: \(push.id) delivered to \(registration.service)")
+            counters.delivered += 1
+            logger.info("push: \(push.id) delivered to \(registration.service)", metadata: counters.metadata)
             return .delivered
         } catch {
             if owner != nil {
                 // No answer in time, or the connection broke after the call went out: the
                 // connector may have it. At most once: it counts as delivered.
                 if error is CancellationError {
+                    counters.delivered += 1
                     logger.info(
                         "push: \(push.id) to \(registration.service): lifecycled is stopping before its answer; it may have reached the app, so it is not sent again"
                     )
                     return .delivered
                 }
                 if Self.mayHaveReachedTheApp(error) {
+                    counters.delivered += 1
                     logger.warning(
                         "push: \(push.id) to \(registration.service): \(error); it may have reached the app, so it is not sent again"
                     )
@@ -756,7 +771,9 @@ final class PushDistributor {
                 queue.unmarkHandedOver(push.id)
                 _ = await saveQueue()
             }
-            logger.notice("push: \(push.id) not delivered to \(registration.service) yet: \(error)")
+            counters.failedDeliveries += 1
+            logger.notice(
+                "push: \(push.id) not delivered to \(registration.service) yet: \(error)", metadata: counters.metadata)
             return .failed
         }
     }
