@@ -46,6 +46,8 @@ package struct PushGateway: Sendable {
     let now: @Sendable () -> Date
     /// The request log.
     let logger: Logger
+    /// VAPID headers verified already, until their tokens expire.
+    let verifiedTokens = VerifiedVAPIDTokens()
 
     /// Creates the gateway's logic.
     ///
@@ -186,7 +188,7 @@ package struct PushGateway: Sendable {
         }
         let credentials: VAPIDCredentials
         do {
-            credentials = try VAPID.verify(authorizationHeader: authorization, expectedAudience: audience, now: now())
+            credentials = try verifiedTokens.credentials(for: authorization, audience: audience, now: now())
         } catch {
             return .text(401, "invalid VAPID authorization: \(error)", headers: challenge)
         }

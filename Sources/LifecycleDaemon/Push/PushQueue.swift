@@ -3,12 +3,14 @@ import FleetProtocol
 import FoundationEssentials
 
 /// The pushes lifecycled holds for apps, persisted in `push-queue.json` in its state directory:
-/// what arrived from the broker and was not yet delivered, the ones being handed to their app,
-/// and the ids of the last ones delivered.
+/// what arrived from the broker and must wait (the app is not running, unreachable, or held back
+/// by the urgency rule), the ones being handed to their app, and the ids of the last ones delivered.
 ///
-/// A push is added (and written) before the broker gets its PUBACK, so neither a crash nor a
-/// restart loses it; its id stays among ``delivered`` after delivery, so the broker's QoS 1
-/// redelivery of a push whose PUBACK never left is recognised and dropped.
+/// A push that must wait is added (and written) before the broker gets its PUBACK, so neither a
+/// crash nor a restart loses it; its id stays among ``delivered`` after delivery, so the broker's
+/// QoS 1 redelivery of a push whose PUBACK never left is recognised and dropped. A push handed
+/// straight to a running app is never added: its id joins ``delivered`` (``recordDelivered(_:)``)
+/// in memory, and reaches the file with the next write of the queue, if any.
 ///
 /// Delivery is at most once across restarts: a push is marked handed over (``markHandedOver(_:)``)
 /// and that mark written *before* the connector's `Message` is called. A push still marked when
@@ -70,6 +72,15 @@ struct PushQueue: Codable, Equatable {
         pending.append(push)
         return .added
     }
+
+    /// Whether a push with this id is pending or was delivered lately (a redelivery).
+    func contains(_ id: String) -> Bool {
+        pending.contains { $0.id == id } || delivered.contains(id)
+    }
+
+    /// Remembers a push delivered without being queued (handed straight to a running app), so that
+    /// a copy the broker sends again while this lifecycled runs is recognised.
+    mutating func recordDelivered(_ id: String) { remember(id) }
 
     /// Marks a pending push as handed to its app (write the queue before calling `Message`).
     mutating func markHandedOver(_ id: String) {
