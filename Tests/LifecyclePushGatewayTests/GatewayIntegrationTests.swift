@@ -2,6 +2,7 @@ import BrokerLink
 import BrokerTestSupport
 import FleetProtocol
 import Foundation
+import Glibc
 import SystemdBusTesting
 import Testing
 import WebPush
@@ -74,6 +75,28 @@ import WebPush
         #expect(String(decoding: plaintext, as: UTF8.self) == "When I grow up, I want to be a watermelon")
         // The gateway never logs the body (nor anything of the plaintext).
         #expect(!gateway.log.contains(Base64URL.encode(Data(body))))
+        #expect(gateway.stop() == 0)
+    }
+
+    /// The durability promise's first step: `201 Created` means the broker has the push (its
+    /// PUBACK came). With the broker frozen (SIGSTOP) no PUBACK can come, and the request ends
+    /// with 503 once the publish times out (10 s), not with a 201 for a push the broker never took.
+    @Test func twoHundredOneOnlyOnceTheBrokerAcknowledgedThePush() async throws {
+        try await register()
+        let gateway = try await startGateway()
+        #expect(await waitForRegistrations(1, at: gateway))
+        let pid = try #require(broker.pid)
+        kill(pid, SIGSTOP)
+        let frozen: HTTPExchange
+        do {
+            frozen = try await push(gateway, body: Fixture.body())
+        } catch {
+            kill(pid, SIGCONT)
+            throw error
+        }
+        kill(pid, SIGCONT)
+        #expect(frozen.status == 503, "\(frozen)")
+        #expect(try await push(gateway, body: Fixture.body()).status == 201)
         #expect(gateway.stop() == 0)
     }
 
