@@ -26,13 +26,21 @@ struct PushBenchmark: AsyncParsableCommand {
             encrypted before that instant). Reference, in the same run: one BrokerConnection publishing QoS 1 \
             to a topic another subscribes to, on the same broker, publish to receipt. Throughput: PUSHES \
             pushes spread over the apps, sent over CONNECTIONS keep-alive connections at once, from the \
-            first POST to the last delivery; lost = 201s not delivered.
+            first POST to the last delivery; lost = 201s not delivered. Faults: FAULT-PUSHES pushes the same way \
+            (a push answered other than 201, or not at all, is sent again after 50 ms, as an app server does), \
+            while lifecycled is killed with SIGKILL and started again (after a quarter are accepted), the \
+            gateway is killed with SIGKILL and started again on its port (after half), and the broker is \
+            restarted (SIGTERM: it saves its persistence; after three quarters); lost = 201s never delivered, \
+            twice = deliveries beyond one per push, less the POSTs that got no answer and were sent again (the \
+            app server sent those twice).
             """)
 
     @Option(help: "Pushes for the latency run (one after another).") var count = 300
     @Option(help: "In-process apps registered for pushes.") var apps = 10
     @Option(help: "Pushes for the throughput run.") var pushes = 1000
     @Option(help: "Concurrent keep-alive HTTP connections for the throughput run.") var connections = 4
+    @Option(help: "Pushes for the fault run (SIGKILLs of lifecycled and the gateway, a broker restart); 0: none.")
+    var faultPushes = 3000
     @Option(
         help: ArgumentHelp(
             "Where lifecycled keeps its state (default: its directory under /tmp); /dev/shm shows the chain without the disk's fsyncs.",
@@ -74,6 +82,11 @@ struct PushBenchmark: AsyncParsableCommand {
         let throughput = await PushChain.send(
             targets: (0..<throughputCount).map { warmTargets[$0 % warmTargets.count] }, keyPrefix: "tp",
             connections: connectionCount, port: port, log: log, retry: false)
+        let faults =
+            faultPushes > 0
+            ? await Self.measureFaults(
+                chain: chain, targets: warmTargets, count: faultPushes, connections: connectionCount, log: log)
+            : nil
 
         let ratio50 = latency.p50 / reference.p50
         let ratio99 = latency.p99 / reference.p99
@@ -91,6 +104,10 @@ struct PushBenchmark: AsyncParsableCommand {
                     "throughput_per_second": throughput.rate, "throughput_seconds": throughput.seconds,
                     "throughput_201": throughput.accepted, "throughput_non_201": throughput.non201Total,
                     "throughput_lost": throughput.lost, "throughput_duplicates": throughput.duplicates,
+                    "faults_pushes": faults?.batch.accepted ?? 0, "faults_lost": faults?.batch.lost ?? 0,
+                    "faults_twice": faults?.twice ?? 0, "faults_resent_after_no_answer": faults?.resent ?? 0,
+                    "faults_done": faults?.done ?? [], "faults_failed": faults?.failures ?? [],
+                    "faults_per_second": faults?.batch.rate ?? 0,
                 ]))
         } else {
             print(
@@ -114,8 +131,18 @@ struct PushBenchmark: AsyncParsableCommand {
             print(
                 "    201: \(throughput.accepted)   non-201: \(throughput.non201Description)   lost: \(throughput.lost)   duplicates: \(throughput.duplicates)"
             )
+            if let faults {
+                print(
+                    "  faults, \(faultPushes) pushes on \(connections) connections (\(faults.done.joined(separator: ", "))): \(Measurement.format(faults.batch.seconds, 3)) s, \(Measurement.format(faults.batch.rate, 0)) pushes/s"
+                )
+                print(
+                    "    201: \(faults.batch.accepted)   non-201 (sent again): \(faults.batch.non201Description)   lost: \(faults.batch.lost)   twice: \(faults.twice)   (\(faults.resent) POSTs sent again after no answer)"
+                )
+                for failure in faults.failures { print("    fault FAILED: \(failure)") }
+            }
         }
         if latency.lost > 0 || throughput.lost > 0 { throw ExitCode(1) }
+        if let faults, faults.batch.lost > 0 || faults.twice > 0 || !faults.failures.isEmpty { throw ExitCode(1) }
     }
 
     struct Latency: Sendable {
@@ -161,6 +188,68 @@ struct PushBenchmark: AsyncParsableCommand {
         return Latency(
             p50: Measurement.percentile(latencies, 50), p99: Measurement.percentile(latencies, 99), lost: lost,
             non201: non201, envelopeBytes: envelope)
+    }
+
+    /// What the fault run came to.
+    struct Faults: Sendable {
+        var batch: PushChain.Batch
+        /// Deliveries beyond one per accepted push, less ``resent``'s share.
+        var twice: Int
+        /// POSTs that got no answer or a 503 and were sent again: each may have reached the app too.
+        var resent: Int
+        var done: [String]
+        var failures: [String]
+    }
+
+    /// Pushes sent while lifecycled is SIGKILLed and restarted, then the gateway, then the broker
+    /// restarted; one fault at a time, in that order, on a thread of their own.
+    static func measureFaults(
+        chain: PushChain, targets: [PushTarget], count: Int, connections: Int, log: DeliveryLog
+    ) async -> Faults {
+        let plan: [Int: String] = [
+            max(1, count / 4): "lifecycled", max(2, count / 2): "gateway", max(3, count * 3 / 4): "broker",
+        ]
+        let record = Mutex<(done: [String], failures: [String])>(([], []))
+        let faultQueue = DispatchQueue(label: "push-faults")
+        let device = chain.devices[0]
+        let batch = await PushChain.send(
+            targets: (0..<count).map { targets[$0 % targets.count] }, keyPrefix: "fault", connections: connections,
+            port: chain.gateway.port, log: log, retry: true
+        ) { accepted in
+            guard let fault = plan[accepted] else { return }
+            faultQueue.async {
+                do {
+                    switch fault {
+                    case "lifecycled": try device.killAndRestart()
+                    case "gateway":
+                        // This queue's thread waits for the async restart (not a thread of the task pool).
+                        let gateway = chain.gateway
+                        let finished = DispatchSemaphore(value: 0)
+                        let failure = Mutex<String?>(nil)
+                        Task {
+                            do { try await gateway.killAndRestart() } catch { failure.withLock { $0 = "\(error)" } }
+                            finished.signal()
+                        }
+                        finished.wait()
+                        if let failure = failure.withLock({ $0 }) { throw ValidationError(failure) }
+                    default: try chain.broker.restart()
+                    }
+                    record.withLock { $0.done.append("\(fault) after \(accepted)") }
+                } catch {
+                    record.withLock { $0.failures.append("\(fault): \(error)") }
+                }
+            }
+        }
+        // The last fault may still be under way when a short run ends (bounded, no measurement).
+        await onOwnThread { faultQueue.sync {} }.value()
+        let arrivals = log.arrivals(prefix: "fault-")
+        var twice = 0
+        for (key, times) in arrivals {
+            twice += max(times.count - 1 - (batch.resentKeys[key] ?? 0), 0)
+        }
+        let (done, failures) = record.withLock { ($0.done, $0.failures) }
+        return Faults(
+            batch: batch, twice: twice, resent: batch.resentKeys.values.reduce(0, +), done: done, failures: failures)
     }
 
     /// Raw MQTT on the same broker: QoS 1 publish by one client, receipt by another.
@@ -336,6 +425,8 @@ final class PushChain: Sendable {
         var latencies: [Double]
         var lastDelivery: UInt64
         var firstPost: UInt64
+        /// Per push key, the POSTs that got no answer or a 503 and were sent again.
+        var resentKeys: [String: Int] = [:]
 
         var non201Total: Int { non201.values.reduce(0, +) }
         var non201Description: String {
@@ -388,7 +479,12 @@ final class PushChain: Sendable {
                             current = nil
                             return true
                         }
-                        progress.state.withLock { $0.non201[status, default: 0] += 1 }
+                        progress.state.withLock {
+                            $0.non201[status, default: 0] += 1
+                            if retry, status == -1 || status == 503 {
+                                $0.resent["\(keyPrefix)-\(push.index)", default: 0] += 1
+                            }
+                        }
                         if retry, push.attempts < 2400 {
                             try? await Task.sleep(for: .milliseconds(50))
                         } else {
@@ -399,7 +495,7 @@ final class PushChain: Sendable {
                 }
             }
         }
-        let (starts, non201) = progress.state.withLock { ($0.starts, $0.non201) }
+        let (starts, non201, resent) = progress.state.withLock { ($0.starts, $0.non201, $0.resent) }
         await onOwnThread { log.waitForKeys(Set(starts.keys), quiet: 30) }.value()
         let arrivals = log.arrivals(prefix: keyPrefix + "-")
         var latencies: [Double] = []
@@ -417,7 +513,8 @@ final class PushChain: Sendable {
         let seconds = Double(last &- first) / 1e9
         return Batch(
             seconds: seconds, rate: Double(latencies.count) / seconds, accepted: starts.count, non201: non201,
-            lost: lost, duplicates: duplicates, latencies: latencies, lastDelivery: last, firstPost: first)
+            lost: lost, duplicates: duplicates, latencies: latencies, lastDelivery: last, firstPost: first,
+            resentKeys: resent)
     }
 }
 
@@ -425,7 +522,13 @@ final class PushChain: Sendable {
 /// directory of its own and a `--config` file; its output goes to `lifecycled.log` in its directory.
 final class LifecycledInstance: Sendable {
     let bus: PrivateBus
-    let daemon: ChildProcess
+    /// lifecycled (the current one, after ``killAndRestart()``).
+    var daemon: ChildProcess { current.withLock { $0 } }
+    private let current: Mutex<ChildProcess>
+    private let executable: String
+    private let arguments: [String]
+    private let environment: [String: String]
+    private let logPath: String
     let directory: TemporaryDirectory
     /// lifecycled's `--state-directory` (in ``directory``, or under the state base).
     let stateDirectory: String
@@ -447,13 +550,16 @@ final class LifecycledInstance: Sendable {
                 environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
                 environment["XDG_CONFIG_HOME"] = directory.appending("config")
                 environment["XDG_STATE_HOME"] = directory.appending("state-home")
-                daemon = try ChildProcess.spawn(
-                    executable,
-                    [
-                        "--address", bus.address, "--no-host-sources", "--apps-directory", apps, "--state-directory",
-                        state, "--config", config,
-                    ],
-                    environment: environment, stdout: .file(directory.appending("lifecycled.log")))
+                let arguments = [
+                    "--address", bus.address, "--no-host-sources", "--apps-directory", apps, "--state-directory",
+                    state, "--config", config,
+                ]
+                logPath = directory.appending("lifecycled.log")
+                current = Mutex(
+                    try ChildProcess.spawn(executable, arguments, environment: environment, stdout: .file(logPath)))
+                self.executable = executable
+                self.arguments = arguments
+                self.environment = environment
             } catch {
                 bus.stop()
                 throw error
@@ -465,6 +571,16 @@ final class LifecycledInstance: Sendable {
             throw error
         }
         self.directory = directory
+    }
+
+    /// SIGKILL to lifecycled's pid, its reaping, and a new lifecycled with the same bus, state and
+    /// configuration (its output appended to the same log).
+    func killAndRestart() throws {
+        let old = daemon
+        kill(old.pid, SIGKILL)
+        old.waitForExit()
+        let new = try ChildProcess.spawn(executable, arguments, environment: environment, stdout: .file(logPath))
+        current.withLock { $0 = new }
     }
 
     /// SIGTERM to lifecycled's pid and its reaping, then the bus, then the directory.
@@ -649,7 +765,7 @@ final class ConnectedState: Sendable {
 final class BatchProgress: Sendable {
     let next = Atomic<Int>(0)
     let accepted = Atomic<Int>(0)
-    let state = Mutex<(starts: [String: UInt64], non201: [Int: Int])>(([:], [:]))
+    let state = Mutex<(starts: [String: UInt64], non201: [Int: Int], resent: [String: Int])>(([:], [:], [:]))
 }
 
 /// The benchmark's HTTP to the gateway on `127.0.0.1`: the project's HTTP/1.1 client

@@ -4,10 +4,12 @@ import SystemdBus
 /// The acknowledgement of one delivered message: call ``acknowledge()`` once the message is
 /// persisted locally or delivered, and only then does the broker get its PUBACK.
 ///
-/// For a QoS 1 message the connection stops reading and writing from the moment libmosquitto
-/// hands it over until every acknowledgement of that connection is given (see
-/// ``BrokerConnection``'s "Acknowledgement gating"). QoS 0 messages have nothing to acknowledge:
-/// their acknowledgement is a no-op.
+/// For a QoS 1 message the connection stops writing (it goes on reading) from the moment
+/// libmosquitto hands it over until every acknowledgement of that connection is given (see
+/// ``BrokerConnection``'s "Acknowledgement gating"): PUBACKs leave in the order the messages came,
+/// all of them once the last outstanding one is given, so a holder may have several messages under
+/// way at once (up to the broker's in-flight window) and acknowledge them in any order. QoS 0
+/// messages have nothing to acknowledge: their acknowledgement is a no-op.
 ///
 /// Dropping an acknowledgement without calling ``acknowledge()`` keeps the connection gated: it
 /// ends by keep-alive and the broker redelivers the message.

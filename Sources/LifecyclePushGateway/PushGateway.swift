@@ -52,6 +52,8 @@ package struct PushGateway: Sendable {
     let metrics: GatewayMetrics
     /// The text of `GET /metrics` (the metrics backend's exposition), or `nil`: 404.
     let metricsText: (@Sendable () -> String)?
+    /// VAPID headers verified already, until their tokens expire.
+    let verifiedTokens = VerifiedVAPIDTokens()
 
     /// Creates the gateway's logic.
     ///
@@ -206,7 +208,7 @@ package struct PushGateway: Sendable {
         }
         let credentials: VAPIDCredentials
         do {
-            credentials = try VAPID.verify(authorizationHeader: authorization, expectedAudience: audience, now: now())
+            credentials = try verifiedTokens.credentials(for: authorization, audience: audience, now: now())
         } catch {
             return .text(401, "invalid VAPID authorization: \(error)", headers: challenge)
         }

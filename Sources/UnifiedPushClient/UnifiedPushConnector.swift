@@ -59,9 +59,10 @@ package final class UnifiedPushConnector {
     private var stateUnreadable: String?
     private var objects: [ExportedObject] = []
     private var callTasks: [Task<Void, Never>] = []
-    /// The ids of the last pushes delivered: a distributor that delivers again after a crash
-    /// (at least once) does not reach the app twice while it runs.
-    private var recentMessageIDs: [String] = []
+    /// The ids of the last pushes accepted: lifecycled acknowledges a push to a running app only
+    /// once this connector answered its `Message`, so after a crash in between the broker sends it
+    /// again, and it must not reach the app twice (see ``RecentMessageIDs`` for why in memory only).
+    private var recentMessageIDs = RecentMessageIDs()
     private var launchWindowOpen = false
     private var launchWaiter: CheckedContinuation<UserInfo?, Never>?
     private var launchTaken: UserInfo??
@@ -452,10 +453,7 @@ package final class UnifiedPushConnector {
             return
         }
         // Remembered only once it decrypted: a garbled copy must not shadow a good redelivery.
-        if let id, !id.isEmpty {
-            recentMessageIDs.append(id)
-            if recentMessageIDs.count > 256 { recentMessageIDs.removeFirst() }
-        }
+        if let id, !id.isEmpty { recentMessageIDs.insert(id) }
         let payload = Self.payload(of: plaintext)
         if launchWindowOpen {
             closeLaunchWindow(with: payload)

@@ -1,12 +1,17 @@
 import Foundation
 import Glibc
+import Synchronization
 import SystemdBusTesting
 
 /// The built `lifecycle-push-gateway` running as a child process, stopped by its own pid
 /// (SIGTERM, then SIGKILL after 5 s) by ``stop()`` or, on any failure path, by `deinit`.
 public final class GatewayProcess: Sendable {
-    /// The gateway process.
-    public let child: ChildProcess
+    /// The gateway process (the current one, after ``killAndRestart()``).
+    public var child: ChildProcess { current.withLock { $0 } }
+    private let current: Mutex<ChildProcess>
+    /// The program and arguments it was started with (`--listen` last, so a restart can name the port).
+    private let program: String
+    private let arguments: [String]
     /// Its directory (password file, log).
     public let directory: TemporaryDirectory
     /// The port it listens on (it was started with port 0 and logged the one it got).
@@ -58,7 +63,9 @@ public final class GatewayProcess: Sendable {
             program = "/usr/bin/prlimit"
         }
         let child = try ChildProcess.spawn(program, arguments, stdout: .file(directory.appending("gateway.log")))
-        self.child = child
+        current = Mutex(child)
+        self.program = program
+        self.arguments = arguments
         let logPath = directory.appending("gateway.log")
         var found: Int?
         _ = await eventually(hangGuard: .seconds(20)) {
@@ -78,6 +85,28 @@ public final class GatewayProcess: Sendable {
     deinit {
         child.terminateAndWait(escalatingAfter: .seconds(5))
         directory.remove()
+    }
+
+    /// SIGKILL to its pid (no graceful shutdown: requests in flight get no answer), then the same
+    /// gateway again on the same port; returns once the new one logged that it listens.
+    ///
+    /// - Throws: ``FixtureError`` when the new one does not listen within 20 s.
+    public func killAndRestart() async throws {
+        let old = child
+        kill(old.pid, SIGKILL)
+        old.waitForExit()
+        let logPath = self.logPath
+        let before = log.utf8.count
+        let port = self.port
+        // 127.0.0.1:0 becomes the port the first one got (the server sets SO_REUSEADDR).
+        let listen = arguments.map { $0 == "127.0.0.1:0" ? "127.0.0.1:\(port)" : $0 }
+        let child = try ChildProcess.spawn(program, listen, stdout: .file(logPath))
+        current.withLock { $0 = child }
+        let up = await eventually(hangGuard: .seconds(20)) {
+            let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            return Self.listeningPort(in: String(text.utf8.dropFirst(before)) ?? "") == port || child.hasExited
+        }
+        guard up, !child.hasExited else { throw FixtureError("the gateway did not start again on port \(port)") }
     }
 
     /// SIGTERM to its pid; returns its exit status.

@@ -120,6 +120,9 @@ public final class MosquittoBroker: Sendable {
         try launch()
     }
 
+    /// The broker's pid while it runs (a test may stop it with SIGSTOP, and must SIGCONT it).
+    public var pid: pid_t? { process.withLock { $0.map(\.pid) } }
+
     /// Whether the broker process is running.
     public var isRunning: Bool { process.withLock { $0.map { !$0.hasExited } ?? false } }
 

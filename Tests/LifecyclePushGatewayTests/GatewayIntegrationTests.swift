@@ -81,6 +81,28 @@ import WebPush
         #expect(gateway.stop() == 0)
     }
 
+    /// The durability promise's first step: `201 Created` means the broker has the push (its
+    /// PUBACK came). With the broker frozen (SIGSTOP) no PUBACK can come, and the request ends
+    /// with 503 once the publish times out (10 s), not with a 201 for a push the broker never took.
+    @Test func twoHundredOneOnlyOnceTheBrokerAcknowledgedThePush() async throws {
+        try await register()
+        let gateway = try await startGateway()
+        #expect(await waitForRegistrations(1, at: gateway))
+        let pid = try #require(broker.pid)
+        kill(pid, SIGSTOP)
+        let frozen: HTTPExchange
+        do {
+            frozen = try await push(gateway, body: Fixture.body())
+        } catch {
+            kill(pid, SIGCONT)
+            throw error
+        }
+        kill(pid, SIGCONT)
+        #expect(frozen.status == 503, "\(frozen)")
+        #expect(try await push(gateway, body: Fixture.body()).status == 201)
+        #expect(gateway.stop() == 0)
+    }
+
     @Test func badRequestsGetTheirStatuses() async throws {
         try await register()
         let gateway = try await startGateway()

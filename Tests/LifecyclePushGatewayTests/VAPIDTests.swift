@@ -1,5 +1,7 @@
 import BrokerLink
 import Foundation
+import Logging
+import Synchronization
 import Testing
 import WebPush
 
@@ -52,6 +54,30 @@ import WebPush
         let response = await gateway.push(
             headers: Fixture.headers(authorization: try header(audience: "HTTPS://Push.Example.net:443")))
         #expect(response.status == 201)
+    }
+
+    /// A header verified once is taken again without a new verification only while its token is
+    /// unexpired: past its `exp` (and the minute of skew verification allows) it is refused.
+    @Test func aVerifiedTokenIsReusedOnlyUntilItsExpiry() async throws {
+        let table = RegistrationTable()
+        table.apply(
+            device: "device-1", token: Fixture.token, payload: Fixture.registration(vapid: serverKey.publicKeyBase64URL)
+        )
+        table.finishResync()
+        let clock = Mutex(Fixture.now)
+        let gateway = PushGateway(
+            registrations: table, publisher: FakePublisher(), publicURL: Fixture.publicURL,
+            now: { clock.withLock { $0 } }, logger: Logger(label: "lifecycle-push-gateway"))
+        let authorization = try header(expiresIn: .seconds(600))
+        #expect(await gateway.push(headers: Fixture.headers(authorization: authorization)).status == 201)
+        clock.withLock { $0 = Fixture.now.addingTimeInterval(590) }
+        #expect(await gateway.push(headers: Fixture.headers(authorization: authorization)).status == 201)
+        clock.withLock { $0 = Fixture.now.addingTimeInterval(600 + 61) }
+        #expect(await gateway.push(headers: Fixture.headers(authorization: authorization)).status == 401)
+        // Another server's key, under the cache too: the registered key is checked every time.
+        let other = try header(key: VAPIDSigningKey(), expiresIn: .seconds(600), now: clock.withLock { $0 })
+        #expect(await gateway.push(headers: Fixture.headers(authorization: other)).status == 403)
+        #expect(await gateway.push(headers: Fixture.headers(authorization: other)).status == 403)
     }
 
     @Test func expiredTokenIsUnauthorized() async throws {

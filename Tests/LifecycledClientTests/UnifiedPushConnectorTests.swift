@@ -81,6 +81,52 @@ struct UnifiedPushConnectorTests {
         }
     }
 
+    @Test(
+        "a Message with an id the connector already accepted (the broker's redelivery after lifecycled died before its PUBACK) is answered with its id and reaches the app once"
+    )
+    func aRepeatedIDReachesTheAppOnce() async throws {
+        try await withStandIn { env in
+            let app = PushApp(env)
+            defer { app.stop() }
+            await app.start()
+            app.app.registerForRemoteNotifications()
+            let token = try await app.waitForRegistration(1)
+            let connectorToken = try await env.standIn.registeredToken()
+
+            let first = try await env.standIn.sendMessage(
+                token: connectorToken, Self.encrypt(#"{"n":"once"}"#, to: token), id: "m-again")
+            // The repeat is encrypted again (a new salt): recognised by its id, not its bytes.
+            let again = try await env.standIn.sendMessage(
+                token: connectorToken, Self.encrypt(#"{"n":"once"}"#, to: token), id: "m-again")
+            let next = try await env.standIn.sendMessage(
+                token: connectorToken, Self.encrypt(#"{"n":"next"}"#, to: token), id: "m-next")
+            #expect(UnifiedPush.field("id", in: first.first)?.stringValue == "m-again")
+            #expect(UnifiedPush.field("id", in: again.first)?.stringValue == "m-again")
+            #expect(UnifiedPush.field("id", in: next.first)?.stringValue == "m-next")
+            try await app.waitForSeen(3)
+            await app.settle()
+            #expect(app.delegate.seen.map(\.kind) == ["registered", "received", "received"])
+            #expect(app.delegate.seen.compactMap { $0.payload?["n"]?.stringValue } == ["once", "next"])
+        }
+    }
+
+    @Test("the record of accepted ids keeps the last 1,024 and forgets the oldest first")
+    func theRecordOfAcceptedIDsIsBounded() {
+        var record = RecentMessageIDs()
+        let first = record.insert("id-0")
+        let again = record.insert("id-0")
+        #expect(first && !again)
+        for index in 1..<RecentMessageIDs.capacity { record.insert("id-\(index)") }
+        #expect(record.contains("id-0") && record.contains("id-\(RecentMessageIDs.capacity - 1)"))
+        record.insert("id-\(RecentMessageIDs.capacity)")
+        #expect(!record.contains("id-0"))
+        #expect(record.contains("id-1") && record.contains("id-\(RecentMessageIDs.capacity)"))
+        // A forgotten id is accepted again (it is that old: not a redelivery).
+        let forgotten = record.insert("id-0")
+        #expect(forgotten)
+        #expect(!record.contains("id-1"))
+    }
+
     @Test("random bytes, and a push encrypted to other keys, are dropped; the next good push is delivered")
     func dropsWhatDoesNotDecrypt() async throws {
         try await withStandIn { env in

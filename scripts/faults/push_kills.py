@@ -1,8 +1,11 @@
 """push-kills: pushes through the real gateway and broker while lifecycled is SIGKILLed and restarted.
 
 mosquitto (persistence, the fleet ACL), lifecycle-push-gateway, lifecycled with a lifecycled.conf
-pointing at both, and scripts/test/unifiedpush-connector.py as the app: a connector that records
-every Message it gets and, like most UnifiedPush connectors, does not drop an id it has seen.
+pointing at both, and scripts/test/unifiedpush-connector.py as the app with --drop-repeated-ids: it
+records every Message and, as this project's connector does, logs a repeated id as "MessageRepeat"
+rather than delivering it. lifecycled acknowledges a push to a running app only after the app's
+reply, so a SIGKILL between the two makes the broker send it again: repeats are expected and counted
+(what a connector that keeps no ids would have seen twice); a Message delivered twice is a failure.
 
 A sender POSTs N Web Push requests (RFC 8030/8291 heads, an aes128gcm-shaped body) to the gateway at
 a steady rate; the gateway answers 201 with the message id in Location once the broker has PUBACKed
@@ -62,7 +65,7 @@ def run(build, pushes=5000, kills=30, seconds=90.0, seed=None, keep=False, say=p
         R.wait_for("lifecycled to own its name", lambda: R.name_owner(client, R.LIFECYCLED_BUS_NAME))
         log = rig.path("connector.log")
         rig.start("connector", ["/usr/bin/python3", R.CONNECTOR_SCRIPT, "org.example.FaultConnector", log,
-                                "--token", "push-kills-connector"], env={"DBUS_SESSION_BUS_ADDRESS": address})
+                                "--token", "push-kills-connector", "--drop-repeated-ids"], env={"DBUS_SESSION_BUS_ADDRESS": address})
 
         def endpoint():
             ends = [c for c in connector_calls(log) if c.get("call") == "NewEndpoint"]
@@ -146,6 +149,7 @@ def run(build, pushes=5000, kills=30, seconds=90.0, seed=None, keep=False, say=p
         delivered = set(ids)
         lost = sorted(ack_set - delivered)
         duplicates = len(ids) - len(delivered)
+        repeats = sum(1 for c in connector_calls(log) if c.get("call") == "MessageRepeat")
         duplicated_ids = sorted({i for i in ids if ids.count(i) > 1}) if duplicates else []
         unacknowledged_delivered = sorted(delivered - ack_set)
         daemon_alive = daemon.poll() is None
@@ -154,6 +158,7 @@ def run(build, pushes=5000, kills=30, seconds=90.0, seed=None, keep=False, say=p
             "campaign": "push-kills", "seed": seed, "pushes_sent": pushes, "send_seconds": seconds,
             "acknowledged": len(ack_set), "refused": refused, "send_errors": len(errors),
             "delivered": len(delivered), "lost": len(lost), "duplicates": duplicates,
+            "repeats_dropped_by_the_connector": repeats,
             "delivered_not_acknowledged": len(unacknowledged_delivered), "kills": len(kill_log),
             "drain_seconds": round(time.monotonic() - sent_done, 1), "lifecycled_alive_at_end": daemon_alive,
             "seconds": round(time.monotonic() - started, 1),

@@ -4,6 +4,7 @@ lifecycled's distributor against a client that is not our own Swift code (as Neo
 would be one).
 
 usage: unifiedpush-connector.py NAME LOG [--v1] [--token T] [--vapid KEY] [--distributor NAME] [--reply-delay S]
+                                [--drop-repeated-ids]
 
 Owns NAME on $DBUS_SESSION_BUS_ADDRESS, exports org.unifiedpush.Connector2 (or Connector1 with
 --v1) at /org/unifiedpush/Connector, registers with the distributor, and appends one JSON line per
@@ -11,6 +12,10 @@ call it receives to LOG: {"call": "NewEndpoint"|"Message"|"Unregistered", "token
 "id", "message" (base64)}. Prints "ready" once registered. Control: SIGUSR1 unregisters.
 --reply-delay S: answers each Message S seconds after recording it (a slow app, so that a test can
 stop the distributor while a Message is outstanding).
+--drop-repeated-ids: a Message whose id this process already accepted is answered but logged as
+"MessageRepeat" instead of "Message" (what this project's connector does: lifecycled acknowledges a
+push to a running app only once the app accepted it, so after a crash in between the broker sends it
+again).
 """
 import base64
 import json
@@ -37,6 +42,8 @@ def main():
     distributor = (args[args.index("--distributor") + 1] if "--distributor" in args
                    else "org.unifiedpush.Distributor.applifecycle")
     reply_delay = float(args[args.index("--reply-delay") + 1]) if "--reply-delay" in args else 0.0
+    drop_repeated = "--drop-repeated-ids" in args
+    accepted_ids = set()
 
     DBusGMainLoop(set_as_default=True)
     bus = dbus.SessionBus()
@@ -56,6 +63,13 @@ def main():
             return False
         return sender == distributor_owner["name"]
 
+    def message_call(message_id):
+        """ "Message", or "MessageRepeat" for an id already accepted when repeats are dropped."""
+        if drop_repeated and message_id and message_id in accepted_ids:
+            return "MessageRepeat"
+        accepted_ids.add(message_id)
+        return "Message"
+
     def message_bytes(value):
         if isinstance(value, dbus.String):
             return str(value).encode()
@@ -67,7 +81,8 @@ def main():
         def Message(self, args, sender=None):
             if not from_distributor(sender):
                 raise dbus.exceptions.DBusException("not the distributor", name="org.freedesktop.DBus.Error.AccessDenied")
-            record({"call": "Message", "token": str(args.get("token", "")), "id": str(args.get("id", "")),
+            record({"call": message_call(str(args.get("id", ""))), "token": str(args.get("token", "")),
+                    "id": str(args.get("id", "")),
                     "message": base64.b64encode(message_bytes(args["message"])).decode()})
             time.sleep(reply_delay)
             return {"id": args.get("id", "")}
@@ -87,7 +102,7 @@ def main():
         def Message(self, token, message, message_id, sender=None):
             if not from_distributor(sender):
                 raise dbus.exceptions.DBusException("not the distributor", name="org.freedesktop.DBus.Error.AccessDenied")
-            record({"call": "Message", "token": str(token), "id": str(message_id),
+            record({"call": message_call(str(message_id)), "token": str(token), "id": str(message_id),
                     "message": base64.b64encode(message_bytes(message)).decode()})
             time.sleep(reply_delay)
 

@@ -17,11 +17,19 @@ import SystemdBus
 ///   registration is kept in `push-registrations.json` and published retained to the broker
 ///   (`…/<device>/registrations/<token>`) so every gateway knows where the token lives. The
 ///   connector's `NewEndpoint` follows once the broker has the record (its PUBACK).
-/// - A push from the broker is written to `push-queue.json` before the broker gets its PUBACK,
-///   then delivered by calling the connector's `Message` on the app's name: a suspended hosted
-///   app is resumed first, a hosted app that is not running is launched in the background for
-///   it, any other is D-Bus-activated. Undelivered pushes wait (bounded, persisted) until the
-///   app is reachable, retried when its name gets an owner and with a backoff.
+/// - A push from the broker for an app whose connector is on the bus (its name has an owner), with
+///   nothing of that registration waiting before it and the device's state allowing it, is handed
+///   to that connection at once (``deliverDirectly(_:to:owner:acknowledgement:)``): nothing is
+///   written, and the broker gets the PUBACK once the connector answered the `Message`. Until then
+///   the broker holds the push, and sends it again after a reconnect; the connector recognises the
+///   id (``UnifiedPushClient``'s `RecentMessageIDs`).
+/// - Every other push (the app must be launched, is unreachable, or answered with an error; the
+///   urgency rule holds it back; others of the registration wait before it) is written to
+///   `push-queue.json` before the broker gets its PUBACK, then delivered by calling the connector's
+///   `Message` on the app's name: a suspended hosted app is resumed first, a hosted app that is
+///   not running is launched in the background for it, any other is D-Bus-activated. Undelivered
+///   pushes wait (bounded, persisted) until the app is reachable, retried when its name gets an
+///   owner and with a backoff.
 /// - The urgency rule of the specification holds pushes back by the device's state
 ///   (``DeliveryConditions``).
 @MainActor
@@ -64,6 +72,19 @@ final class PushDistributor {
     /// them (and sends no more than its in-flight window) until there is room. Only of the current
     /// broker connection: after a reconnect the broker sends them again.
     private var heldForRoom: [(push: PushEnvelope, acknowledgement: BrokerAcknowledgement)] = []
+    /// The unique name that owns each registered service's name, as last seen (at its `Register`,
+    /// at a delivery, from `NameOwnerChanged`). A service absent here takes the queued path, which
+    /// asks the bus. A stale entry costs one `Message` that fails, then the queued path.
+    private var owners: [String: String] = [:]
+    /// Pushes handed straight to a running app (``deliverDirectly(_:to:owner:acknowledgement:)``),
+    /// by id, with the acknowledgements given once the app accepted it (a redelivery of one while
+    /// it is under way adds its own).
+    private var direct: [String: [BrokerAcknowledgement]] = [:]
+    /// The direct deliveries under way, by push id, awaited by ``stop()``.
+    private var directDeliveries: [String: Task<Void, Never>] = [:]
+    /// Pushes for running apps that arrived while ``directWindow`` deliveries were under way, in
+    /// order, unacknowledged: the broker holds them, and its in-flight window bounds this list.
+    private var waitingForWindow: [(push: PushEnvelope, acknowledgement: BrokerAcknowledgement)] = []
     var conditions = DeliveryConditions() {
         didSet { if conditions != oldValue { deliverAll() } }
     }
@@ -71,6 +92,17 @@ final class PushDistributor {
 
     /// How long one `Message` call may take (the app may be launched for it).
     static let messageTimeout: Duration = .seconds(30)
+    /// How long a running app's connector may take to answer a `Message` handed to it directly.
+    ///
+    /// Short, because the broker connection writes nothing while a push waits for its PUBACK: not
+    /// the PUBACKs of pushes to other apps, not a PINGREQ (the smallest keepalive is 5 s; the broker
+    /// drops the connection after 1.5 times it). An app that takes longer gets the push through the
+    /// queue (written, then acknowledged) and is sent it again; its connector recognises the id.
+    static let directMessageTimeout: Duration = .seconds(2)
+    /// The most `Message` calls handed directly and not answered yet, all apps together: below
+    /// the connector's queue of calls (64) and the bus's limit of pending replies per connection
+    /// (dbus-daemon's default: 128), which refuse calls past them.
+    static let directWindow = 32
     /// The most registrations one service may hold.
     static let maximumRegistrationsPerService = 16
     /// The longest `description` kept.
@@ -128,10 +160,9 @@ final class PushDistributor {
                 sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
                 member: "NameOwnerChanged", signature: "sss"
             ) { [weak self] signal in
-                guard let name = signal.arguments[0].stringValue, !name.hasPrefix(":"),
-                    signal.arguments[2].stringValue?.isEmpty == false
-                else { return }
-                Task { @MainActor in self?.serviceAppeared(name) }
+                guard let name = signal.arguments[0].stringValue, !name.hasPrefix(":") else { return }
+                let owner = signal.arguments[2].stringValue ?? ""
+                Task { @MainActor in self?.ownerChanged(name, to: owner) }
             }
             let reply = try await connection.requestName(UnifiedPush.lifecycledDistributorName, flags: [.doNotQueue])
             if reply == .primaryOwner || reply == .alreadyOwner {
@@ -155,6 +186,7 @@ final class PushDistributor {
             fleet.onConnected = { [weak self] in
                 // Held PUBACKs of the old connection are moot: the broker sends those pushes again.
                 self?.heldForRoom.removeAll()
+                self?.waitingForWindow.removeAll()
                 self?.republishRegistrations()
             }
             self.fleet = fleet
@@ -184,7 +216,7 @@ final class PushDistributor {
     /// not waited for (it counts as delivered: it may have reached the app; at most once), and each
     /// delivery's outcome is recorded for the last write.
     func stop() async {
-        let underWay = Array(deliveries.values)
+        let underWay = Array(deliveries.values) + Array(directDeliveries.values)
         stopAbruptly()
         for delivery in underWay { await delivery.value }
     }
@@ -196,6 +228,7 @@ final class PushDistributor {
         tasks.forEach { $0.cancel() }
         retryTasks.values.forEach { $0.cancel() }
         deliveries.values.forEach { $0.cancel() }
+        directDeliveries.values.forEach { $0.cancel() }
         objects.forEach { $0.unexport() }
         objects.removeAll()
         ownerChanges?.cancel()
@@ -339,6 +372,7 @@ final class PushDistributor {
                 name: BusError.Name.invalidArgs, message: "vapid is not a base64url uncompressed P-256 public key")
         }
         try await checkCallerOwns(service, caller: caller)
+        if let caller { owners[service] = caller }
         guard let fleet else {
             logger.notice("push: refused \(service): no broker is configured")
             return (UnifiedPush.registrationFailed, UnifiedPush.FailureReason.actionRequired.rawValue)
@@ -514,6 +548,45 @@ final class PushDistributor {
         // The device's clock decides expiry from here on: a gateway clock ahead of it must not
         // keep a push alive longer than its TTL.
         arrived.received = min(envelope.received, FleetLink.now())
+        if direct[envelope.id] != nil {
+            // The broker sent it again (a reconnect) while its first copy is with the app: this
+            // copy's PUBACK waits for the same answer.
+            direct[envelope.id]?.append(acknowledgement)
+            return
+        }
+        if !waitingForWindow.isEmpty || directDeliveries.count >= Self.directWindow {
+            waitingForWindow.append((arrived, acknowledgement))
+            return
+        }
+        dispatch(arrived, acknowledgement)
+    }
+
+    /// The direct path for a push to a running app, else the queued one.
+    private func dispatch(_ push: PushEnvelope, _ acknowledgement: BrokerAcknowledgement) {
+        if !queue.contains(push.id), let registration = registrations[push.token],
+            let owner = directOwner(for: push, of: registration)
+        {
+            deliverDirectly(push, to: registration, owner: owner, acknowledgement: acknowledgement)
+            return
+        }
+        enqueue(push, acknowledgement)
+    }
+
+    /// Dispatches the pushes that waited for room in ``directWindow``, in order.
+    private func dispatchWaiting() {
+        while !waitingForWindow.isEmpty, directDeliveries.count < Self.directWindow, !isStopping {
+            let (push, acknowledgement) = waitingForWindow.removeFirst()
+            if direct[push.id] != nil {
+                direct[push.id]?.append(acknowledgement)
+            } else {
+                dispatch(push, acknowledgement)
+            }
+        }
+    }
+
+    /// The queued path: the push is written to `push-queue.json`, then acknowledged, then delivered.
+    private func enqueue(_ arrived: PushEnvelope, _ acknowledgement: BrokerAcknowledgement) {
+        let envelope = arrived
         switch queue.add(arrived) {
         case .duplicate:
             logger.info("push: \(envelope.id) again (a redelivery); delivered once already or pending")
@@ -578,6 +651,118 @@ final class PushDistributor {
                 try? await Task.sleep(for: delay)
             }
         }
+    }
+
+    // MARK: Direct delivery to a running app
+
+    /// The unique name to hand `push` to directly, or `nil` when it takes the queued path: the app's
+    /// connector must be on the bus (its owner known), the device's state must allow the push's
+    /// urgency, and nothing of the registration may wait in the queue or be on its way from it (so
+    /// a registration's pushes keep their order).
+    private func directOwner(for push: PushEnvelope, of registration: PushRegistration) -> String? {
+        let token = registration.endpointToken
+        guard !isStopping, conditions.allows(push.urgency), !delivering.contains(token), retryTasks[token] == nil,
+            queue.next(for: token) == nil
+        else { return nil }
+        return owners[registration.service]
+    }
+
+    /// Hands a push to a running app's connector without writing it anywhere; the broker gets the
+    /// PUBACK once the connector answered.
+    ///
+    /// Several may be under way at once, to one app or many: D-Bus keeps the order of the calls
+    /// from one connection to another, and the broker keeps the PUBACKs in order (libmosquitto
+    /// queues each PUBACK as it reads the message; ``BrokerConnection`` writes them once every
+    /// message read so far is acknowledged, so the broker's in-flight window is the pipeline).
+    /// A connector that answers with an error, or not within ``directMessageTimeout``, sends the
+    /// push to the queue: written, acknowledged, and delivered again from there (a connector that
+    /// had it after all recognises its id). When lifecycled stops first, the push is left
+    /// unacknowledged: the broker keeps it and sends it again to the next lifecycled.
+    private func deliverDirectly(
+        _ push: PushEnvelope, to registration: PushRegistration, owner: String,
+        acknowledgement: BrokerAcknowledgement
+    ) {
+        direct[push.id] = [acknowledgement]
+        directDeliveries[push.id] = Task { @MainActor [weak self] in
+            guard let self else { return }
+            let outcome = await self.daemon.withCallOutstanding(
+                to: registration.service, { await self.handOver(push, to: registration, owner: owner) },
+                reachedApp: { $0 == .accepted })
+            self.directDeliveries[push.id] = nil
+            let acknowledgements = self.direct.removeValue(forKey: push.id) ?? []
+            defer { self.dispatchWaiting() }
+            switch outcome {
+            case .accepted:
+                self.queue.recordDelivered(push.id)
+                acknowledgements.forEach { $0.acknowledge() }
+                self.counters.delivered += 1
+                // At debug: an info line per push would cost the direct path more than its write did.
+                self.logger.debug(
+                    "push: \(push.id) delivered to \(registration.service)", metadata: self.counters.metadata)
+            case .stopping:
+                self.logger.info(
+                    "push: \(push.id) to \(registration.service): lifecycled is stopping before its answer; not acknowledged, so the broker sends it again"
+                )
+            case .refused:
+                guard !self.isStopping else { return }
+                // The queue's path from here: written, acknowledged, delivered (or launched for).
+                for acknowledgement in acknowledgements { self.enqueue(push, acknowledgement) }
+            }
+        }
+    }
+
+    private enum DirectOutcome {
+        case accepted
+        /// An error answer, no answer in time, or the connection broke.
+        case refused
+        case stopping
+    }
+
+    private func handOver(_ push: PushEnvelope, to registration: PushRegistration, owner: String) async
+        -> DirectOutcome
+    {
+        // A hosted app that lifecycled stopped (suspended) is resumed first.
+        _ = await daemon.prepareForPush(registration.service, nameOwned: true)
+        guard !Task.isCancelled else { return .stopping }
+        let reply = connection.send(
+            destination: owner, path: UnifiedPush.connectorPath, interface: registration.connectorInterface,
+            member: "Message", arguments: messageArguments(push, registration), timeout: Self.directMessageTimeout)
+        do {
+            _ = try await reply.value()
+            return .accepted
+        } catch is CancellationError {
+            return .stopping
+        } catch {
+            if let error = error as? BusError,
+                [BusError.Name.serviceUnknown, BusError.Name.nameHasNoOwner].contains(error.name)
+            {
+                if owners[registration.service] == owner { owners[registration.service] = nil }
+            }
+            logger.notice("push: \(push.id) to \(registration.service): \(error); queued instead")
+            return .refused
+        }
+    }
+
+    /// The `Message` call's arguments for a registration's connector version.
+    private func messageArguments(_ push: PushEnvelope, _ registration: PushRegistration) -> [BusValue] {
+        registration.version == 2
+            ? [
+                .vardict([
+                    "token": .string(registration.connectorToken), "message": UnifiedPush.byteArray(push.body),
+                    "id": .string(push.id),
+                ])
+            ] : [.string(registration.connectorToken), UnifiedPush.byteArray(push.body), .string(push.id)]
+    }
+
+    /// A name changed hands: the owners' record follows, and a registered service that appeared
+    /// gets its waiting pushes.
+    private func ownerChanged(_ name: String, to owner: String) {
+        guard !owner.isEmpty else {
+            owners[name] = nil
+            return
+        }
+        if registrations.values.contains(where: { $0.service == name }) { owners[name] = owner }
+        serviceAppeared(name)
     }
 
     // MARK: Delivery
@@ -698,20 +883,14 @@ final class PushDistributor {
         -> DeliveryOutcome
     {
         let owner = try? await connection.nameOwner(registration.service)
+        owners[registration.service] = owner
         // Stopping: no app is launched or resumed for a push any more.
         guard !Task.isCancelled else { return .failed }
         guard await daemon.prepareForPush(registration.service, nameOwned: owner != nil) else {
             logger.info("push: \(push.id) waits for \(registration.service) to start")
             return .launched
         }
-        let arguments: [BusValue] =
-            registration.version == 2
-            ? [
-                .vardict([
-                    "token": .string(registration.connectorToken), "message": UnifiedPush.byteArray(push.body),
-                    "id": .string(push.id),
-                ])
-            ] : [.string(registration.connectorToken), UnifiedPush.byteArray(push.body), .string(push.id)]
+        let arguments = messageArguments(push, registration)
         let connection = connection
         let interface = registration.connectorInterface
         let timeout = Self.messageTimeout

@@ -3,12 +3,14 @@ import FleetProtocol
 import FoundationEssentials
 
 /// The pushes lifecycled holds for apps, persisted in `push-queue.json` in its state directory:
-/// what arrived from the broker and was not yet delivered, the ones being handed to their app,
-/// and the ids of the last ones delivered.
+/// what arrived from the broker and must wait (the app is not running, unreachable, or held back
+/// by the urgency rule), the ones being handed to their app, and the ids of the last ones delivered.
 ///
-/// A push is added (and written) before the broker gets its PUBACK, so neither a crash nor a
-/// restart loses it; its id stays among ``delivered`` after delivery, so the broker's QoS 1
-/// redelivery of a push whose PUBACK never left is recognised and dropped.
+/// A push that must wait is added (and written) before the broker gets its PUBACK, so neither a
+/// crash nor a restart loses it; its id stays among ``delivered`` after delivery, so the broker's
+/// QoS 1 redelivery of a push whose PUBACK never left is recognised and dropped. A push handed
+/// straight to a running app is never added: its id joins ``delivered`` (``recordDelivered(_:)``)
+/// in memory, and reaches the file with the next write of the queue, if any.
 ///
 /// Delivery is at most once across restarts: a push is marked handed over (``markHandedOver(_:)``)
 /// and that mark written *before* the connector's `Message` is called. A push still marked when
@@ -32,12 +34,27 @@ struct PushQueue: Codable, Equatable {
     private(set) var pending: [PushEnvelope] = []
     /// Ids of the last pushes delivered (or dropped), oldest first.
     private(set) var delivered: [String] = []
+    /// ``delivered`` as a set (not written: rebuilt when read), so that the redelivery check of
+    /// every arriving push is not a scan of 1,024 strings (it was the daemon's hottest function in
+    /// `lifecycle-bench push`'s throughput run).
+    private var deliveredIDs: Set<String> = []
     /// Ids of pending pushes whose `Message` call may have started (absent from files written
     /// before it existed).
     private(set) var handedOver: [String]? = nil
 
     private enum CodingKeys: String, CodingKey {
         case pending, delivered, handedOver
+    }
+
+    /// An empty queue.
+    init() {}
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        pending = try container.decode([PushEnvelope].self, forKey: .pending)
+        delivered = try container.decode([String].self, forKey: .delivered)
+        handedOver = try container.decodeIfPresent([String].self, forKey: .handedOver)
+        deliveredIDs = Set(delivered)
     }
 
     /// What ``add(_:)`` did.
@@ -54,7 +71,7 @@ struct PushQueue: Codable, Equatable {
 
     /// Adds a push that arrived from the broker (see ``Addition``).
     mutating func add(_ push: PushEnvelope) -> Addition {
-        if pending.contains(where: { $0.id == push.id }) || delivered.contains(push.id) { return .duplicate }
+        if contains(push.id) { return .duplicate }
         // A push already on its way to the app is not replaced: the new one follows it.
         if let topic = push.topic,
             let index = pending.firstIndex(where: {
@@ -70,6 +87,15 @@ struct PushQueue: Codable, Equatable {
         pending.append(push)
         return .added
     }
+
+    /// Whether a push with this id is pending or was delivered lately (a redelivery).
+    func contains(_ id: String) -> Bool {
+        deliveredIDs.contains(id) || pending.contains { $0.id == id }
+    }
+
+    /// Remembers a push delivered without being queued (handed straight to a running app), so that
+    /// a copy the broker sends again while this lifecycled runs is recognised.
+    mutating func recordDelivered(_ id: String) { remember(id) }
 
     /// Marks a pending push as handed to its app (write the queue before calling `Message`).
     mutating func markHandedOver(_ id: String) {
@@ -139,9 +165,12 @@ struct PushQueue: Codable, Equatable {
     }
 
     private mutating func remember(_ id: String) {
+        guard deliveredIDs.insert(id).inserted else { return }
         delivered.append(id)
         if delivered.count > Self.rememberedDeliveries {
-            delivered.removeFirst(delivered.count - Self.rememberedDeliveries)
+            let forgotten = delivered.count - Self.rememberedDeliveries
+            for old in delivered.prefix(forgotten) { deliveredIDs.remove(old) }
+            delivered.removeFirst(forgotten)
         }
     }
 }
