@@ -23,8 +23,19 @@ extension UsageErrorExit {
     /// ArgumentParser's message (standard output for `--help`, standard error otherwise) and exits
     /// with ``exitStatus(for:)``.
     public static func runMain() async {
+        await runMain(arguments: nil)
+    }
+
+    /// ``runMain()`` with other arguments than the process's (a configuration file's settings
+    /// ahead of them, ``ConfigurationFileArguments``), and a usage error's message passed through
+    /// `explain` (which says where in the file a bad setting is).
+    ///
+    /// - Parameters:
+    ///   - arguments: The arguments after the program name; `nil`: the process's.
+    ///   - explain: What a usage error's message becomes.
+    public static func runMain(arguments: [String]?, explain: (String) -> String = { $0 }) async {
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -32,7 +43,8 @@ extension UsageErrorExit {
             }
         } catch {
             let status = exitStatus(for: error)
-            let message = fullMessage(for: error)
+            var message = fullMessage(for: error)
+            if status == ExitStatus.usage { message = explain(message) }
             if !message.isEmpty {
                 if status == 0 {
                     print(message)
