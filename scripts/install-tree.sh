@@ -31,7 +31,8 @@ install -d "$root/bin" "$root/lib/systemd/user" "$root/share/dbus-1/services" "$
     "$root/share/doc/applifecycle/examples/mosquitto" "$destdir/etc/applifecycle"
 for program in lifecycled lifecyclectl lifecycle-push-gateway; do
     install -m 0755 "$binaries/$program" "$root/bin/$program"
-    "$binaries/$program" --generate-completion-script bash >"$work/$program.bash"
+    # A completion is sourced, not run: without ArgumentParser's #! line.
+    "$binaries/$program" --generate-completion-script bash | sed '1{/^#!/d}' >"$work/$program.bash"
     "$binaries/$program" --generate-completion-script zsh >"$work/_$program"
     "$binaries/$program" --generate-completion-script fish >"$work/$program.fish"
     install -m 0644 "$work/$program.bash" "$root/share/bash-completion/completions/$program"

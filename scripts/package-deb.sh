@@ -41,7 +41,7 @@ build_package() {
     install -d "$doc"
     install -m 0644 dist/debian/copyright "$doc/copyright"
     sed "s/@VERSION@/$version/; s/@DATE@/$date/" dist/debian/changelog \
-        | gzip -9n >"$doc/changelog.Debian.gz"
+        | gzip -9n >"$doc/changelog.gz"  # a native package (no Debian revision): changelog.gz
 
     install -d "$tree/DEBIAN"
     # dpkg-shlibdeps reads debian/control from the current directory.
