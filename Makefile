@@ -58,6 +58,7 @@ test: deps
 	scripts/timed.sh "AddressSanitizer run" $(MAKE) --no-print-directory asan
 	scripts/timed.sh "ThreadSanitizer run" $(MAKE) --no-print-directory tsan
 	scripts/timed.sh "fuzz smoke (libFuzzer, every decoder)" $(MAKE) --no-print-directory fuzz-smoke
+	scripts/timed.sh "Debian packages under lintian" $(MAKE) --no-print-directory lint-deb
 	scripts/timed.sh "real-host tier" $(MAKE) --no-print-directory test-realhost
 
 # House style: .swift-format at the root (4 spaces, 120 columns, ordered imports). `make format`
@@ -201,13 +202,20 @@ DIST_BUILD := .build-dist
 # so the pages an idle lifecycled has touched are few and together (RSS 15.8 → 13.4 MiB measured:
 # the kernel maps 64 KiB around each page touched). A stale list costs memory, not correctness.
 # SwiftPM does not recompile when only these flags change: remove $(DIST_BUILD) after editing them.
+# The source paths the compilers write into the binaries (C's __FILE__ in the crypto library's
+# error reporting, Swift's #file and #filePath in preconditions, the debug information) are mapped
+# from this checkout to `.`, so no installed file names the build machine's directories
+# (package-deb.sh checks).
 DIST_ORDER := $(CURDIR)/dist/lifecycled.order
+DIST_PREFIX_MAP := -Xcc -ffile-prefix-map=$(CURDIR)=. -Xswiftc -file-prefix-map -Xswiftc $(CURDIR)=.
 DIST_SWIFT_FLAGS := -c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie \
 	-Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections -Xswiftc -use-ld=lld \
-	-Xlinker --symbol-ordering-file=$(DIST_ORDER) -Xlinker --no-warn-symbol-ordering --scratch-path $(DIST_BUILD)
+	-Xlinker --symbol-ordering-file=$(DIST_ORDER) -Xlinker --no-warn-symbol-ordering $(DIST_PREFIX_MAP) \
+	--scratch-path $(DIST_BUILD)
+# What the packages hold: the two programs, the push gateway and the example app.
+DIST_PRODUCTS := lifecycled lifecyclectl lifecycle-push-gateway counter-app
 dist-binaries: build-deps
-	$(SWIFT) build $(DIST_SWIFT_FLAGS) --product lifecycled
-	$(SWIFT) build $(DIST_SWIFT_FLAGS) --product lifecyclectl
+	for product in $(DIST_PRODUCTS); do $(SWIFT) build $(DIST_SWIFT_FLAGS) --product $$product || exit 1; done
 
 # Regenerates dist/lifecycled.order from the dist build: lifecycled under callgrind (valgrind) on a
 # private bus until it is idle (scripts/lifecycled-order.py); then `make dist-binaries` again.
@@ -216,26 +224,40 @@ dist-order: dist-binaries
 	$(call install-missing,valgrind)
 	scripts/lifecycled-order.py --lifecycled $(DIST_BUILD)/release/lifecycled --output dist/lifecycled.order
 
-# Installs lifecycled and lifecyclectl, the systemd user unit and the D-Bus activation file (both
-# rewritten to run $(PREFIX)/bin/lifecycled), the man pages and bash, zsh and fish completions.
-# DESTDIR is honoured for packaging.
+# Installs lifecycled, lifecyclectl and lifecycle-push-gateway, the systemd user unit and the D-Bus
+# activation file (both rewritten to run $(PREFIX)/bin/lifecycled), the gateway's system unit and
+# /etc/applifecycle/push-gateway.conf (kept when it exists), the man pages, bash, zsh and fish
+# completions, the fleet's examples in $(PREFIX)/share/doc/applifecycle/examples (lifecycled.conf,
+# mosquitto's configuration, ACL and password recipe), and the example app counter-app with its
+# manifest (scripts/install-examples.sh). DESTDIR is honoured for packaging.
 PREFIX ?= /usr/local
 install: dist-binaries
 	scripts/install-tree.sh "$(DESTDIR)" "$(PREFIX)" "$(DIST_BUILD)/release"
-	$(SWIFT) build $(DIST_SWIFT_FLAGS) --product counter-app
 	scripts/install-examples.sh "$(DESTDIR)" "$(PREFIX)" "$(DIST_BUILD)/release"
 
-# applifecycle_$(VERSION)_<arch>.deb in dist/out: what `make install PREFIX=/usr` lays out, plus a
-# copyright file, a changelog and Depends: computed by dpkg-shlibdeps.
+# In dist/out: applifecycle_$(VERSION)_<arch>.deb, what `make install PREFIX=/usr` lays out but the
+# example app, and applifecycle-examples_$(VERSION)_<arch>.deb, the example app; each with the
+# copyright file, a changelog and Depends: computed by dpkg-shlibdeps (scripts/package-deb.sh).
 DEB_PACKAGES := dpkg-dev binutils
+DEBS = dist/out/applifecycle_$(VERSION)_$$(dpkg --print-architecture).deb \
+	dist/out/applifecycle-examples_$(VERSION)_$$(dpkg --print-architecture).deb
 deb: dist-binaries
 	$(call install-missing,$(DEB_PACKAGES))
 	scripts/package-deb.sh "$(VERSION)" "$(DIST_BUILD)/release" dist/out
 
+# lintian on both packages: no error, and no tag but those dist/debian/lintian-kept explains
+# (scripts/lintian-check.sh). Part of `make test`.
+.PHONY: lint-deb
+lint-deb: deb
+	$(call install-missing,lintian)
+	scripts/lintian-check.sh dist/debian/lintian-kept $(DEBS)
+
 # The real-host tier: a Debian 12 tree made with debootstrap (cached in $(REALHOST_ROOT), rebuilt
 # only when its recipe changes), booted with systemd-nspawn, driven with nsenter. The example app
 # under a real logind session, then the .deb installed with apt on a system without Swift, then
-# the .deb under sway (the compositor decides which app is frozen). Needs
+# the .deb under sway (the compositor decides which app is frozen), then the fleet as the README
+# installs it (mosquitto with the shipped configuration, the gateway's unit, a push by pywebpush
+# reaching counter-app). Needs
 # root (CI is). See scripts/realhost/realhost.py for the scenarios.
 REALHOST_ROOT ?= /var/cache/applifecycle/realhost-bookworm
 REALHOST_PACKAGES := debootstrap systemd-container
@@ -246,14 +268,20 @@ test-realhost:
 	  echo "real-host tier SKIPPED: systemd-nspawn needs root (CI runs make test as root)"; exit 0; fi; \
 	$(MAKE) --no-print-directory realhost-run
 
+# The fleet scenario's app server is pywebpush from the Web Push interop venv, on this host (the
+# container shares its network). REALHOST_ONLY runs one scenario (example, package, compositor, fleet).
+REALHOST_ONLY ?=
 realhost-run: deb
 	$(call install-missing,$(REALHOST_PACKAGES))
 	$(SWIFT) build --product lifecycle-example
-	$(SWIFT) build $(DIST_SWIFT_FLAGS) --product counter-app
-	REALHOST_ROOT=$(REALHOST_ROOT) scripts/realhost/make-rootfs.sh
-	/usr/bin/python3 scripts/realhost/realhost.py --root $(REALHOST_ROOT) \
+	scripts/timed.sh "real-host root file system" env REALHOST_ROOT=$(REALHOST_ROOT) scripts/realhost/make-rootfs.sh
+	scripts/timed.sh "Web Push interop venv" scripts/webpush-venv.sh
+	scripts/timed.sh "real-host scenarios" /usr/bin/python3 scripts/realhost/realhost.py --root $(REALHOST_ROOT) \
 		--build "$$($(SWIFT) build --show-bin-path)" --deb dist/out/applifecycle_$(VERSION)_$$(dpkg --print-architecture).deb \
-		--counter-app $(DIST_BUILD)/release/counter-app --toolchain "$(SWIFT_TOOLCHAIN)"
+		--examples-deb dist/out/applifecycle-examples_$(VERSION)_$$(dpkg --print-architecture).deb \
+		--webpush-python "$${WEBPUSH_VENV:-$(CURDIR)/.build/webpush-venv}/bin/python" \
+		--counter-app $(DIST_BUILD)/release/counter-app --toolchain "$(SWIFT_TOOLCHAIN)" \
+		$(if $(REALHOST_ONLY),--only $(REALHOST_ONLY))
 
 # The state-machine picture in the README: docs/state-machine.dot is what `lifecyclectl graph`
 # prints (a test checks it), docs/state-machine.svg is Graphviz's drawing of it.

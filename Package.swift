@@ -204,7 +204,7 @@ let package = Package(
                 "AppLifecycle", "LifecycledProtocol", "AppLifecycleSystemd", "DesktopIntegration",
                 "LocalNotificationEngine", "DurableState", "FetchScheduling", "SystemdBus", "CLinuxSupport",
                 "BrokerLink",
-                "FleetProtocol", logging,
+                "FleetProtocol", "CommandLineSupport", logging,
             ]
         ),
         .executableTarget(

@@ -26,11 +26,14 @@ extension UsageErrorExit {
         await runMain(arguments: nil)
     }
 
-    /// ``runMain()`` over `arguments` instead of the process's own (without the program's name).
+    /// ``runMain()`` with other arguments than the process's (a configuration file's settings
+    /// ahead of them, ``ConfigurationFileArguments``), and a usage error's message passed through
+    /// `explain` (which says where in the file a bad setting is).
     ///
     /// - Parameters:
-    ///   - arguments: The arguments to parse; `nil` for `CommandLine.arguments`.
-    public static func runMain(arguments: [String]?) async {
+    ///   - arguments: The arguments after the program name; `nil`: the process's.
+    ///   - explain: What a usage error's message becomes.
+    public static func runMain(arguments: [String]?, explain: (String) -> String = { $0 }) async {
         do {
             var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {
@@ -40,7 +43,8 @@ extension UsageErrorExit {
             }
         } catch {
             let status = exitStatus(for: error)
-            let message = fullMessage(for: error)
+            var message = fullMessage(for: error)
+            if status == ExitStatus.usage { message = explain(message) }
             if !message.isEmpty {
                 if status == 0 {
                     print(message)

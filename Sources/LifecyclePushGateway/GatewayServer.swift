@@ -116,7 +116,7 @@ final class GatewayServer: Service, Sendable {
                         AcceptBackoff(backoff: Self.acceptBackoff, logger: logger))
                 }
             }
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
                 switch connections.insert(channel) {

@@ -2,6 +2,7 @@ import ArgumentParser
 import BrokerLink
 import CommandLineSupport
 import FoundationEssentials
+import Glibc
 import Logging
 import Metrics
 import NIOCore
@@ -28,7 +29,10 @@ import SystemdBus
 /// whose graceful-shutdown signals are SIGTERM and SIGINT: it stops accepting, finishes the
 /// requests in flight (``GatewayServer/shutdownGrace``), disconnects from the broker and exits 0.
 /// Exit status 1: it cannot start (the port is taken, the password file is unreadable); 2: a usage
-/// error. The `lifecycle-push-gateway` executable's main calls ``runMain()`` (``UsageErrorExit``).
+/// error, or a configuration file that cannot be used. Every long option can also be set in the
+/// configuration file (``defaultConfigurationPath``, or `--config`), under `[gateway]` with the same
+/// name (``ConfigurationFileArguments``). The `lifecycle-push-gateway` executable's main calls
+/// ``main(commandLine:)``.
 package struct PushGatewayCommand: AsyncParsableCommand, UsageErrorExit {
     /// The command's name and help.
     package static let configuration = CommandConfiguration(
@@ -36,8 +40,20 @@ package struct PushGatewayCommand: AsyncParsableCommand, UsageErrorExit {
         abstract: "Accept Web Push messages (RFC 8030, VAPID) and publish them to devices through an MQTT broker.",
         version: PackageVersion.current)
 
+    /// The configuration file read when there is no `--config`, if it exists.
+    package static let defaultConfigurationPath = "/etc/applifecycle/push-gateway.conf"
+    /// The configuration file's one section.
+    package static let configurationSection = "gateway"
+
     /// The environment variable read for the broker password when there is no `--password-file`.
     static let passwordVariable = "LIFECYCLE_PUSH_GATEWAY_PASSWORD"
+
+    @Option(
+        help: ArgumentHelp(
+            "A file of settings: any long option under [\(Self.configurationSection)] (listen = 127.0.0.1:8080); "
+                + "the command line wins (default: \(Self.defaultConfigurationPath) if it exists).",
+            valueName: "file"))
+    var config: String?
 
     @Option(help: ArgumentHelp("The address and port to listen on (port 0: any free port).", valueName: "host:port"))
     var listen = "127.0.0.1:8080"
@@ -172,6 +188,25 @@ package struct PushGatewayCommand: AsyncParsableCommand, UsageErrorExit {
 
     private static func timeAmount(_ seconds: Double) -> TimeAmount {
         .nanoseconds(Int64((seconds * 1e9).rounded()))
+    }
+
+    /// Reads the configuration file, then parses the settings and the command line and runs the
+    /// gateway (``UsageErrorExit/runMain(arguments:explain:)``); a file that cannot be used is a
+    /// usage error (exit status 2) naming the file, the line and what to do.
+    ///
+    /// - Parameters:
+    ///   - commandLine: The arguments after the program name.
+    package static func main(commandLine: [String]) async {
+        let arguments: ConfigurationFileArguments
+        do {
+            arguments = try ConfigurationFileArguments(
+                commandLine: commandLine, defaultPath: defaultConfigurationPath, section: configurationSection,
+                command: Self.self)
+        } catch {
+            StandardError.write(line: "lifecycle-push-gateway: \(error.message)")
+            Glibc.exit(ExitStatus.usage)
+        }
+        await runMain(arguments: arguments.arguments, explain: arguments.explain)
     }
 
     /// Runs the gateway until SIGTERM or SIGINT.

@@ -204,6 +204,27 @@ import WebPush
         #expect(gateway.stop() == 0)
     }
 
+    @Test func aBadConfigurationFileExitsTwoNamingTheFileAndLine() async throws {
+        let executable = try #require(BuiltProducts.path(of: "lifecycle-push-gateway"))
+        let directory = try TemporaryDirectory(prefix: "gateway-config")
+        defer { directory.remove() }
+        let badValue = try directory.write(
+            "bad-value.conf", "[gateway]\npublic-url = https://push.example.net\nlisten = nonsense\n")
+        let unknownKey = try directory.write("unknown.conf", "[gateway]\n\npublic-urll = https://push.example.net\n")
+        for (file, expected) in [
+            (badValue, "(listen = nonsense is set on line 3 of \(badValue)"),
+            (unknownKey, "\(unknownKey):3: unknown setting 'public-urll'"),
+        ] {
+            let log = directory.appending("stderr")
+            let status = try await offThread {
+                try ChildProcess.spawn(executable, ["--config", file], stdout: .file(log)).waitForExit()
+            }
+            let output = try String(contentsOfFile: log, encoding: .utf8)
+            #expect(status == 2, "\(output)")
+            #expect(output.contains(expected), "\(output)")
+        }
+    }
+
     @Test func usageErrorsExitTwo() async throws {
         let executable = try #require(BuiltProducts.path(of: "lifecycle-push-gateway"))
         for arguments in [

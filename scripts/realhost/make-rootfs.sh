@@ -19,8 +19,8 @@ SUITE=bookworm
 # `timedatectl set-timezone`; polkitd, without which logind refuses an unprivileged delay
 # inhibitor (AccessDenied), as no desktop does; procps for the scenarios' process checks; man-db for `man -l`;
 # sway with its shipped config.d (which hands WAYLAND_DISPLAY to the user manager), foot and a font
-# for it, for the compositor scenario.
-PACKAGES=systemd,systemd-sysv,dbus,dbus-user-session,libpam-systemd,polkitd,tzdata,procps,man-db,ca-certificates,python3-dbusmock,libmosquitto1,sway,foot,fonts-dejavu-core
+# for it, for the compositor scenario; Debian's mosquitto for the fleet scenario.
+PACKAGES=systemd,systemd-sysv,dbus,dbus-user-session,libpam-systemd,polkitd,tzdata,procps,man-db,ca-certificates,python3-dbusmock,libmosquitto1,sway,foot,fonts-dejavu-core,mosquitto
 
 recipe_hash() {
     { echo "$SUITE $MIRROR $PACKAGES"; cat "$0"; } | sha256sum | cut -d' ' -f1

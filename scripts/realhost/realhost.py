@@ -26,6 +26,14 @@ asserts, in order, what the app or lifecyclectl reported:
             AppLifecycle). Focus moved with swaymsg sends the app behind to the background; it is
             suspended and its cgroup frozen (cgroup.events), and focusing it again thaws it.
 
+  fleet     the README's fleet section with the packages' files only: applifecycle and
+            applifecycle-examples installed with apt beside Debian's mosquitto, which runs with the
+            shipped drop-in, least-privilege ACL and password recipe; the gateway started by its
+            hardened system unit (a dynamic user; systemd-analyze security's exposure at most 2.0)
+            with the shipped push-gateway.conf; the user's lifecycled.conf made from the shipped
+            example; counter-app registers, and pywebpush on this host (the container shares its
+            network) sends a push that reaches the app's delegate.
+
 Every process it starts (nspawn) it stops by pid, even on failure: a clean poweroff first, then
 SIGKILL to the container's PID 1 and to nspawn.
 """
@@ -40,6 +48,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 USER = "tester"
 UID = 1000
@@ -598,6 +607,129 @@ def scenario_compositor(root, deb, counter, results):
         shutil.rmtree(debs, ignore_errors=True)
 
 
+def scenario_fleet(root, debs_paths, webpush_python, results):
+    """The fleet as an operator installs it, with the packages' files only (the README's fleet section)."""
+    debs = tempfile.mkdtemp(prefix="realhost-debs-")
+    os.chmod(debs, 0o755)
+    for path in debs_paths:
+        shutil.copy(path, debs)
+    container = Container(root, "applifecycle-fleet", [(debs, "/opt/applifecycle")], results)
+    examples = "/usr/share/doc/applifecycle/examples"
+    home = "/home/tester"
+    device = "realhost-device"
+    try:
+        container.start()
+        names = " ".join(f"./{os.path.basename(path)}" for path in debs_paths)
+        installed = container.run(["sh", "-c", f"cd /opt/applifecycle && apt-get install -y {names}"],
+                                  check=False, timeout=120)
+        if installed.returncode != 0:
+            raise Failure(f"apt install {names} failed: {installed.stdout[-1500:]} {installed.stderr[-1500:]}")
+        for page, title in (("man8/lifecycle-push-gateway.8.gz", "LIFECYCLE-PUSH-GATEWAY(8)"),
+                            ("man5/lifecycled.conf.5.gz", "LIFECYCLED.CONF(5)")):
+            man = container.run(["man", "-l", f"/usr/share/man/{page}"], check=False)
+            if title not in man.stdout:
+                raise Failure(f"man -l {page} does not show {title}: {man.stderr}")
+        log(f"fleet: installed {names} with apt; man -l shows lifecycle-push-gateway(8) and lifecycled.conf(5)")
+
+        # The broker, as the README says: the shipped drop-in, ACL and password recipe.
+        container.run(["sh", "-c", f"cd {examples}/mosquitto"
+                       " && install -m 0644 applifecycle.conf /etc/mosquitto/conf.d/applifecycle.conf"
+                       " && install -m 0644 applifecycle.acl /etc/mosquitto/applifecycle.acl"])
+        users = container.run(["sh", f"{examples}/mosquitto/applifecycle-broker-users", device]).stdout
+        passwords = dict(line.split(": ", 1) for line in users.splitlines() if ": " in line)
+        if device not in passwords:
+            raise Failure(f"applifecycle-broker-users printed no password for {device}: {users}")
+        container.run(["systemctl", "restart", "mosquitto"])
+        container.wait_for("mosquitto with the shipped configuration", lambda: container.run(
+            ["systemctl", "is-active", "mosquitto"], check=False).stdout.strip() == "active", timeout=20)
+        log("fleet: mosquitto runs with the shipped applifecycle.conf, ACL and password file")
+
+        # The gateway: its system unit with the shipped configuration file.
+        container.run(["systemctl", "enable", "--now", "lifecycle-push-gateway"])
+
+        last_answer = []
+
+        def health():
+            try:
+                with urllib.request.urlopen("http://127.0.0.1:8080/health", timeout=2) as answer:
+                    text = answer.read().decode()
+                    return "connected" in text and text
+            except OSError as error:
+                last_answer[:] = [repr(error)]
+                return None
+
+        try:
+            container.wait_for("the packaged gateway to answer /health connected to the broker", health, timeout=30)
+        except Failure as failure:
+            status = container.run(["systemctl", "status", "--no-pager", "lifecycle-push-gateway"], check=False)
+            raise Failure(f"{failure}; last answer {last_answer}; {status.stdout[-1500:]}")
+        unit = container.run(["systemctl", "show", "lifecycle-push-gateway",
+                              "-p", "ActiveState,DynamicUser,MainPID"]).stdout.split()
+        pid = next(item.split("=", 1)[1] for item in unit if item.startswith("MainPID="))
+        user = container.run(["ps", "-o", "user=", "-p", pid]).stdout.strip()
+        if user == "root" or "DynamicUser=yes" not in unit:
+            raise Failure(f"the gateway does not run as a dynamic user: {unit}, user {user}")
+        exposure = container.run(["systemd-analyze", "security", "--no-pager", "lifecycle-push-gateway.service"],
+                                 check=False).stdout
+        score = re.search(r"Overall exposure level for lifecycle-push-gateway.service: ([0-9.]+) (\w+)", exposure)
+        if not score or float(score.group(1)) > 2.0:
+            raise Failure(f"systemd-analyze security: the gateway is too exposed: {exposure[-1500:]}")
+        log(f"fleet: the gateway runs from its unit as {user} (DynamicUser), /health: {health().strip()}; "
+            f"systemd-analyze security: {score.group(1)} {score.group(2)}")
+
+        # The device: the user's lifecycled.conf from the shipped example, its password, the example app.
+        container.run(["sh", "-c",
+                       f"mkdir -p {home}/.config/applifecycle && cd {home}/.config/applifecycle"
+                       f" && sed -e 's/^device-id = .*/device-id = {device}/'"
+                       f" -e 's|^password-file = .*|password-file = {home}/.config/applifecycle/broker-password|'"
+                       f" {examples}/lifecycled.conf > lifecycled.conf"
+                       f" && (umask 077 && cat > broker-password)"], user=True, stdin=passwords[device] + "\n")
+        open_session(container)
+        # As the README says: lifecycled started (Type=notify: ready once its distributor serves)
+        # before the app, whose first registration would otherwise race the distributor's start.
+        container.run(["systemctl", "--user", "restart", "lifecycled"], user=True, timeout=60)
+        lifecyclectl(container, "activate", "org.example.Counter")
+        token_path = f"{home}/.local/state/counter-app/device-token.json"
+        try:
+            token = container.wait_for("counter-app's device token (it registered through lifecycled and the broker)",
+                                       lambda: container.run(["cat", token_path], check=False).stdout, timeout=30)
+        except Failure as failure:
+            journal = container.run(["journalctl", "--user", "-u", "lifecycled", "-o", "cat", "--no-pager"],
+                                    user=True, check=False).stdout
+            apps = lifecyclectl(container, "apps", check=False).stdout
+            raise Failure(f"{failure}; lifecyclectl apps: {apps}; lifecycled's journal: {journal[-2500:]}")
+        subscription = json.loads(token)
+        if not subscription["endpoint"].startswith("http://127.0.0.1:8080/push/"):
+            raise Failure(f"the endpoint is not the gateway's: {subscription}")
+        log(f"fleet: counter-app registered; its endpoint is {subscription['endpoint'][:48]}...")
+
+        # The app server: pywebpush, from outside the container, to the gateway's public URL.
+        payload = json.dumps({"aps": {"alert": "Hello from the fleet"}, "increment": 5})
+        sent = subprocess.run([webpush_python, "-c", "import json, sys\nfrom pywebpush import webpush\n"
+                               "answer = webpush(json.loads(sys.argv[1]), sys.argv[2], ttl=60)\n"
+                               "print(answer.status_code)", token, payload],
+                              capture_output=True, text=True, timeout=60)
+        if sent.returncode != 0 or sent.stdout.strip() != "201":
+            raise Failure(f"pywebpush did not get 201 from the gateway: {sent.stdout} {sent.stderr[-1500:]}")
+
+        def received():
+            journal = container.run(["journalctl", "--user", "-u", "lifecycled", "-o", "cat", "--no-pager"],
+                                    user=True, check=False).stdout
+            return next((line for line in journal.splitlines()
+                         if "didReceiveRemoteNotification" in line and "Hello from the fleet" in line), None)
+
+        line = container.wait_for("the push to reach counter-app's delegate", received, timeout=30)
+        log(f"fleet: pywebpush → gateway (201) → mosquitto → lifecycled → counter-app: {line.strip()[:160]}")
+        container.run(["systemctl", "--user", "stop", "lifecycled"], user=True, timeout=60)
+        container.poweroff()
+    except Exception:
+        container.save_journal()
+        raise
+    finally:
+        container.stop()
+        shutil.rmtree(debs, ignore_errors=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", required=True)
@@ -605,7 +737,9 @@ def main():
     parser.add_argument("--toolchain", default="/opt/swift")
     parser.add_argument("--deb", required=True)
     parser.add_argument("--counter-app", required=True, help="counter-app built with --static-swift-stdlib")
-    parser.add_argument("--only", choices=["example", "package", "compositor"])
+    parser.add_argument("--examples-deb", required=True, help="applifecycle-examples, for the fleet scenario")
+    parser.add_argument("--webpush-python", required=True, help="the venv's python with pywebpush (webpush-venv.sh)")
+    parser.add_argument("--only", choices=["example", "package", "compositor", "fleet"])
     arguments = parser.parse_args()
     results = tempfile.mkdtemp(prefix="realhost-results-")
     os.chmod(results, 0o777)
@@ -613,7 +747,9 @@ def main():
                  ("package", lambda: scenario_package(arguments.root, arguments.deb, arguments.counter_app,
                                                           arguments.toolchain, results)),
                  ("compositor", lambda: scenario_compositor(arguments.root, arguments.deb, arguments.counter_app,
-                                                            results))]
+                                                            results)),
+                 ("fleet", lambda: scenario_fleet(arguments.root, [arguments.deb, arguments.examples_deb],
+                                                  arguments.webpush_python, results))]
     failed = []
     for name, scenario in scenarios:
         if arguments.only and name != arguments.only:

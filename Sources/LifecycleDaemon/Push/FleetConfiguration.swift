@@ -1,5 +1,6 @@
 import AppLifecycle
 import BrokerLink
+import CommandLineSupport
 import FleetProtocol
 import FoundationEssentials
 
@@ -106,21 +107,12 @@ struct FleetConfiguration: Sendable, Equatable {
     ///   - path: The file.
     /// - Throws: ``Invalid`` for a file that cannot be read, bad syntax, or an unknown section or key.
     static func readSections(path: String) throws(Invalid) -> [String: [String: String]] {
-        let text: String
+        let sections: [String: [String: String]]
         do {
-            // A configuration is a few lines: 1 MiB is generous, and a path to something endless
-            // (a FIFO, /dev/zero) is refused instead of read forever.
-            let data = try AtomicFile.read(from: URL(fileURLWithPath: path), limit: 1 << 20)
-            guard let decoded = String(data: data, encoding: .utf8) else {
-                throw Invalid(.unreadable, "\(path): not UTF-8 text")
-            }
-            text = decoded
-        } catch let error as Invalid {
-            throw error
+            sections = try INIFile(contentsOf: path).sections
         } catch {
-            throw Invalid(.unreadable, "\(path): cannot read it: \(error)")
+            throw Invalid(error.code == .unreadable ? .unreadable : .syntax, error.message)
         }
-        let sections = try parse(text, path: path)
         let known: [String: Set<String>] = [
             "broker": [
                 "url", "username", "password", "password-file", "ca-file", "certificate-file", "key-file", "device-id",
@@ -213,59 +205,12 @@ struct FleetConfiguration: Sendable, Equatable {
         return FleetConfiguration(broker: configuration, deviceID: deviceID, endpointURL: base, path: path)
     }
 
-    /// `[section]` and `key = value` lines; `#` and `;` start comments (whole lines, or after a space).
+    /// `[section]` and `key = value` lines (``INIFile``, the project's one INI parser).
     static func parse(_ text: String, path: String) throws(Invalid) -> [String: [String: String]] {
-        var sections: [String: [String: String]] = [:]
-        var current: String?
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            // A comment starts at `#` or `;` at the line's start or after a blank.
-            var line = Substring(rawLine)
-            var previous: Character = " "
-            for index in line.indices {
-                let character = line[index]
-                if (character == "#" || character == ";") && (previous == " " || previous == "\t") {
-                    line = line[..<index]
-                    break
-                }
-                previous = character
-            }
-            let trimmed = line.trimmedOfBlanks
-            if trimmed.isEmpty || trimmed.hasPrefix("#") || trimmed.hasPrefix(";") { continue }
-            if trimmed.hasPrefix("[") {
-                guard trimmed.hasSuffix("]"), trimmed.count > 2 else {
-                    throw Invalid(.syntax, "\(path):\(index + 1): '\(trimmed)' is not a [section]")
-                }
-                current = String(trimmed.dropFirst().dropLast()).trimmedOfBlanks
-                sections[current!, default: [:]] = sections[current!] ?? [:]
-                continue
-            }
-            guard let section = current else {
-                throw Invalid(.syntax, "\(path):\(index + 1): a setting before any [section]")
-            }
-            guard let equals = trimmed.firstIndex(of: "=") else {
-                throw Invalid(.syntax, "\(path):\(index + 1): '\(trimmed)' is not key = value")
-            }
-            let key = trimmed[..<equals].trimmedOfBlanks
-            let value = trimmed[trimmed.index(after: equals)...].trimmedOfBlanks
-            guard !key.isEmpty, !value.isEmpty else {
-                throw Invalid(.syntax, "\(path):\(index + 1): '\(trimmed)' has an empty key or value")
-            }
-            guard sections[section]?[key] == nil else {
-                throw Invalid(.syntax, "\(path):\(index + 1): '\(key)' is set twice in [\(section)]")
-            }
-            sections[section, default: [:]][key] = value
+        do {
+            return try INIFile(parsing: text, path: path).sections
+        } catch {
+            throw Invalid(.syntax, error.message)
         }
-        return sections
-    }
-}
-
-extension StringProtocol {
-    /// Without leading and trailing spaces and tabs.
-    fileprivate var trimmedOfBlanks: String {
-        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
-        guard let first = firstIndex(where: { !blank($0) }), let last = lastIndex(where: { !blank($0) }) else {
-            return ""
-        }
-        return String(self[first...last])
     }
 }
