@@ -82,7 +82,7 @@ package final class HTTPClientConnection {
                     }
                 }
         } catch {
-            throw HTTPClientError(.connectFailed, "cannot connect to \(host):\(port)", underlying: error)
+            throw HTTPClientError.cannotConnect(host: host, port: port, timeout: timeout, error)
         }
         let bracketed = host.contains(":") ? "[\(host)]" : host
         let hostHeader = port == (tls == nil ? 80 : 443) ? bracketed : "\(bracketed):\(port)"

@@ -107,10 +107,13 @@ struct PushCommand: CtlCommand {
         }
         let response = try await Self.post(to: target, headers: headers, body: Array(body), caFile: caFile)
         guard response.status == 201 else {
-            throw HTTPClientError(
-                .unexpectedStatus,
-                "\(target.absoluteString): \(response.status) \(response.reason): \(response.bodyText.trimmingCharacters(in: .whitespacesAndNewlines))"
-            )
+            let said = response.bodyText.trimmingCharacters(in: .whitespacesAndNewlines)
+            var message =
+                "\(target.absoluteString): \(response.status) \(response.reason)" + (said.isEmpty ? "" : ": \(said)")
+            if let advice = Self.advice(forStatus: response.status, retryAfter: response.headers["retry-after"]) {
+                message += "; " + advice
+            }
+            throw CtlFailure(message: message)
         }
         output.out("201 Created \(response.headers["location"] ?? "")")
     }
@@ -132,6 +135,35 @@ struct PushCommand: CtlCommand {
             host: host, port: url.port ?? (tls == nil ? 80 : 443), tls: tls
         ) {
             try await $0.send(request)
+        }
+    }
+
+    /// What to do about a push service's refusal (RFC 8030, and the gateway's statuses), or `nil`
+    /// when the status says it all.
+    ///
+    /// - Parameters:
+    ///   - status: The response's status.
+    ///   - retryAfter: Its `Retry-After` header, if any.
+    static func advice(forStatus status: Int, retryAfter: String?) -> String? {
+        switch status {
+        case 404, 410:
+            "the push service knows no subscription with this token: the app unregistered, or it registered again and has a new device token; send to the token it reported last"
+        case 401:
+            "this subscription was made with an application server key: sign with its private key, --vapid-key FILE"
+        case 403:
+            "this subscription was made with another application server key: sign with that key's private key (--vapid-key)"
+        case 413:
+            "the encrypted message is too large for the push service: send less (the gateway takes at most 4,096 bytes of encrypted body: about 3,990 bytes of message)"
+        case 429:
+            "the push service asks to send less often" + (retryAfter.map { ": wait \($0) s" } ?? "")
+        case 503:
+            "the push service cannot take pushes now (its broker is unreachable, or it is starting): try again"
+                + (retryAfter.map { " in \($0) s" } ?? "")
+                + "; its operator finds why in its log (`journalctl -u lifecycle-push-gateway`)"
+        case 400, 415:
+            "the push service refused the request as malformed; lifectl builds valid requests, so check --ttl, --urgency and --topic"
+        default:
+            nil
         }
     }
 

@@ -29,6 +29,39 @@ extension GatewayIntegrationTests {
         return (status, (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "")
     }
 
+    /// The push service's refusals and an absent service are told with what to do (issue 20, part 5),
+    /// not as a bare status or NIO's connection error.
+    @Test func lifectlPushRefusalsSayWhatToDo() async throws {
+        let directory = try TemporaryDirectory(prefix: "push-refusals")
+        try await register(vapid: Base64URL.encode(VAPIDSigningKey().publicKey))
+        let gateway = try await startGateway()
+        #expect(await waitForRegistrations(1, at: gateway))
+        let (json, _) = try subscription()
+        let tokenFile = try directory.write("token.json", json)
+        let unknownFile = try directory.write(
+            "unknown.json", json.replacingOccurrences(of: Self.token, with: "unknown_token_0123456789ab"))
+
+        let unauthorized = try await lifectlPush(["--gateway", gateway.url, "@" + tokenFile, "{}"], in: directory)
+        #expect(unauthorized.status == 1)
+        #expect(
+            unauthorized.output.contains(
+                "401 Unauthorized: this subscription requires VAPID authorization; this subscription was made with an application server key: sign with its private key, --vapid-key FILE"
+            ), "\(unauthorized.output)")
+        let unknown = try await lifectlPush(["--gateway", gateway.url, "@" + unknownFile, "{}"], in: directory)
+        #expect(unknown.status == 1)
+        #expect(
+            unknown.output.contains("404 Not Found: no such subscription; the push service knows no subscription"),
+            "\(unknown.output)")
+        #expect(gateway.stop() == 0)
+        let absent = try await lifectlPush(["--gateway", gateway.url, "@" + tokenFile, "{}"], in: directory)
+        #expect(absent.status == 1)
+        #expect(
+            absent.output.contains(
+                "cannot connect to 127.0.0.1:\(gateway.port): nothing listens there (connection refused): check the URL's host and port"
+            ), "\(absent.output)")
+        #expect(!absent.output.contains("SingleConnectionFailure"))
+    }
+
     @Test func lifectlPushOverHTTPSTrustsTheGivenCAAndNoOther() async throws {
         let authority = try TestCertificateAuthority()
         let stranger = try TestCertificateAuthority()
