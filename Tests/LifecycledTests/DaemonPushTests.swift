@@ -354,17 +354,7 @@ struct HostedAppPushTests {
     /// A daemon with counter-app's manifest (hosted through lifecycled, its log in `counter.log`,
     /// its state in `counter-state`), pointed at the rig's broker.
     private func withCounterApp(_ rig: FleetRig, _ body: (DaemonHarness) async throws -> Void) async throws {
-        let products = try #require(
-            BuiltProducts.directory(containing: "counter-app"), "counter-app is not built; run `swift build` first")
-        try await withDaemon(
-            fleetConfiguration: rig.configurationPath,
-            setUp: { dir in
-                let launcher = try writeScript(
-                    dir, "counter.sh",
-                    "XDG_STATE_HOME=\(dir.path)/xdg exec \(products)/counter-app --host lifecycled --state-directory \(dir.path)/counter-state >>\(dir.path)/counter.log 2>&1"
-                )
-                try writeManifest(dir, id: Self.counter, executable: launcher)
-            }, body)
+        try await withHostedCounterApp(rig, id: Self.counter, body)
     }
 
     /// The seeds' push to a suspended app: woken into the background, suspended again after its

@@ -23,18 +23,7 @@ struct HostedAppPushBannerTests {
     private func withCounterAppAndBanners(
         _ rig: FleetRig, _ body: (DaemonHarness, DBusMock, _ appLog: String, _ token: Data) async throws -> Void
     ) async throws {
-        let products = try #require(
-            BuiltProducts.directory(containing: "counter-app"), "counter-app is not built; run `swift build` first")
-        try await withDaemon(
-            fleetConfiguration: rig.configurationPath,
-            setUp: { dir in
-                let launcher = try writeScript(
-                    dir, "counter.sh",
-                    "XDG_STATE_HOME=\(dir.path)/xdg exec \(products)/counter-app --host lifecycled --state-directory \(dir.path)/counter-state >>\(dir.path)/counter.log 2>&1"
-                )
-                try writeManifest(dir, id: Self.counter, executable: launcher)
-            }
-        ) { h in
+        try await withHostedCounterApp(rig, id: Self.counter) { h in
             let server = try DBusMock(template: "notification_daemon", address: h.bus.address)
             defer { server.stop() }
             #expect(
