@@ -81,6 +81,52 @@ struct DaemonPushTests {
         }
     }
 
+    /// A push whose TTL ran out while the broker held it (the device was offline) is not handed to
+    /// a running app (RFC 8030 §5.2), on the direct path as on the queued one, and is counted.
+    @Test func anExpiredPushIsNotHandedToARunningApp() async throws {
+        let rig = try await FleetRig()
+        try await withDaemon(fleetConfiguration: rig.configurationPath) { h in
+            #expect(await eventually { h.daemon.push?.fleet?.isConnected == true })
+            let connector = try PythonConnector(
+                name: "org.example.PyPush", bus: h.bus.address, log: h.directory.path + "/connector.log")
+            defer { connector.process.terminateAndWait() }
+            #expect(await eventually { connector.endpointToken != nil }, "\(connector.calls)")
+            let token = try #require(connector.endpointToken)
+            let stale = try await rig.push(
+                token: token, body: Array("stale".utf8), ttl: 1,
+                receivedMillisecondsAgo: 1000 + PushQueue.expiryGraceMilliseconds + 60_000)
+            // A later push on the same topic arrives after the stale one was handled.
+            let fresh = try await rig.push(token: token, body: Array("fresh".utf8))
+            #expect(await eventually { connector.messageIDs.contains(fresh) }, "\(connector.calls)")
+            #expect(!connector.messageIDs.contains(stale))
+            #expect(h.daemon.push?.counters.expired == 1)
+        }
+    }
+
+    /// A connector slower than the direct path's 2 s may have the push: it counts as delivered (at
+    /// most once, as on the queued path), so the push is not sent to it a second time.
+    @Test func aPushToASlowRunningAppIsNotSentTwice() async throws {
+        let rig = try await FleetRig()
+        try await withDaemon(fleetConfiguration: rig.configurationPath) { h in
+            #expect(await eventually { h.daemon.push?.fleet?.isConnected == true })
+            let connector = try PythonConnector(
+                name: "org.example.PyPush", bus: h.bus.address, log: h.directory.path + "/connector.log",
+                extra: ["--reply-delay", "3"])
+            defer { connector.process.terminateAndWait() }
+            #expect(await eventually { connector.endpointToken != nil }, "\(connector.calls)")
+            let token = try #require(connector.endpointToken)
+            let slow = try await rig.push(token: token, body: Array("slow".utf8))
+            let next = try await rig.push(token: token, body: Array("next".utf8))
+            // Had the slow one been queued again, it would reach the connector again before `next`.
+            #expect(
+                await eventually(hangGuard: .seconds(30), pause: .milliseconds(50)) {
+                    connector.messageIDs.contains(next)
+                }, "\(connector.calls)")
+            #expect(connector.messageIDs.filter { $0 == slow }.count == 1, "\(connector.messageIDs)")
+            #expect(h.daemon.push?.counters.delivered == 2)
+        }
+    }
+
     @Test func aDBusPythonConnectorRegistersAndGetsEachPushOnceInOrder() async throws {
         let rig = try await FleetRig()
         try await withDaemon(fleetConfiguration: rig.configurationPath) { h in

@@ -70,11 +70,11 @@ final class FleetRig: Sendable {
     @discardableResult
     func push(
         token: String, body: [UInt8], id: String = UUID().uuidString.lowercased(), ttl: Int = 3600,
-        urgency: PushEnvelope.Urgency = .normal, topic: String? = nil
+        urgency: PushEnvelope.Urgency = .normal, topic: String? = nil, receivedMillisecondsAgo: Int64 = 0
     ) async throws -> String {
         let envelope = try PushEnvelope(
             id: id, token: token, ttl: ttl, urgency: urgency, topic: topic,
-            received: Int64(Date().timeIntervalSince1970 * 1000), body: body)
+            received: Int64(Date().timeIntervalSince1970 * 1000) - receivedMillisecondsAgo, body: body)
         try await gateway.publish(topic: topics.push, payload: try envelope.jsonPayload(), qos: 1)
         return id
     }

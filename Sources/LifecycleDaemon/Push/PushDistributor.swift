@@ -561,8 +561,17 @@ final class PushDistributor {
         dispatch(arrived, acknowledgement)
     }
 
-    /// The direct path for a push to a running app, else the queued one.
+    /// The direct path for a push to a running app, else the queued one; an expired push takes
+    /// neither (the broker may hold one past its TTL while the device is offline).
     private func dispatch(_ push: PushEnvelope, _ acknowledgement: BrokerAcknowledgement) {
+        if push.expiresAt < FleetLink.now() - PushQueue.expiryGraceMilliseconds {
+            counters.expired += 1
+            logger.notice(
+                "push: \(push.id) expired (TTL \(push.ttl) s) before it could be delivered", metadata: counters.metadata
+            )
+            acknowledgement.acknowledge()
+            return
+        }
         if !queue.contains(push.id), let registration = registrations[push.token],
             let owner = directOwner(for: push, of: registration)
         {
@@ -703,8 +712,26 @@ final class PushDistributor {
                 self.logger.info(
                     "push: \(push.id) to \(registration.service): lifecycled is stopping before its answer; not acknowledged, so the broker sends it again"
                 )
+            case .mayHaveReachedTheApp:
+                // No answer in time, or the connection broke after the call went out: the
+                // connector may have it. At most once, as on the queued path: it counts as
+                // delivered, written so before the PUBACK so that no redelivery sends it again.
+                self.queue.recordDelivered(push.id)
+                self.counters.delivered += 1
+                for acknowledgement in acknowledgements {
+                    self.persistThenAcknowledge(acknowledgement, push.id, deliver: nil)
+                }
             case .refused:
                 guard !self.isStopping else { return }
+                guard self.registrations[push.token] != nil else {
+                    // Unregistered while the call was out: nothing would deliver it from the queue.
+                    self.counters.dropped += 1
+                    self.logger.notice(
+                        "push: dropped \(push.id): its registration ended while it was on its way",
+                        metadata: self.counters.metadata)
+                    acknowledgements.forEach { $0.acknowledge() }
+                    return
+                }
                 // The queue's path from here: written, acknowledged, delivered (or launched for).
                 for acknowledgement in acknowledgements { self.enqueue(push, acknowledgement) }
             }
@@ -713,7 +740,9 @@ final class PushDistributor {
 
     private enum DirectOutcome {
         case accepted
-        /// An error answer, no answer in time, or the connection broke.
+        /// No answer in time, or the connection broke after the call went out.
+        case mayHaveReachedTheApp
+        /// An error answer, or the call could not go out.
         case refused
         case stopping
     }
@@ -737,6 +766,12 @@ final class PushDistributor {
                 [BusError.Name.serviceUnknown, BusError.Name.nameHasNoOwner].contains(error.name)
             {
                 if owners[registration.service] == owner { owners[registration.service] = nil }
+            }
+            if Self.mayHaveReachedTheApp(error) {
+                logger.warning(
+                    "push: \(push.id) to \(registration.service): \(error); it may have reached the app, so it is not sent again"
+                )
+                return .mayHaveReachedTheApp
             }
             logger.notice("push: \(push.id) to \(registration.service): \(error); queued instead")
             return .refused
