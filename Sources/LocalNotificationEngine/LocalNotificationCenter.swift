@@ -800,18 +800,24 @@ package final class LocalNotificationCenter {
         }
     }
 
-    /// The app became active: hand it what could not be shown.
+    /// The app became active: hand it the local notifications that could not be shown.
+    ///
+    /// A push's banner that could not be shown is dropped instead: the app had its payload when
+    /// the push arrived, and UIKit calls `didReceiveRemoteNotification` again only when the user
+    /// opens the app from the alert, which no one did.
     package func appBecameActive(_ id: String) {
         ensureLoaded()
         guard let waiting = undelivered.removeValue(forKey: id) else { return }
         keptBytes -= waiting.reduce(0) { $0 + $1.bytes }
+        let local = waiting.filter { $0.notification.remotePayload == nil }
+        if local.count < waiting.count {
+            logger.info(
+                "\(id): \(waiting.count - local.count) push banner(s) no server showed are dropped: the app had their pushes",
+                metadata: Self.app(id))
+        }
         Task { @MainActor in
-            for kept in waiting {
-                if let payload = kept.notification.remotePayload {
-                    await host?.deliver(.remoteOpened(payload, activationToken: nil), to: id)
-                } else {
-                    await host?.deliver(.notification(kept.notification.notification), to: id)
-                }
+            for kept in local {
+                await host?.deliver(.notification(kept.notification.notification), to: id)
             }
             await persist()
         }
