@@ -1,6 +1,6 @@
 extension BrokerError {
     /// What went wrong with the connection to the broker at `url`, and what to check, for a person
-    /// (lifectl's `fleet` verbs print it; lifecycled and the gateway log it): a refused login, a
+    /// (lifecyclectl's `fleet` verbs print it; lifecycled and the gateway log it): a refused login, a
     /// broker that is not reachable, a TLS failure.
     ///
     /// - Parameters:

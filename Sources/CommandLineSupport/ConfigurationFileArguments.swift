@@ -72,7 +72,8 @@ public struct ConfigurationFileArguments: Sendable {
             if Self.given(name, in: commandLine) { continue }
             switch kind {
             case .option:
-                fileArguments += ["--\(name)", entry.value]
+                // One argument: a value that starts with a dash (a path, a password file) stays a value.
+                fileArguments.append("--\(name)=\(entry.value)")
             case .flag:
                 switch entry.value {
                 case "true", "yes", "on": fileArguments.append("--\(name)")

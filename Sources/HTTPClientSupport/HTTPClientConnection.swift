@@ -7,7 +7,7 @@ import NIOSSL
 /// handler with ``HTTPClientTLS``, NIO's HTTP/1.1 client handlers, `NIOAsyncChannel`): requests one
 /// after another, kept alive while the server agrees.
 ///
-/// What an app server needs to POST to a push gateway, no more: `lifectl push` sends one request
+/// What an app server needs to POST to a push gateway, no more: `lifecyclectl push` sends one request
 /// (to an `https://` gateway, or an `http://` one on a private network), the benchmark many over a
 /// few keep-alive connections. No redirects, no chunked request bodies.
 ///

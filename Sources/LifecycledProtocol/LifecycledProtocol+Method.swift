@@ -31,7 +31,7 @@ extension LifecycledProtocol {
         case performFetch = "PerformFetch"
         /// The user's background-refresh switch for one app (`lifecyclectl background-refresh APP on|off`).
         case setBackgroundRefresh = "SetBackgroundRefresh"
-        /// What lifecycled counted since it started (`lifectl status`): pushes received, delivered,
+        /// What lifecycled counted since it started (`lifecyclectl status`): pushes received, delivered,
         /// failed, expired and dropped (`push-received`, …), the queue's length and the push
         /// registrations (`push-queued`, `push-registrations`), and local notifications scheduled,
         /// fired, shown and handed to an active app (`notifications-scheduled`, …), as integers.

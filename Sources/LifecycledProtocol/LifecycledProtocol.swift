@@ -157,9 +157,9 @@ public enum LifecycledProtocol {
 
     /// Checks a userInfo against ``Limits``, and refuses a number that is not finite.
     ///
-    /// D-Bus carries NaN and the infinities, but JSON (traces, `lifectl monitor --json`, the
+    /// D-Bus carries NaN and the infinities, but JSON (traces, `lifecyclectl monitor --json`, the
     /// restoration archive) cannot, so a userInfo holding one would not survive every path a
-    /// notification takes: it is refused here, on the app side, in the daemon and in lifectl alike.
+    /// notification takes: it is refused here, on the app side, in the daemon and in lifecyclectl alike.
     /// The size is that of the D-Bus form, the one that is sent.
     ///
     /// - Parameters:

@@ -1,7 +1,7 @@
 import Logging
 
 /// What a ``LocalNotificationCenter`` did since it started: notifications scheduled, fired,
-/// shown as banners and handed to an active app. `lifectl status` shows them (lifecycled's
+/// shown as banners and handed to an active app. `lifecyclectl status` shows them (lifecycled's
 /// `GetCounters`) and each log line of one of those events carries them as journal fields
 /// (`NOTIFICATIONS_SCHEDULED=…`).
 package struct LocalNotificationCounters: Sendable, Equatable {

@@ -10,7 +10,7 @@ struct CtlFailure: Error, CustomStringConvertible {
     /// The message.
     var description: String { message }
 
-    /// The failure of a connection to lifecycled's bus: the bus's own explanation, and lifectl's
+    /// The failure of a connection to lifecycled's bus: the bus's own explanation, and lifecyclectl's
     /// `--address` as one more way out when it was the session bus.
     ///
     /// - Parameters:

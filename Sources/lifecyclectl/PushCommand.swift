@@ -161,7 +161,7 @@ struct PushCommand: CtlCommand {
                 + (retryAfter.map { " in \($0) s" } ?? "")
                 + "; its operator finds why in its log (`journalctl -u lifecycle-push-gateway`)"
         case 400, 415:
-            "the push service refused the request as malformed; lifectl builds valid requests, so check --ttl, --urgency and --topic"
+            "the push service refused the request as malformed; lifecyclectl builds valid requests, so check --ttl, --urgency and --topic"
         default:
             nil
         }

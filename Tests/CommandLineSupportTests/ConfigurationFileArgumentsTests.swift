@@ -59,6 +59,13 @@ struct ConfigurationFileArgumentsTests {
         #expect(command.verbose)
     }
 
+    /// A value that starts with a dash is the setting's value, not an option (`--name=value`).
+    @Test func aValueThatStartsWithADashStaysAValue() throws {
+        let file = try ConfigurationFile("[served]\nlisten = -odd-but-mine\npublic-url = https://a.example\n")
+        let command = try Served.parseAsRoot(merged(["--config", file.path]).arguments) as! Served
+        #expect(command.listen == "-odd-but-mine")
+    }
+
     @Test func theCommandLineWinsOverTheFile() throws {
         let file = try ConfigurationFile("[served]\nlisten = 0.0.0.0:80\npublic-url = https://a.example\n")
         let arguments = try merged(["--listen=127.0.0.1:9", "--config=\(file.path)"]).arguments

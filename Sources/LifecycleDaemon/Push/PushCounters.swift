@@ -1,6 +1,6 @@
 import Logging
 
-/// What the ``PushDistributor`` did with pushes since lifecycled started. `lifectl status` shows
+/// What the ``PushDistributor`` did with pushes since lifecycled started. `lifecyclectl status` shows
 /// them (`GetCounters`, with the queue's length and the registrations), and each log line of a
 /// push's arrival, delivery or failed delivery carries them as journal fields (`PUSH_RECEIVED=…`).
 struct PushCounters: Sendable, Equatable {
