@@ -5,7 +5,7 @@ import NIOPosix
 extension HTTPClientError {
     /// A connection that could not be made, in words a person can act on: nothing listens there,
     /// the name does not resolve, no answer in time; NIO's own text (`Connection errors:
-    /// SingleConnectionFailure(…)`) stays in ``underlying`` and out of the message.
+    /// SingleConnectionFailure(…)`) stays in ``underlying``, out of ``message`` (what a person reads).
     ///
     /// - Parameters:
     ///   - host: The host asked for.
@@ -31,7 +31,7 @@ extension HTTPClientError {
                 reason = "\(error)"
             }
         }
-        return HTTPClientError(.connectFailed, "cannot connect to \(host):\(port): \(reason)", underlying: nil)
+        return HTTPClientError(.connectFailed, "cannot connect to \(host):\(port): \(reason)", underlying: error)
     }
 
     /// The errno of the first failed attempt inside NIO's connection error, if any.

@@ -2,6 +2,7 @@ import AppLifecycle
 import ArgumentParser
 import CommandLineSupport
 import Foundation
+import HTTPClientSupport
 import LifecycledProtocol
 import Synchronization
 import SystemdBus
@@ -121,6 +122,10 @@ extension CtlCommand {
             return ExitStatus.failure
         } catch let failure as CtlFailure {
             output.err("lifecyclectl \(name): \(failure.message)")
+            return ExitStatus.failure
+        } catch let error as HTTPClientError {
+            // Its message is for the person; the error underneath (NIO's) is for programs.
+            output.err("lifecyclectl \(name): \(error.message)")
             return ExitStatus.failure
         } catch is CancellationError {
             return ExitStatus.success

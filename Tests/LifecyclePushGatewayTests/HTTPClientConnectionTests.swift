@@ -73,7 +73,10 @@ extension GatewayIntegrationTests {
                 try await $0.send(HTTPClientRequest(path: "/"))
             }
         }
-        #expect(error?.message == "cannot connect to 127.0.0.1:\(port)", "\(String(describing: error))")
+        #expect(
+            error?.message
+                == "cannot connect to 127.0.0.1:\(port): nothing listens there (connection refused): check the URL's host and port, and that the server runs",
+            "\(String(describing: error))")
         #expect(error?.code == .connectFailed)
         #expect(error?.underlying != nil)
     }
