@@ -57,6 +57,8 @@ final class PushDistributor {
     private var delivering: Set<String> = []
     /// The delivery under way for each endpoint token, awaited by ``stop()``.
     private var deliveries: [String: Task<Void, Never>] = [:]
+    /// Whether `lifecycled.conf` configures a fleet (``startDelivering(loop:)`` does nothing otherwise).
+    private var isFleetConfigured = false
     /// Set by ``stop()``: nothing new is delivered, retried or launched.
     private var isStopping = false
     /// Registrations waiting for a retry, and their backoff.
@@ -133,6 +135,7 @@ final class PushDistributor {
     /// moment it owns the name) finds the distributor when it registers for remote notifications.
     /// Nothing is delivered and nothing is launched until ``startDelivering(loop:)``.
     func serve(fleetConfiguration: FleetConfiguration?, loop: EventLoop) async {
+        isFleetConfigured = fleetConfiguration != nil
         if let fleetConfiguration {
             do {
                 let fleet = try FleetLink(configuration: fleetConfiguration, loop: loop, logger: logger)
@@ -205,6 +208,8 @@ final class PushDistributor {
     /// Connects to the broker (pushes start arriving), follows the urgency rule's facts, and sends
     /// the pushes kept from before a restart: once lifecycled serves its interface and may launch apps.
     func startDelivering(loop: EventLoop) async {
+        // Without a fleet nothing arrives to deliver, and the device's conditions are not followed.
+        guard isFleetConfigured else { return }
         if let fleet {
             do {
                 try await fleet.start()
