@@ -343,7 +343,9 @@ final class PushChain: Sendable {
         users["gateway"] = "pw-gateway"
         for device in devices { users[device] = "pw-\(device)" }
         // What a fleet's broker should set (README): small packets out at once, no Nagle delay.
-        let broker = try MosquittoBroker(users: users, extraConfiguration: "set_tcp_nodelay true")
+        // The shipped least-privilege ACL, and the raw reference hop's own topic for its user.
+        let acl = try MosquittoBroker.shippedACL() + "\nuser bench\ntopic readwrite applifecycle/v1/bench/reference\n"
+        let broker = try MosquittoBroker(users: users, acl: acl, extraConfiguration: "set_tcp_nodelay true")
         let gateway = try await GatewayProcess(brokerURL: broker.url, password: "pw-gateway", publicURL: publicURL)
         var instances: [LifecycledInstance] = []
         do {

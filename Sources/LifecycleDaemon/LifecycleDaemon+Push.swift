@@ -4,9 +4,12 @@ import SystemdBus
 
 /// The daemon's side of push delivery: a hosted app is made reachable before its connector is called.
 extension LifecycleDaemon {
-    /// Starts the distributor, and the broker link when a `lifecycled.conf` configures one; a bad
-    /// file is logged and leaves the fleet off (the daemon still hosts apps).
-    func startPush(loop: EventLoop, connection: BusConnection, file: ConfigurationFile) async {
+    /// Serves the distributor (``PushDistributor/serve(fleetConfiguration:loop:)``), with the broker
+    /// link when a `lifecycled.conf` configures one; a bad file is logged and leaves the fleet off
+    /// (the daemon still hosts apps). Called before `org.applifecycle.Lifecycled1` is taken, so no
+    /// app can be launched or registered before the distributor's name has its owner; the broker
+    /// link connects later, in ``PushDistributor/startDelivering(loop:)``.
+    func servePush(loop: EventLoop, connection: BusConnection, file: ConfigurationFile) async {
         var fleet: FleetConfiguration?
         if let path = file.path {
             do {
@@ -18,7 +21,7 @@ extension LifecycleDaemon {
         let distributor = PushDistributor(
             daemon: self, connection: connection, stateDirectory: stateDirectory, logger: logger)
         push = distributor
-        await distributor.start(fleetConfiguration: fleet, loop: loop)
+        await distributor.serve(fleetConfiguration: fleet, loop: loop)
     }
 
     /// `lifecycled.conf`, read once at start for its fleet and its `[lifecycle]` settings.

@@ -208,7 +208,8 @@ package final class LifecycleDaemon {
         return nil
     }
 
-    /// Connects, exports the interface, takes the bus name, starts the host bridge, `READY=1`.
+    /// Connects, serves the push distributor, exports the interface, takes the bus name, starts the
+    /// host bridge, connects to the broker, `READY=1`.
     ///
     /// - Throws: ``StartError`` when the bus cannot be reached or another process owns
     ///   `org.applifecycle.Lifecycled1` (nothing is left running then).
@@ -269,6 +270,10 @@ package final class LifecycleDaemon {
                 else { return }
                 Task { @MainActor in self?.busNameVanished(name) }
             }
+            // The distributor's name first: the first call to Lifecycled1 may launch an app (the call
+            // that activated lifecycled is handed over as soon as the name is granted), and the app
+            // registers for remote notifications at once; before, it met no distributor.
+            await servePush(loop: loop, connection: connection, file: file)
             let object = try await connection.export(makeInterface(), at: LifecycledProtocol.objectPath)
             self.object = object
             callsTask = serveCalls(of: object)
@@ -322,7 +327,7 @@ package final class LifecycleDaemon {
         }
         await startLocalNotifications()
         armFetchTimer()
-        await startPush(loop: loop, connection: connection, file: file)
+        await push?.startDelivering(loop: loop)
         bridge.notify("READY=1\nSTATUS=hosting \(registry.all.count) known app(s)")
         // Off the start path: a display server that does not answer must not hold back READY.
         windowStart = Task { @MainActor [weak self] in await self?.startWindowSource(loop: loop) }

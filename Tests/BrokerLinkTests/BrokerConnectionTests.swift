@@ -76,7 +76,12 @@ import Testing
     @Test func publishesQoS1AndReceivesInOrder() async throws {
         let broker = try MosquittoBroker(users: Self.users)
         let topics = try FleetTopics(device: "dev1")
-        let client = try await Client(broker, user: "dev1", clientID: "dev1-order", subscribe: [topics.all])
+        // The device writes its app's notifications; under the shipped ACL the operator reads them.
+        let reader = try await Client(broker, user: "operator", clientID: "operator-order", subscribe: [topics.all])
+        defer { reader.close() }
+        #expect(await reader.probe.waitForConnections())
+        #expect(await eventually { brokerLog(broker).contains("Sending SUBACK to operator-order") })
+        let client = try await Client(broker, user: "dev1", clientID: "dev1-order")
         defer { client.close() }
         #expect(await client.probe.waitForConnections())
         let topic = try topics.appNotifications("org.example.App")
@@ -84,9 +89,9 @@ import Testing
             client.connection.publish(topic: topic, payload: Array("m\(index)".utf8), qos: 1) { _ in }
         }
         try await client.connection.boundedPublish(topic: topic, payload: Array("last".utf8), qos: 1)
-        #expect(await client.probe.wait { $0.messages.count >= 51 })
-        #expect(client.probe.texts == (0..<50).map { "m\($0)" } + ["last"])
-        #expect(client.probe.messages.allSatisfy { $0.qos == 1 && $0.topic == topic && !$0.retain })
+        #expect(await reader.probe.wait { $0.messages.count >= 51 })
+        #expect(reader.probe.texts == (0..<50).map { "m\($0)" } + ["last"])
+        #expect(reader.probe.messages.allSatisfy { $0.qos == 1 && $0.topic == topic && !$0.retain })
     }
 
     @Test func aclKeepsDevicesApart() async throws {
@@ -101,16 +106,21 @@ import Testing
         defer { client.close() }
         #expect(await client.probe.waitForConnections())
         let dev2Tool = MosquittoClientTool(broker: broker, username: "dev2")
-        // Give the subscriptions time to be in place: a marker on dev1's own topic comes back.
-        try await client.connection.boundedPublish(topic: dev1.presence, payload: Array("marker0".utf8))
+        let gateway = MosquittoClientTool(broker: broker, username: "gateway")
+        // Give the subscriptions time to be in place: a marker the gateway puts on dev1's push topic
+        // (the one topic a device reads) comes back.
+        #expect(try await gateway.publish(topic: dev1.push, message: "marker0").status == 0)
         #expect(await client.probe.wait { $0.texts.contains("marker0") })
         #expect(try await dev2Tool.publish(topic: dev2.presence, message: "dev2-secret").status == 0)
-        // dev1 writes to dev2's topic: the broker acknowledges and drops it.
+        #expect(try await gateway.publish(topic: dev2.push, message: "dev2-push").status == 0)
+        // dev1 writes to dev2's push topic: the broker acknowledges and drops it.
         try await client.connection.boundedPublish(topic: dev2.push, payload: Array("forged".utf8))
         try await client.connection.boundedPublish(topic: dev1.presence, payload: Array("marker1".utf8))
-        #expect(await client.probe.wait { $0.texts.contains("marker1") })
+        #expect(try await gateway.publish(topic: dev1.push, message: "marker2").status == 0)
+        #expect(await client.probe.wait { $0.texts.contains("marker2") })
         #expect(await eventually(hangGuard: .seconds(5)) { watcher.messages.contains { $0.hasSuffix("marker1") } })
         #expect(!client.probe.texts.contains("dev2-secret"))
+        #expect(!client.probe.texts.contains("dev2-push"))
         #expect(watcher.messages.contains("\(dev2.presence) dev2-secret"))
         #expect(!watcher.messages.contains { $0.contains("forged") })
     }
@@ -246,7 +256,8 @@ import Testing
         #expect(client.probe.events.contains(.connected(sessionPresent: true)))
         try await whileDown.next("the publish queued while the broker was down", hangGuard: .seconds(5)).get()
         for index in 5..<10 { #expect(try await gateway.publish(topic: topics.push, message: "p\(index)").status == 0) }
-        let expected = Set((0..<10).map { "p\($0)" } + ["s-down"])
+        // Its own state comes back to the operator (a device reads only its push topic).
+        let expected = Set((0..<10).map { "p\($0)" })
         #expect(await client.probe.wait { expected.isSubset(of: Set($0.texts)) })
         #expect(expected.subtracting(client.probe.texts).isEmpty)
         let retained = try await MosquittoClientTool(broker: broker, username: "operator")

@@ -74,7 +74,7 @@ import Testing
         defer { certificates.directory.remove() }
         let tlsPort = try Self.freePort()
         let broker = try MosquittoBroker(
-            users: ["dev1": "pw-dev1"],
+            users: ["dev1": "pw-dev1", "gateway": "pw-gateway"],
             extraConfiguration: """
                 listener \(tlsPort) 127.0.0.1
                 cafile \(certificates.ca)
@@ -119,12 +119,20 @@ import Testing
             connection.stop()
             loop.shutdown()
         }
+        // Under the shipped ACL the device reads its push topic, which only the gateway writes (over
+        // the plain listener); the device's own publish is acknowledged over TLS.
         let topics = try FleetTopics(device: "dev1")
-        try connection.subscribe(topics.presence, qos: 1)
+        try connection.subscribe(topics.push, qos: 1)
         try await connection.start()
         try #require(await probe.waitForConnections(), "\(probe.events) \(logLines(broker.logPath).suffix(5))")
-        try await connection.publish(topic: topics.presence, payload: Array("over tls".utf8), qos: 1)
-        #expect(await probe.wait { $0.texts.contains("over tls") })
+        try await connection.publish(topic: topics.presence, payload: Array("online".utf8), qos: 1)
+        let gateway = MosquittoClientTool(broker: broker, username: "gateway")
+        #expect(
+            await eventually(hangGuard: .seconds(10), pause: .milliseconds(100)) {
+                if probe.texts.contains("over tls") { return true }
+                _ = try? await gateway.publish(topic: topics.push, message: "over tls")
+                return probe.texts.contains("over tls")
+            })
 
         // Without one: the broker refuses the handshake, and no connection is ever made.
         let (bareLoop, bare, bareProbe) = try client("dev1-bare", certificate: false)

@@ -37,9 +37,15 @@ public final class GatewayProcess: Sendable {
     ///   - tls: Serve HTTPS with this CA's server certificate (`--tls-certificate`, `--tls-key`).
     ///   - openFileLimit: Its `RLIMIT_NOFILE` (soft and hard), set by `prlimit`, which then execs
     ///     the gateway (so ``child``'s pid is the gateway's).
+    ///   - unprivileged: Run it as its packaged unit does, with no privilege: as uid and gid 65534
+    ///     (`nobody`) with no supplementary groups, no capabilities (effective, inherited, ambient or
+    ///     in the bounding set) and `no_new_privs`, through `setpriv`, which then execs the gateway.
+    ///     Its password file is handed to that uid. A setsockopt that needs a capability fails
+    ///     there as in the unit, where as root it succeeds.
     public init(
         brokerURL: String, password: String, publicURL: String = "https://push.example.net", clientID: String? = nil,
-        arguments extraArguments: [String] = [], tls: TestCertificateAuthority? = nil, openFileLimit: Int? = nil
+        arguments extraArguments: [String] = [], tls: TestCertificateAuthority? = nil, openFileLimit: Int? = nil,
+        unprivileged: Bool = false
     )
         async throws
     {
@@ -49,6 +55,15 @@ public final class GatewayProcess: Sendable {
         let directory = try TemporaryDirectory(prefix: "push-gateway")
         self.directory = directory
         let passwordFile = try directory.write("password", password + "\n", mode: 0o600)
+        if unprivileged {
+            // Only its own file is readable by that uid; the directory is entered, not listed.
+            guard chown(passwordFile, Self.unprivilegedID, Self.unprivilegedID) == 0,
+                chmod(directory.path, 0o711) == 0
+            else {
+                directory.remove()
+                throw FixtureError("cannot hand the password file to uid \(Self.unprivilegedID) (needs root)")
+            }
+        }
         var arguments = [
             "--listen", "127.0.0.1:0", "--public-url", publicURL, "--broker", brokerURL, "--username", "gateway",
             "--password-file", passwordFile,
@@ -58,8 +73,17 @@ public final class GatewayProcess: Sendable {
         servesTLS = tls != nil
         arguments += extraArguments
         var program = executable
+        if unprivileged {
+            let id = Self.unprivilegedID
+            arguments =
+                [
+                    "--reuid=\(id)", "--regid=\(id)", "--clear-groups", "--inh-caps=-all", "--ambient-caps=-all",
+                    "--bounding-set=-all", "--no-new-privs", "--", program,
+                ] + arguments
+            program = "/usr/bin/setpriv"
+        }
         if let openFileLimit {
-            arguments = ["--nofile=\(openFileLimit):\(openFileLimit)", "--", executable] + arguments
+            arguments = ["--nofile=\(openFileLimit):\(openFileLimit)", "--", program] + arguments
             program = "/usr/bin/prlimit"
         }
         let child = try ChildProcess.spawn(program, arguments, stdout: .file(directory.appending("gateway.log")))
@@ -81,6 +105,10 @@ public final class GatewayProcess: Sendable {
         }
         port = found
     }
+
+    /// The uid and gid of an ``init(brokerURL:password:publicURL:clientID:arguments:tls:openFileLimit:unprivileged:)``
+    /// gateway: `nobody`.
+    public static let unprivilegedID: uid_t = 65534
 
     deinit {
         child.terminateAndWait(escalatingAfter: .seconds(5))

@@ -11,18 +11,24 @@ import SystemdBusTesting
 /// own pid (``stop()``: SIGTERM; ``kill()``: SIGKILL), never by name, and `deinit` stops it and
 /// removes its directory.
 public final class MosquittoBroker: Sendable {
-    /// The default ACL: each device user reads and writes `applifecycle/v1/<its name>/#`; the
-    /// gateway reads registrations and writes push topics; the operator reads everything.
-    public static let defaultACL = """
-        pattern readwrite applifecycle/v1/%u/#
+    /// The ACL the package ships, `dist/examples/mosquitto/applifecycle.acl` in the package's root:
+    /// every broker of the tests runs under it unless a test passes its own, so each fleet test
+    /// has each identity's least privilege (a device reads its own push topic and writes its own
+    /// state, only `gateway` writes push topics, `operator` reads everything).
+    public static let shippedACLPath = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("dist/examples/mosquitto/applifecycle.acl").path
 
-        user gateway
-        topic read applifecycle/v1/+/registrations/#
-        topic write applifecycle/v1/+/push
-
-        user operator
-        topic read applifecycle/v1/#
-        """
+    /// The content of ``shippedACLPath``.
+    ///
+    /// - Throws: ``FixtureError`` when the file cannot be read (the tests run from a source tree).
+    public static func shippedACL() throws -> String {
+        do {
+            return try String(contentsOfFile: shippedACLPath, encoding: .utf8)
+        } catch {
+            throw FixtureError("cannot read the shipped ACL \(shippedACLPath): \(error)")
+        }
+    }
 
     /// The broker's port on 127.0.0.1.
     public let port: Int
@@ -42,12 +48,11 @@ public final class MosquittoBroker: Sendable {
     ///
     /// - Parameters:
     ///   - users: User names and passwords, written with `mosquitto_passwd -b`.
-    ///   - acl: The ACL file's content.
+    ///   - acl: The ACL file's content; `nil` for the shipped one (``shippedACL()``).
     ///   - extraConfiguration: Lines appended to `mosquitto.conf`.
     /// - Throws: ``FixtureError`` when a tool fails or the broker does not come up.
-    public init(users: [String: String], acl: String = MosquittoBroker.defaultACL, extraConfiguration: String = "")
-        throws
-    {
+    public init(users: [String: String], acl: String? = nil, extraConfiguration: String = "") throws {
+        let acl = try acl ?? Self.shippedACL()
         directory = try TemporaryDirectory(prefix: "mosquitto")
         self.users = users
         do {

@@ -13,8 +13,8 @@ final class DeviceClient: Sendable {
     let probe: ConnectionProbe
     let topics: FleetTopics
 
-    /// Connects as `device` and returns once its subscription is known to be in place (a message it
-    /// published to its own push topic came back).
+    /// Connects as `device` and returns once its subscription is known to be in place (a marker the
+    /// gateway's user published to its push topic came back).
     init(broker: MosquittoBroker, device: String) async throws {
         topics = try FleetTopics(device: device)
         loop = try EventLoop(name: "test-\(device)")
@@ -29,13 +29,16 @@ final class DeviceClient: Sendable {
         guard await probe.waitForConnections(1, seconds: 10) else {
             throw FixtureError("device \(device) did not connect")
         }
+        // Published by the gateway: under the shipped ACL a device may not write its own push topic.
         let marker = "subscribed"
+        let gateway = MosquittoClientTool(broker: broker, username: "gateway")
+        let push = topics.push
         guard
             await eventually(
                 hangGuard: .seconds(10), pause: .milliseconds(100),
                 {
                     if probe.texts.contains(marker) { return true }
-                    try? await connection.publish(topic: topics.push, payload: Array(marker.utf8), qos: 1)
+                    _ = try? await gateway.publish(topic: push, message: marker)
                     return probe.texts.contains(marker)
                 })
         else { throw FixtureError("device \(device) never saw its own subscription work") }

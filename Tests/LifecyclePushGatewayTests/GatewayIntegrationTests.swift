@@ -81,6 +81,27 @@ import WebPush
         #expect(gateway.stop() == 0)
     }
 
+    /// The gateway as its packaged unit runs it: not root, no capability at all. Every socket
+    /// option it sets must work there; `.socketOption(.tcp_nodelay)` (SOL_SOCKET's 1, SO_DEBUG,
+    /// which needs CAP_NET_ADMIN) made it reset every connection, and only the real-host tier saw it.
+    @Test(.enabled(if: getuid() == 0, "needs root to run the gateway as another uid"))
+    func anUnprivilegedGatewayAnswersHealthAndAcceptsAPush() async throws {
+        try await register()
+        let gateway = try await GatewayProcess(
+            brokerURL: broker.url, password: Self.users["gateway"]!, unprivileged: true)
+        let status = try String(contentsOfFile: "/proc/\(gateway.child.pid)/status", encoding: .utf8)
+        #expect(status.contains("Uid:\t65534\t65534\t65534\t65534"), "\(status)")
+        #expect(status.contains("CapEff:\t0000000000000000"), "\(status)")
+        #expect(await waitForRegistrations(1, at: gateway), "\(gateway.log)")
+        let health = try await HTTPExchange.send("GET", "\(gateway.url)/health")
+        #expect(health.status == 200, "\(health)")
+        let receiver = try await DeviceClient(broker: broker, device: "device-1")
+        let response = try await push(gateway, body: Fixture.body())
+        #expect(response.status == 201, "\(response)")
+        #expect(await eventually(hangGuard: .seconds(10)) { receiver.envelopes.count == 1 })
+        #expect(gateway.stop() == 0)
+    }
+
     /// The durability promise's first step: `201 Created` means the broker has the push (its
     /// PUBACK came). With the broker frozen (SIGSTOP) no PUBACK can come, and the request ends
     /// with 503 once the publish times out (10 s), not with a 201 for a push the broker never took.

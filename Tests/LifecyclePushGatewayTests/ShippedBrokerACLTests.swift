@@ -12,13 +12,10 @@ import Testing
 /// afterwards by an identity that may publish there.
 @Suite("The shipped broker ACL: least privilege for devices, the gateway and operators")
 struct ShippedBrokerACLTests {
-    static let aclPath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("dist/examples/mosquitto/applifecycle.acl").path
-
     private func broker() throws -> MosquittoBroker {
         try MosquittoBroker(
             users: ["gateway": "gateway-secret", "operator": "operator-secret", "device-a": "a", "device-b": "b"],
-            acl: String(contentsOfFile: Self.aclPath, encoding: .utf8))
+            acl: MosquittoBroker.shippedACL())
     }
 
     /// Publishes `forged` on `forbidden.topic` as `forbidden.user`, which the ACL must keep from

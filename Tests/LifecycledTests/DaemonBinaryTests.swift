@@ -248,6 +248,50 @@ struct DaemonActivationTests {
         }
     }
 
+    /// The fleet as an operator starts it: `lifecyclectl activate` (here its `Launch` call) is what
+    /// D-Bus-activates lifecycled; the bus hands the call over the moment lifecycled owns its name,
+    /// and counter-app, launched for it, registers for remote notifications at once. It gets its
+    /// device token (through the broker) rather than `no-push-distributor`.
+    @MainActor
+    @Test func anAppLaunchedByTheCallThatActivatesLifecycledRegistersForRemoteNotifications() async throws {
+        let binary = try #require(BuiltProducts.path(of: "lifecycled"), "lifecycled is not built")
+        let products = try #require(
+            BuiltProducts.directory(containing: "counter-app"), "counter-app is not built; run `swift build` first")
+        let rig = try await FleetRig()
+        let services = try TemporaryDirectory(prefix: "dbus-services")
+        defer { services.remove() }
+        let dir = try TemporaryDirectory(prefix: "lifecycled-tests")
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: appsDirectory(dir), withIntermediateDirectories: true)
+        let launcher = try writeScript(
+            dir, "counter.sh",
+            "XDG_STATE_HOME=\(dir.path)/xdg exec \(products)/counter-app --host lifecycled --state-directory \(dir.path)/counter-state >>\(dir.path)/counter.log 2>&1"
+        )
+        try writeManifest(dir, id: "org.example.Counter", executable: launcher)
+        let bus = try PrivateBus(serviceDirectory: services.path)
+        defer { bus.stop() }
+        let client = try await DaemonTestClient(address: bus.address, name: "activation-client")
+        defer { client.close() }
+        try installLifecycledService(
+            in: services, binary: binary, busAddress: bus.address, appsDirectory: appsDirectory(dir),
+            arguments: ["--config", rig.configurationPath])
+        try await client.connection.reloadBusConfiguration()
+        try await client.connection.stoppingActivatedServices([LifecycledProtocol.busName]) {
+            #expect(try await client.connection.nameOwner(LifecycledProtocol.busName) == nil)
+            try await client.call(
+                LifecycledProtocol.Method.launch.name,
+                [.string("org.example.Counter"), UserInfoBusCodec.encode(UserInfo())])
+            let token = dir.path + "/counter-state/device-token.json"
+            #expect(
+                await eventually(hangGuard: .seconds(30)) { FileManager.default.fileExists(atPath: token) },
+                "\(logLines(dir.path + "/counter.log").suffix(8))")
+            #expect(
+                !callbacks(dir.path + "/counter.log").contains {
+                    $0.contains("didFailToRegisterForRemoteNotifications")
+                })
+        }
+    }
+
     @MainActor private func activateThroughAnApp(bus: PrivateBus, client: DaemonTestClient) async throws {
         let decision = await HostSelection.automatic.decide(environment: [:], sessionBus: .address(bus.address))
         #expect(decision.host == .lifecycled)

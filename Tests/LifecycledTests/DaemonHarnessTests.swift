@@ -197,6 +197,7 @@ func writeManifest(
 
 /// Runs a daemon on its own private bus for `body`; always shuts it down (every app it
 /// launched is terminated by its pidfd and process group), closes the client, stops the bus.
+/// `beforeStart` sees the bus before the daemon connects (to watch what its start does).
 ///
 /// The default termination deadline is generous: cooperative test apps are Python processes
 /// that a loaded 2-core CI machine may take a second or more to schedule. Tests about the
@@ -212,6 +213,7 @@ func withDaemon<T>(
     pushQueueCapacity: Int = PushQueue.defaultCapacity,
     configure: (inout DaemonConfiguration) -> Void = { _ in },
     setUp: (TemporaryDirectory) throws -> Void = { _ in },
+    beforeStart: (PrivateBus) async throws -> Void = { _ in },
     _ body: (DaemonHarness) async throws -> T
 ) async throws -> T {
     let bus = try PrivateBus()
@@ -232,6 +234,7 @@ func withDaemon<T>(
     configuration.lifecycle.windowSource = .off
     configure(&configuration)
     let daemon = LifecycleDaemon(configuration: configuration)
+    try await beforeStart(bus)
     try await daemon.start()
     let client: DaemonTestClient
     do {

@@ -127,6 +127,57 @@ struct DaemonPushTests {
         }
     }
 
+    /// An app launched by the call that D-Bus-activated lifecycled (handed over the moment it owns
+    /// `org.applifecycle.Lifecycled1`) registers for remote notifications at once: the distributor's
+    /// name must have its owner, with the fleet configured, before lifecycled takes its own name.
+    /// Before, lifecycled served the distributor after its name, the host bridge and the local
+    /// notifications, and such an app got `no-push-distributor`.
+    @Test func theDistributorHasItsNameBeforeLifecycledTakesItsOwn() async throws {
+        let rig = try await FleetRig()
+        let acquired = DaemonSignalLog()
+        var watcher: DaemonTestClient?
+        var subscription: BusSubscription?
+        defer {
+            subscription?.cancel()
+            watcher?.close()
+        }
+        try await withDaemon(
+            fleetConfiguration: rig.configurationPath,
+            beforeStart: { bus in
+                let client = try await DaemonTestClient(address: bus.address, name: "name-watcher")
+                watcher = client
+                _ = try await client.connection.requestName("org.example.Early")
+                subscription = try await client.connection.subscribe(
+                    sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                    interface: "org.freedesktop.DBus", member: "NameOwnerChanged", signature: "sss"
+                ) { signal in
+                    guard signal.arguments[0].stringValue?.hasPrefix("org.") == true,
+                        signal.arguments[2].stringValue?.isEmpty == false
+                    else { return }
+                    acquired.add(signal)
+                }
+            }
+        ) { h in
+            let names = { acquired.all.compactMap { $0.arguments[0].stringValue } }
+            #expect(await eventually { names().contains(LifecycledProtocol.busName) })
+            let distributor = names().firstIndex(of: UnifiedPush.lifecycledDistributorName)
+            #expect(
+                distributor != nil && distributor! < names().firstIndex(of: LifecycledProtocol.busName)!, "\(names())")
+            // And a connector registering then is taken (not ACTION_REQUIRED: the fleet is there).
+            let client = try #require(watcher)
+            let reply = try await client.connection.call(
+                destination: UnifiedPush.lifecycledDistributorName, path: UnifiedPush.distributorPath,
+                interface: UnifiedPush.distributor2, member: "Register",
+                arguments: [
+                    .vardict([
+                        "service": .string("org.example.Early"), "token": .string("early-token"),
+                        "description": .string("early"),
+                    ])
+                ])
+            #expect(UnifiedPush.field("success", in: reply.first)?.stringValue == UnifiedPush.registrationSucceeded)
+        }
+    }
+
     @Test func aDBusPythonConnectorRegistersAndGetsEachPushOnceInOrder() async throws {
         let rig = try await FleetRig()
         try await withDaemon(fleetConfiguration: rig.configurationPath) { h in

@@ -57,6 +57,8 @@ final class PushDistributor {
     private var delivering: Set<String> = []
     /// The delivery under way for each endpoint token, awaited by ``stop()``.
     private var deliveries: [String: Task<Void, Never>] = [:]
+    /// Whether `lifecycled.conf` configures a fleet (``startDelivering(loop:)`` does nothing otherwise).
+    private var isFleetConfigured = false
     /// Set by ``stop()``: nothing new is delivered, retried or launched.
     private var isStopping = false
     /// Registrations waiting for a retry, and their backoff.
@@ -125,8 +127,36 @@ final class PushDistributor {
 
     // MARK: Start and stop
 
-    /// Exports the distributor, owns its name, and connects to the broker when configured.
-    func start(fleetConfiguration: FleetConfiguration?, loop: EventLoop) async {
+    /// Makes the broker link (not connected yet) when configured, exports the distributor and owns
+    /// its name: from here a connector's `Register` is answered as it will be for the whole run.
+    ///
+    /// lifecycled calls this before it takes `org.applifecycle.Lifecycled1`, so an app launched or
+    /// registered through that name (the call that D-Bus-activated lifecycled is handed over the
+    /// moment it owns the name) finds the distributor when it registers for remote notifications.
+    /// Nothing is delivered and nothing is launched until ``startDelivering(loop:)``.
+    func serve(fleetConfiguration: FleetConfiguration?, loop: EventLoop) async {
+        isFleetConfigured = fleetConfiguration != nil
+        if let fleetConfiguration {
+            do {
+                let fleet = try FleetLink(configuration: fleetConfiguration, loop: loop, logger: logger)
+                fleet.onPush = { [weak self] envelope, message, acknowledgement in
+                    self?.received(envelope, message, acknowledgement)
+                }
+                fleet.onConnected = { [weak self] in
+                    // Held PUBACKs of the old connection are moot: the broker sends those pushes again.
+                    self?.heldForRoom.removeAll()
+                    self?.waitingForWindow.removeAll()
+                    self?.republishRegistrations()
+                }
+                // A registration taken before the link connects is published once it does.
+                self.fleet = fleet
+            } catch {
+                logger.error("push: cannot make the broker link: \(error)")
+            }
+        } else {
+            logger.notice(
+                "push: no lifecycled.conf with a [broker] and [push]; registrations are refused (ACTION_REQUIRED)")
+        }
         for interface in [UnifiedPush.distributor2, UnifiedPush.distributor1] {
             let methods = Self.methods(of: interface)
             // No properties, but org.freedesktop.DBus.Properties answers for them all the same:
@@ -173,26 +203,19 @@ final class PushDistributor {
         } catch {
             logger.error("push: cannot serve \(UnifiedPush.lifecycledDistributorName): \(error)")
         }
-        guard let fleetConfiguration else {
-            logger.notice(
-                "push: no lifecycled.conf with a [broker] and [push]; registrations are refused (ACTION_REQUIRED)")
-            return
-        }
-        do {
-            let fleet = try FleetLink(configuration: fleetConfiguration, loop: loop, logger: logger)
-            fleet.onPush = { [weak self] envelope, message, acknowledgement in
-                self?.received(envelope, message, acknowledgement)
+    }
+
+    /// Connects to the broker (pushes start arriving), follows the urgency rule's facts, and sends
+    /// the pushes kept from before a restart: once lifecycled serves its interface and may launch apps.
+    func startDelivering(loop: EventLoop) async {
+        // Without a fleet nothing arrives to deliver, and the device's conditions are not followed.
+        guard isFleetConfigured else { return }
+        if let fleet {
+            do {
+                try await fleet.start()
+            } catch {
+                logger.error("push: cannot start the broker link: \(error)")
             }
-            fleet.onConnected = { [weak self] in
-                // Held PUBACKs of the old connection are moot: the broker sends those pushes again.
-                self?.heldForRoom.removeAll()
-                self?.waitingForWindow.removeAll()
-                self?.republishRegistrations()
-            }
-            self.fleet = fleet
-            try await fleet.start()
-        } catch {
-            logger.error("push: cannot start the broker link: \(error)")
         }
         // The urgency rule's facts (UPower, NetworkManager), followed off the start path.
         let source = DeliveryConditionsSource(logger: logger) { [weak self] in self?.conditions = $0 }
