@@ -172,8 +172,27 @@ final class BrokerPushLink: PushPublisher, Service {
     }
 }
 
+extension BrokerPushLink {
+    /// Hands the message to the connection; `completion` runs on its loop thread at the PUBACK
+    /// (no timeout here: the caller has its own).
+    func publish(_ message: OutgoingPush, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        let topic: String
+        let payload: [UInt8]
+        do {
+            topic = try FleetTopics(device: message.device).push
+            payload = try message.envelope.jsonPayload()
+        } catch {
+            completion(.failure(error))
+            return
+        }
+        connection.publish(topic: topic, payload: payload, qos: 1, retain: false) { result in
+            completion(result.mapError { $0 as any Error })
+        }
+    }
+}
+
 /// The broker did not acknowledge a publish in time (it may still deliver it later).
-private struct PublishTimedOut: Error, CustomStringConvertible {
+struct PublishTimedOut: Error, CustomStringConvertible {
     var description: String { "no PUBACK within \(BrokerPushLink.publishTimeout)" }
 }
 

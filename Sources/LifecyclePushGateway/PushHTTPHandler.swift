@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 /// One connection's HTTP/1.1 requests (behind NIO's `configureHTTPServerPipeline`, which delivers
 /// them one at a time and holds back pipelined ones until the response has ended).
@@ -127,9 +128,29 @@ package final class PushHTTPHandler: ChannelInboundHandler, RemovableChannelHand
             }
             state = .publishing
             let gateway = self.gateway
-            let promise = context.eventLoop.makePromise(of: GatewayResponse.self)
-            promise.completeWithTask { await gateway.deliver(admission, body: bytes) }
-            promise.futureResult.assumeIsolated().whenSuccess { [self] response in
+            let message: OutgoingPush
+            switch gateway.outgoing(admission, body: bytes) {
+            case .failure(let refusal):
+                state = .idle
+                write(
+                    refusal.response, version: version, keepAlive: keepAlive, context: context, closeAfter: !keepAlive)
+                return
+            case .success(let built): message = built
+            }
+            // Published from this loop, answered on it: no task, and the PUBACK's callback (on the
+            // broker connection's thread) completes the promise, which hops here once.
+            let eventLoop = context.eventLoop
+            let promise = eventLoop.makePromise(of: Result<Void, any Error>.self)
+            let once = FirstOutcome()
+            let timeout = eventLoop.scheduleTask(in: .nanoseconds(Self.nanoseconds(BrokerPushLink.publishTimeout))) {
+                if once.claim() { promise.succeed(.failure(PublishTimedOut())) }
+            }
+            gateway.publisher.publish(message) { result in
+                if once.claim() { promise.succeed(result) }
+            }
+            promise.futureResult.assumeIsolated().whenSuccess { [self] result in
+                timeout.cancel()
+                let response = gateway.published(message, admission, bodySize: bytes.count, result: result)
                 state = .idle
                 write(response, version: version, keepAlive: keepAlive, context: context, closeAfter: !keepAlive)
             }
@@ -144,6 +165,11 @@ package final class PushHTTPHandler: ChannelInboundHandler, RemovableChannelHand
         case .idle, .publishing:
             break
         }
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 
     package func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -181,4 +207,12 @@ package final class PushHTTPHandler: ChannelInboundHandler, RemovableChannelHand
             written.whenComplete { _ in loopBound.value.close(promise: nil) }
         }
     }
+}
+
+/// Which of a publish's PUBACK and its timeout came first: only that one completes the request.
+private final class FirstOutcome: Sendable {
+    private let taken = Atomic(false)
+
+    /// `true` for the first caller only.
+    func claim() -> Bool { !taken.exchange(true, ordering: .acquiringAndReleasing) }
 }

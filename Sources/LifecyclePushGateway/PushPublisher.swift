@@ -8,6 +8,25 @@ package protocol PushPublisher: Sendable {
     ///
     /// - Throws: When the broker is not connected or the publish fails or is cut off.
     func publish(_ message: OutgoingPush) async throws
+
+    /// The same publish with its outcome passed to `completion` (on any thread, once) instead of
+    /// awaited, so an event loop can publish without a task and the hops to and from the task
+    /// pool. Without a PUBACK it may never be called: the caller times it out.
+    func publish(_ message: OutgoingPush, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
+}
+
+extension PushPublisher {
+    /// Through ``publish(_:)``, in a task.
+    package func publish(_ message: OutgoingPush, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        Task {
+            do {
+                try await publish(message)
+                completion(.success(()))
+            } catch {
+                completion(.failure(error))
+            }
+        }
+    }
 }
 
 /// The broker connection's state as `/health` reports it.

@@ -63,6 +63,10 @@ package final class UnifiedPushConnector {
     /// once this connector answered its `Message`, so after a crash in between the broker sends it
     /// again, and it must not reach the app twice (see ``RecentMessageIDs`` for why in memory only).
     private var recentMessageIDs = RecentMessageIDs()
+    /// The decryption keys of ``state``'s key material, made once rather than for every push
+    /// (decoding them from base64url and making the P-256 key computes its public key: a scalar
+    /// multiplication, nearly as costly as the push's own key agreement).
+    private var decryptionKeys: (privateKey: String, authSecret: String, keys: WebPushKeys)?
     private var launchWindowOpen = false
     private var launchWaiter: CheckedContinuation<UserInfo?, Never>?
     private var launchTaken: UserInfo??
@@ -447,7 +451,7 @@ package final class UnifiedPushConnector {
         }
         let plaintext: Data
         do {
-            plaintext = try WebPushEncryption.decrypt(Data(body), keys: try state.keys())
+            plaintext = try WebPushEncryption.decrypt(Data(body), keys: try keys(of: state))
         } catch {
             logger.info("dropped push \(id ?? "without id"): it does not decrypt with this app's keys (\(error))")
             return
@@ -460,6 +464,16 @@ package final class UnifiedPushConnector {
         } else {
             deliver(payload)
         }
+    }
+
+    /// `state`'s decryption keys, from ``decryptionKeys`` while its key material is the same.
+    private func keys(of state: PushRegistrationState) throws -> WebPushKeys {
+        if let cached = decryptionKeys, cached.privateKey == state.privateKey, cached.authSecret == state.authSecret {
+            return cached.keys
+        }
+        let keys = try state.keys()
+        decryptionKeys = (state.privateKey, state.authSecret, keys)
+        return keys
     }
 
     /// The payload of a decrypted push: a JSON object as it is; any other bytes as `message`.
