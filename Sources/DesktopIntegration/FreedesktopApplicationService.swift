@@ -102,9 +102,12 @@ package final class FreedesktopApplicationService {
     /// launch options (where `false` from `didFinishLaunching` suppresses it), the URL to open, or
     /// a foreground launch. Later calls go to the app as usual.
     ///
+    /// The window is 5 s: a D-Bus activation always has its call on the way, so waiting costs only
+    /// a launch whose call was lost, and a loaded machine may take more than a second to deliver it.
+    ///
     /// - Returns: The call, or `nil` when none came in time (the activation had no call, or another
     ///   instance owns the id).
-    package func takeLaunchCall(timeout: Duration = .seconds(1)) async -> LaunchCall? {
+    package func takeLaunchCall(timeout: Duration = .seconds(5)) async -> LaunchCall? {
         if let taken = launchCallTaken { return taken }
         launchCallWindowOpen = true
         let guardTask = Task { @MainActor [weak self] in

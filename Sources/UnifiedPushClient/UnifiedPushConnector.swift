@@ -198,7 +198,11 @@ package final class UnifiedPushConnector {
     /// Waits (at most `timeout`) for the first push of a D-Bus activation and returns its payload
     /// instead of delivering it, so the app launches for it (in the background, with the payload
     /// in `UIApplicationLaunchOptionsRemoteNotificationKey`).
-    package func takeLaunchMessage(timeout: Duration = .seconds(1)) async -> UserInfo? {
+    ///
+    /// 5 s: a D-Bus activation always has a call on its way (here lifecycled's `Message`, sent
+    /// once the app owns its name), so the window only costs a launch whose call was lost; with
+    /// 1 s a loaded machine (CI's two cores) let the push miss it and arrive after the launch.
+    package func takeLaunchMessage(timeout: Duration = .seconds(5)) async -> UserInfo? {
         if let taken = launchTaken { return taken }
         launchWindowOpen = true
         let guardTask = Task { @MainActor [weak self] in
