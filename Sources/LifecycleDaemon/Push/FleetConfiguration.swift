@@ -31,52 +31,9 @@ import FoundationEssentials
 /// `~/.config/…`), else `/etc/applifecycle/lifecycled.conf`. No file: no fleet, and the
 /// distributor refuses registrations with `ACTION_REQUIRED`.
 struct FleetConfiguration: Sendable, Equatable {
-    /// A bad file: its path, line and what is wrong.
-    ///
-    /// The project's one error shape (swift-service-lifecycle's `ServiceGroupError`): an opaque
-    /// ``code`` over a private enum and a message that names the file, the line and what to fix.
-    struct Invalid: Error, CustomStringConvertible {
-        /// What kind of problem this is. Compare with the static members (`error.code == .syntax`).
-        struct Code: Sendable, Hashable, CustomStringConvertible {
-            private enum Base: String, Sendable, Hashable {
-                case unreadable
-                case syntax
-                case setting
-            }
-
-            private let base: Base
-
-            private init(_ base: Base) { self.base = base }
-
-            /// The file cannot be read, or is not UTF-8 text.
-            static let unreadable = Code(.unreadable)
-            /// A line is not a `[section]`, a `key = value`, a comment or blank, or a key is set twice.
-            static let syntax = Code(.syntax)
-            /// A section, key or value is unknown, missing or invalid.
-            static let setting = Code(.setting)
-
-            /// The code's name, as in logs: `syntax`.
-            var description: String { base.rawValue }
-        }
-
-        /// The kind of problem.
-        let code: Code
-        /// The file (and line), what is wrong and what to fix.
-        let message: String
-
-        /// Creates an error.
-        ///
-        /// - Parameters:
-        ///   - code: The kind of problem.
-        ///   - message: The file (and line), what is wrong.
-        init(_ code: Code, _ message: String) {
-            self.code = code
-            self.message = message
-        }
-
-        /// The message.
-        var description: String { message }
-    }
+    /// A bad file: its path, line and what is wrong. The INI reader's error (codes `unreadable`,
+    /// `syntax`, `setting`), so that the file's syntax and its settings fail alike.
+    typealias Invalid = INIFileError
 
     /// The broker connection (client id, credentials, TLS, the Last Will are set by the fleet link).
     var broker: BrokerConfiguration
