@@ -23,13 +23,9 @@ extension HTTPClientError {
         case ETIMEDOUT:
             reason = "no answer within \(timeout): check the URL, and a firewall between here and there"
         default:
-            if error is NIOConnectionError, Self.isResolutionFailure(error) {
-                reason = "the host name does not resolve: check the URL's host"
-            } else if error is ChannelError, case .connectTimeout = error as? ChannelError {
-                reason = "no answer within \(timeout): check the URL, and a firewall between here and there"
-            } else {
-                reason = "\(error)"
-            }
+            // (A connect timeout is ETIMEDOUT above: `errno(in:)` maps NIO's `connectTimeout`.)
+            reason =
+                Self.isResolutionFailure(error) ? "the host name does not resolve: check the URL's host" : "\(error)"
         }
         return HTTPClientError(.connectFailed, "cannot connect to \(host):\(port): \(reason)", underlying: error)
     }
